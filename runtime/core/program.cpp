@@ -1,0 +1,90 @@
+#include "shardgate/program.h"
+
+#include <algorithm>
+
+namespace sg {
+
+bool ValueType::has_unknown_dims() const {
+  if (!rank_known) return true;
+  if (std::any_of(shape.begin(), shape.end(), [](int64_t d) { return d < 0; })) return true;
+  return std::any_of(members.begin(), members.end(),
+                     [](const ValueType& m) { return m.has_unknown_dims(); });
+}
+
+std::string ValueType::to_string() const {
+  switch (kind) {
+    case Kind::kTensor:
+      return "tensor<" + std::string(dtype_name(dtype)) + ", " +
+             (rank_known ? shape_str(shape) : std::string("[*]")) + ">";
+    case Kind::kState:
+      return "state<" + (members.empty() ? std::string("?") : members[0].to_string()) + ">";
+    case Kind::kList:
+      return "list<" + (members.empty() ? std::string("?") : members[0].to_string()) + ", " +
+             (list_length < 0 ? std::string("?") : std::to_string(list_length)) + ">";
+    case Kind::kTuple:
+    case Kind::kDict: {
+      std::string s = kind == Kind::kTuple ? "tuple<" : "dict<";
+      for (size_t i = 0; i < members.size(); ++i) s += (i ? ", " : "") + members[i].to_string();
+      return s + ">";
+    }
+  }
+  return "?";
+}
+
+const Argument* Op::input(std::string_view key) const {
+  for (const auto& [k, a] : inputs) {
+    if (k == key) return &a;
+  }
+  return nullptr;
+}
+
+const Value* Op::attribute(std::string_view key) const {
+  for (const auto& [k, v] : attributes) {
+    if (k == key) return &v;
+  }
+  return nullptr;
+}
+
+std::string Op::name() const {
+  const Value* v = attribute("name");
+  if (!v || v->tensor.dtype() != DType::kString || v->tensor.strings().empty()) return {};
+  return v->tensor.strings()[0];
+}
+
+const NamedType* Function::input(std::string_view n) const {
+  for (const auto& in : inputs) {
+    if (in.name == n) return &in;
+  }
+  return nullptr;
+}
+
+const Function* Program::function(std::string_view n) const {
+  for (const auto& f : functions) {
+    if (f.name == n) return &f;
+  }
+  return nullptr;
+}
+
+std::string normalize_opset(std::string_view opset) {
+  // Protobuf opsets are "CoreML<N>"; CoreML5 is iOS15, each later one a year on.
+  if (opset.rfind("CoreML", 0) == 0 && opset.size() > 6) {
+    int n = 0;
+    for (char c : opset.substr(6)) {
+      if (c < '0' || c > '9') return std::string(opset);
+      n = n * 10 + (c - '0');
+    }
+    if (n >= 5 && n <= 8) return "ios" + std::to_string(n + 10);
+    if (n == 9) return "ios26";
+  }
+  return std::string(opset);
+}
+
+std::string normalize_op_type(std::string_view type) {
+  if (type.rfind("ios", 0) == 0) {
+    const size_t dot = type.find('.');
+    if (dot != std::string_view::npos) return std::string(type.substr(dot + 1));
+  }
+  return std::string(type);
+}
+
+}  // namespace sg

@@ -1,0 +1,87 @@
+// Executor: runs one function of a shard on the CPU.
+//
+// Values live in a table keyed by name and are released after their last use. const and
+// constexpr ops are not run up front: a weight is decoded when the op that consumes it runs
+// and released after, so a shard is never expanded as a whole. Any value can be captured by
+// name. State buffers live in a StateStore owned by the caller, so they carry across calls.
+#pragma once
+
+#include "shardgate/op_context.h"
+#include "shardgate/shard.h"
+#include "shardgate/status.h"
+#include "shardgate/tensor.h"
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sg {
+
+// State buffers by state-parameter name. A missing state is created as zeros (MLState
+// semantics) on first use.
+struct StateStore {
+  std::map<std::string, Tensor> values;
+};
+
+struct RunOptions {
+  Precision precision = Precision::kFp16;
+  std::vector<std::string> capture;  // value names to keep (intermediates)
+  bool capture_all = false;          // keep every compute op output
+  int threads = 1;                   // results are identical for any value
+  bool stop_on_nonfinite = false;    // stop at the first op producing NaN/Inf
+};
+
+// The first op whose output holds NaN or Inf (fp16 overflow is the classic ANE failure).
+struct NonFinite {
+  std::string function;
+  int64_t op_index = 0;
+  std::string op_type;
+  std::string output;
+  int64_t flat_index = 0;
+  double value = 0;
+};
+
+struct RunStats {
+  int64_t ops_run = 0;          // compute ops executed
+  int64_t weights_decoded = 0;  // compile-time values materialised
+  uint64_t peak_value_bytes = 0;  // peak bytes of live values (activations + decoded weights)
+  double seconds = 0;
+};
+
+struct RunResult {
+  std::map<std::string, Tensor> outputs;   // function outputs by name
+  std::map<std::string, Tensor> captured;  // requested intermediates by name
+  std::optional<NonFinite> first_nonfinite;
+  RunStats stats;
+};
+
+class Executor {
+ public:
+  explicit Executor(std::shared_ptr<const Shard> shard);
+
+  // Checks that every op of the function is known and that inputs match the declared types
+  // (dtype convertible, shape equal where known). An unknown op is an input error naming the
+  // op, the function and the statement.
+  Status validate(std::string_view function) const;
+
+  // Runs `function` with `inputs` (converted to the declared dtypes; float inputs may be given
+  // as fp32). Unknown capture names are an error.
+  Result<RunResult> run(std::string_view function, const std::map<std::string, Tensor>& inputs,
+                        const RunOptions& options, StateStore* states = nullptr) const;
+
+  const Shard& shard() const { return *shard_; }
+
+ private:
+  std::shared_ptr<const Shard> shard_;
+};
+
+// Decodes one compile-time value (the output of a const / constexpr_* op, following
+// constexpr chains) without running anything else. Used by tests, the contract checks and
+// the weight listing.
+Result<Tensor> materialize_weight(const Shard& shard, const Function& function,
+                                  std::string_view value_name);
+
+}  // namespace sg

@@ -1,0 +1,81 @@
+// OpContext: everything a kernel sees of the op it executes.
+//
+// Kernel bodies follow one order: read and validate parameters, compute the output shape,
+// compute, set outputs. Parameters are fetched by name: an input binding (a reference to an
+// earlier value or an inline literal) or, for iOS16/17 constexpr ops whose parameters are
+// attributes, the attribute of that name. Float kernels compute in fp32 and hand fp32 tensors
+// to set_output(); the executor stores them in the op's declared dtype (rounding to fp16 in
+// fp16 mode), so kernels never round by themselves.
+#pragma once
+
+#include "shardgate/program.h"
+#include "shardgate/status.h"
+#include "shardgate/tensor.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sg {
+
+// fp16: fp16-typed values are stored as fp16 after every op (what the ANE sees);
+// fp32: the reference mode, every float value kept in fp32.
+enum class Precision : uint8_t { kFp16, kFp32 };
+const char* precision_name(Precision p);
+
+class OpContext {
+ public:
+  virtual ~OpContext() = default;
+
+  virtual const Op& op() const = 0;
+  virtual const Function& function() const = 0;
+  virtual Precision precision() const = 0;
+
+  // True when the op has an input or (constexpr) attribute of this name.
+  virtual bool has(std::string_view name) const = 0;
+  // The tensor bound to a single-binding parameter, as stored (fp16 stays fp16 bits).
+  virtual Result<Tensor> get(std::string_view name) = 0;
+  // All tensors bound to a (possibly variadic) parameter, in binding order.
+  virtual Result<std::vector<Tensor>> get_all(std::string_view name) = 0;
+  // State ops: the current value of the state a parameter refers to, and its replacement.
+  virtual Result<Tensor> read_state(std::string_view name) = 0;
+  virtual Status write_state(std::string_view name, Tensor value) = 0;
+
+  // Typed helpers built on get(). The `_or` forms return `fallback` when absent.
+  Result<Tensor> get_f32(std::string_view name);  // any numeric tensor converted to fp32
+  Result<int64_t> get_int(std::string_view name);
+  Result<int64_t> get_int_or(std::string_view name, int64_t fallback);
+  Result<double> get_float(std::string_view name);
+  Result<double> get_float_or(std::string_view name, double fallback);
+  Result<bool> get_bool(std::string_view name);
+  Result<bool> get_bool_or(std::string_view name, bool fallback);
+  Result<std::string> get_string(std::string_view name);
+  Result<std::string> get_string_or(std::string_view name, std::string fallback);
+  Result<std::vector<int64_t>> get_ints(std::string_view name);
+  Result<std::vector<int64_t>> get_ints_or(std::string_view name, std::vector<int64_t> fallback);
+  Result<std::vector<bool>> get_bools_or(std::string_view name, std::vector<bool> fallback);
+
+  // Declared type of output i (shape may hold kUnknownDim).
+  const ValueType& output_type(size_t i) const { return op().outputs.at(i).type; }
+  size_t num_outputs() const { return op().outputs.size(); }
+  void set_output(size_t i, Tensor t);
+  std::vector<Tensor>& outputs() { return outputs_; }
+
+  // An error carrying the op's identity: "function 'main', op #12 'conv' -> var_3
+  // (model.mil:40): <message>".
+  Status error(ErrorCode code, const std::string& message) const;
+  std::string where() const;
+
+ private:
+  std::vector<Tensor> outputs_;
+};
+
+}  // namespace sg
+
+// Inside kernels: returns an op-located error when `cond` is false.
+#define SG_OP_CHECK(ctx, cond, code, ...) \
+  do {                                    \
+    if (!(cond)) return (ctx).error((code), fmt::format(__VA_ARGS__)); \
+  } while (0)

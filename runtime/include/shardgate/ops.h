@@ -1,0 +1,40 @@
+// The op table. runtime/ops/ops.def lists every MIL op the runtime knows, once; the registry,
+// the README's op list (`golden-validator ops`) and the coverage test are derived from it.
+#pragma once
+
+#include "shardgate/op_context.h"
+#include "shardgate/status.h"
+
+#include <span>
+#include <string_view>
+
+namespace sg {
+
+using KernelFn = Status (*)(OpContext&);
+
+enum class OpClass : uint8_t {
+  kCompute,      // runs at inference time; counts for residency
+  kCompileTime,  // const and constexpr_*: weight materialisation, never counts as fallback
+};
+const char* op_class_name(OpClass c);  // "compute" / "compile-time"
+
+struct OpInfo {
+  std::string_view name;    // MIL op type, e.g. "slice_by_index"
+  std::string_view family;  // source file in runtime/ops/ that implements it, e.g. "shape"
+  OpClass op_class;
+  KernelFn kernel;
+};
+
+// Every op, sorted by name.
+std::span<const OpInfo> all_ops();
+// nullptr when the runtime does not know the op.
+const OpInfo* find_op(std::string_view type);
+// Class of any op type: const/constexpr_* are compile-time even when unknown to the table.
+OpClass classify_op(std::string_view type);
+
+// Kernel declarations, one per ops.def entry: Status op_<name>(OpContext&).
+#define SG_OP(name, family, op_class) Status op_##name(OpContext& ctx);
+#include "../../ops/ops.def"
+#undef SG_OP
+
+}  // namespace sg

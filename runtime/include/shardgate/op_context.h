@@ -32,6 +32,9 @@ class OpContext {
   virtual const Op& op() const = 0;
   virtual const Function& function() const = 0;
   virtual Precision precision() const = 0;
+  // Threads a kernel may use. Kernels split work only over independent output ranges, so
+  // results are identical for any value.
+  virtual int threads() const { return 1; }
 
   // True when the op has an input or (constexpr) attribute of this name.
   virtual bool has(std::string_view name) const = 0;
@@ -71,6 +74,12 @@ class OpContext {
  private:
   std::vector<Tensor> outputs_;
 };
+
+// Converts a kernel's result to how the executor stores a value declared as `declared`:
+// fp16-declared floats become fp16 bits in fp16 mode (round to nearest even) and stay fp32 in
+// fp32 mode; fp32-declared values become fp32; integer and bool values take the declared
+// dtype. The executor and the op test harness both use this, so they round identically.
+Result<Tensor> to_storage(const Tensor& computed, DType declared, Precision precision);
 
 }  // namespace sg
 

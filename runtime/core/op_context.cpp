@@ -24,6 +24,11 @@ Result<double> scalar_of(OpContext& ctx, std::string_view name, const Tensor& t)
 Result<int64_t> OpContext::get_int(std::string_view name) {
   SG_ASSIGN_OR_RETURN(Tensor t, get(name));
   SG_ASSIGN_OR_RETURN(double v, scalar_of(*this, name, t));
+  // A float literal given for an integer parameter must be finite and in range: casting NaN or
+  // 1e300 to int64 is undefined behaviour.
+  if (!(v >= -9.2e18 && v <= 9.2e18)) {
+    return error(ErrorCode::kShape, fmt::format("parameter '{}' = {} is not a representable integer", name, v));
+  }
   return static_cast<int64_t>(v);
 }
 

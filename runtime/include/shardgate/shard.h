@@ -46,6 +46,10 @@ class Shard {
  public:
   // `path` is a .mlmodelc or .mlpackage directory. Errors name the file and the place.
   static Result<std::shared_ptr<Shard>> open(const std::string& path);
+  // A shard around a program built in memory (tests, generated programs). Literals are inline
+  // or BLOBFILE references resolved under `model_dir` ("@model_path").
+  static std::shared_ptr<Shard> from_program(Program program, ModelInfo info,
+                                             std::string model_dir);
 
   const std::string& path() const { return path_; }
   ShardForm form() const { return form_; }

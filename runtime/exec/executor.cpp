@@ -1,0 +1,567 @@
+// Executor: runs one function of a shard on the CPU, op by op, in program order.
+//
+// Memory policy: a value lives in the table from the op that produces it until its last use
+// (use counts are computed once per run from the program). Compile-time values (const,
+// constexpr_*) are not decoded up front: a weight is decoded when the first op that reads it
+// asks for it, kept while it still has unconsumed uses and released after its last one, so a
+// shard is never expanded as a whole. Function outputs and captured values are kept.
+//
+// Precision: each compute-op output goes through to_storage (fp16-declared values become
+// fp16 after every op in fp16 mode, stay fp32 in fp32 mode). Compile-time values are stored
+// in their declared dtype in both modes (an fp16 weight is the same number either way; a
+// memory-mapped fp16 weight stays a zero-copy view).
+#include "shardgate/executor.h"
+
+#include "exec/exec_util.h"
+#include "shardgate/half.h"
+#include "shardgate/ops.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace sg {
+namespace {
+
+constexpr int kMaxConstexprDepth = 64;
+
+// Where a value comes from and how often ops read it; built once per run.
+struct Plan {
+  const Function* fn = nullptr;
+  std::unordered_map<std::string, size_t> producer;  // value -> index in fn->block.ops
+  std::unordered_map<std::string, int64_t> uses;     // reference bindings naming the value
+  std::unordered_set<std::string> state_params;
+  std::vector<const OpInfo*> infos;                  // per op
+};
+
+Plan make_plan(const Function& fn) {
+  Plan p;
+  p.fn = &fn;
+  for (const NamedType& in : fn.inputs) {
+    if (in.type.kind == ValueType::Kind::kState) p.state_params.insert(in.name);
+  }
+  const auto& ops = fn.block.ops;
+  p.infos.resize(ops.size());
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const Op& op = ops[i];
+    p.infos[i] = find_op(op.type);
+    for (const NamedType& out : op.outputs) p.producer.emplace(out.name, i);
+    for (const auto& [key, arg] : op.inputs) {
+      for (const Binding& b : arg.bindings) {
+        if (b.is_reference()) ++p.uses[b.name];
+      }
+    }
+  }
+  return p;
+}
+
+class Run;
+
+class ExecContext final : public OpContext {
+ public:
+  ExecContext(Run& run, const Op& op, int depth) : run_(run), op_(op), depth_(depth) {}
+
+  const Op& op() const override { return op_; }
+  const Function& function() const override;
+  Precision precision() const override;
+  int threads() const override;
+  bool has(std::string_view name) const override {
+    return op_.input(name) != nullptr || op_.attribute(name) != nullptr;
+  }
+  Result<Tensor> get(std::string_view name) override;
+  Result<std::vector<Tensor>> get_all(std::string_view name) override;
+  Result<Tensor> read_state(std::string_view name) override;
+  Status write_state(std::string_view name, Tensor value) override;
+
+ private:
+  Result<Tensor> binding_value(const Binding& b, std::string_view name);
+  Result<const NamedType*> state_param(std::string_view name);
+
+  Run& run_;
+  const Op& op_;
+  int depth_;
+};
+
+class Run {
+ public:
+  Run(const Shard& shard, const Plan& plan, const RunOptions& options, StateStore* states)
+      : shard_(shard), plan_(plan), fn_(*plan.fn), options_(options), states_(states) {
+    remaining_ = plan.uses;
+  }
+
+  const Shard& shard() const { return shard_; }
+  const Function& function() const { return fn_; }
+  const RunOptions& options() const { return options_; }
+  RunResult& result() { return result_; }
+
+  bool is_state(const std::string& name) const { return plan_.state_params.count(name) > 0; }
+
+  // Keeps `name` alive past its last use (function outputs, captures).
+  void pin(const std::string& name) { pinned_.insert(name); }
+
+  // The current value of `name`; compile-time values are decoded on first request.
+  Result<Tensor> value(const std::string& name, int depth) {
+    auto it = values_.find(name);
+    if (it != values_.end()) return it->second;
+    auto p = plan_.producer.find(name);
+    if (p != plan_.producer.end()) {
+      const Op& op = fn_.block.ops[p->second];
+      if (op.is_compile_time()) {
+        SG_TRY(run_compile_time(op, depth));
+        auto done = values_.find(name);
+        if (done != values_.end()) return done->second;
+      }
+      return make_error(ErrorCode::kInternal,
+                        "function '{}': value '{}' of op #{} '{}' is not available (not yet "
+                        "computed or already released)",
+                        fn_.name, name, op.index, op.type);
+    }
+    if (is_state(name)) {
+      return make_error(ErrorCode::kShape,
+                        "function '{}': '{}' is a state; only read_state/write_state take it",
+                        fn_.name, name);
+    }
+    return make_error(ErrorCode::kFormat, "function '{}': no value named '{}'", fn_.name, name);
+  }
+
+  void put(const std::string& name, Tensor t) {
+    if (!t.is_view() && t.nbytes() > 0) {
+      auto& ref = storage_[t.raw()];
+      if (ref.first++ == 0) {
+        ref.second = t.nbytes();
+        live_ += t.nbytes();
+        peak_ = std::max(peak_, live_);
+      }
+    }
+    values_[name] = std::move(t);
+  }
+
+  void release(const std::string& name) {
+    auto it = values_.find(name);
+    if (it == values_.end()) return;
+    const Tensor& t = it->second;
+    if (!t.is_view() && t.nbytes() > 0) {
+      auto s = storage_.find(t.raw());
+      if (s != storage_.end() && --s->second.first == 0) {
+        live_ -= s->second.second;
+        storage_.erase(s);
+      }
+    }
+    values_.erase(it);
+  }
+
+  // Drops a value nobody reads and nobody keeps (e.g. an unused function input).
+  void release_if_unused(const std::string& name) {
+    auto it = remaining_.find(name);
+    if ((it == remaining_.end() || it->second <= 0) && !pinned_.count(name)) release(name);
+  }
+
+  // One use of `name` is done; the value goes when no use is left.
+  void consume(const std::string& name) {
+    auto it = remaining_.find(name);
+    if (it == remaining_.end()) return;
+    if (--it->second <= 0 && !pinned_.count(name)) release(name);
+  }
+
+  void consume_inputs(const Op& op) {
+    for (const auto& [key, arg] : op.inputs) {
+      for (const Binding& b : arg.bindings) {
+        if (b.is_reference() && !is_state(b.name)) consume(b.name);
+      }
+    }
+  }
+
+  // Stores the kernel outputs of `op` under their names (checked against the declared types).
+  Status store_outputs(ExecContext& ctx, const Op& op, bool compile_time) {
+    if (ctx.outputs().size() > op.outputs.size()) {
+      return ctx.error(ErrorCode::kInternal, fmt::format("kernel set {} outputs, the op declares {}",
+                                                         ctx.outputs().size(), op.outputs.size()));
+    }
+    for (size_t i = 0; i < op.outputs.size(); ++i) {
+      const NamedType& out = op.outputs[i];
+      if (i >= ctx.outputs().size() || !ctx.outputs()[i].defined()) {
+        return ctx.error(ErrorCode::kInternal, fmt::format("kernel set no output #{} ({})", i, out.name));
+      }
+      if (!out.type.is_tensor()) {
+        return ctx.error(ErrorCode::kUnsupported,
+                         fmt::format("output {} has type {}; only tensor outputs are supported",
+                                     out.name, out.type.to_string()));
+      }
+      // Compile-time values keep their declared dtype in both modes (see the file comment).
+      const Precision p = compile_time ? Precision::kFp16 : options_.precision;
+      auto stored = to_storage(ctx.outputs()[i], out.type.dtype, p);
+      if (!stored.is_ok()) {
+        return ctx.error(stored.status().code(),
+                         fmt::format("output {}: {}", out.name, stored.status().message()));
+      }
+      if (!shape_matches(out.type, stored->shape())) {
+        return ctx.error(ErrorCode::kShape,
+                         fmt::format("output {} has shape {}, but the program declares {}",
+                                     out.name, shape_str(stored->shape()), out.type.to_string()));
+      }
+      if (!compile_time) {
+        if (!result_.first_nonfinite) check_finite(op, out.name, *stored);
+        if (options_.capture_all || capture_.count(out.name)) result_.captured[out.name] = *stored;
+      } else if (capture_.count(out.name)) {
+        result_.captured[out.name] = *stored;
+      }
+      put(out.name, std::move(stored).value());
+    }
+    return Status::ok();
+  }
+
+  Status run_compile_time(const Op& op, int depth) {
+    ExecContext ctx(*this, op, depth);
+    if (depth >= kMaxConstexprDepth) {
+      return ctx.error(ErrorCode::kFormat,
+                       fmt::format("constexpr chain deeper than {} ops (a cycle?)", kMaxConstexprDepth));
+    }
+    if (!running_.insert(&op).second) {
+      return ctx.error(ErrorCode::kFormat, "compile-time op depends on its own output");
+    }
+    const OpInfo* info = plan_.infos[static_cast<size_t>(&op - fn_.block.ops.data())];
+    Status st = info ? info->kernel(ctx) : ctx.error(ErrorCode::kUnsupported, "unknown compile-time op");
+    running_.erase(&op);
+    SG_TRY(st);
+    ++result_.stats.weights_decoded;
+    SG_TRY(store_outputs(ctx, op, /*compile_time=*/true));
+    consume_inputs(op);
+    // Outputs nobody reads (and nobody keeps) go right away.
+    for (const NamedType& out : op.outputs) release_if_unused(out.name);
+    return Status::ok();
+  }
+
+  // Runs compute op `i`. Returns false in `stop` when the run must end early.
+  Status run_compute(size_t i, bool& stop) {
+    const Op& op = fn_.block.ops[i];
+    const OpInfo* info = plan_.infos[i];
+    ExecContext ctx(*this, op, 0);
+    if (info == nullptr) return ctx.error(ErrorCode::kUnsupported, "op type is not supported");
+    SG_TRY(info->kernel(ctx));
+    ++result_.stats.ops_run;
+    SG_TRY(store_outputs(ctx, op, /*compile_time=*/false));
+    consume_inputs(op);
+    for (const NamedType& out : op.outputs) release_if_unused(out.name);
+    stop = options_.stop_on_nonfinite && result_.first_nonfinite.has_value();
+    return Status::ok();
+  }
+
+  void set_capture(std::set<std::string> names) { capture_ = std::move(names); }
+  uint64_t peak() const { return peak_; }
+  StateStore* states() { return states_; }
+
+ private:
+  static bool shape_matches(const ValueType& t, const Shape& s) {
+    if (!t.rank_known) return true;
+    if (t.shape.size() != s.size()) return false;
+    for (size_t d = 0; d < s.size(); ++d) {
+      if (t.shape[d] != kUnknownDim && t.shape[d] != s[d]) return false;
+    }
+    return true;
+  }
+
+  void check_finite(const Op& op, const std::string& name, const Tensor& t) {
+    int64_t at = -1;
+    double v = 0;
+    if (t.dtype() == DType::kF16) {
+      const uint16_t* d = t.data<uint16_t>();
+      for (int64_t k = 0; k < t.numel(); ++k) {
+        if ((d[k] & 0x7c00u) == 0x7c00u) {
+          at = k;
+          v = f16_to_f32(d[k]);
+          break;
+        }
+      }
+    } else if (t.dtype() == DType::kF32) {
+      const float* d = t.data<float>();
+      for (int64_t k = 0; k < t.numel(); ++k) {
+        if (!std::isfinite(d[k])) {
+          at = k;
+          v = d[k];
+          break;
+        }
+      }
+    }
+    if (at < 0) return;
+    NonFinite nf;
+    nf.function = fn_.name;
+    nf.op_index = op.index;
+    nf.op_type = op.type;
+    nf.output = name;
+    nf.flat_index = at;
+    nf.value = v;
+    result_.first_nonfinite = nf;
+  }
+
+  const Shard& shard_;
+  const Plan& plan_;
+  const Function& fn_;
+  const RunOptions& options_;
+  StateStore* states_;
+  std::unordered_map<std::string, Tensor> values_;
+  std::unordered_map<std::string, int64_t> remaining_;
+  std::unordered_set<std::string> pinned_;
+  std::set<std::string> capture_;
+  std::set<const Op*> running_;
+  std::unordered_map<const std::byte*, std::pair<int64_t, size_t>> storage_;  // refs, bytes
+  uint64_t live_ = 0;
+  uint64_t peak_ = 0;
+  RunResult result_;
+};
+
+const Function& ExecContext::function() const { return run_.function(); }
+Precision ExecContext::precision() const { return run_.options().precision; }
+int ExecContext::threads() const { return std::max(1, run_.options().threads); }
+
+Result<Tensor> ExecContext::binding_value(const Binding& b, std::string_view name) {
+  Result<Tensor> r = b.is_reference() ? run_.value(b.name, depth_ + 1)
+                                      : run_.shard().resolve(*b.literal);
+  if (!r.is_ok()) {
+    return error(r.status().code(), fmt::format("parameter '{}': {}", name, r.status().message()));
+  }
+  return r;
+}
+
+Result<Tensor> ExecContext::get(std::string_view name) {
+  if (const Argument* arg = op_.input(name)) {
+    if (arg->bindings.size() != 1) {
+      return error(ErrorCode::kShape, fmt::format("parameter '{}' has {} bindings, expected 1",
+                                                  name, arg->bindings.size()));
+    }
+    return binding_value(arg->bindings[0], name);
+  }
+  if (const Value* v = op_.attribute(name)) {
+    auto r = run_.shard().resolve(*v);
+    if (!r.is_ok()) {
+      return error(r.status().code(), fmt::format("parameter '{}': {}", name, r.status().message()));
+    }
+    return r;
+  }
+  return error(ErrorCode::kShape, fmt::format("missing parameter '{}'", name));
+}
+
+Result<std::vector<Tensor>> ExecContext::get_all(std::string_view name) {
+  std::vector<Tensor> out;
+  if (const Argument* arg = op_.input(name)) {
+    for (const Binding& b : arg->bindings) {
+      SG_ASSIGN_OR_RETURN(Tensor t, binding_value(b, name));
+      out.push_back(std::move(t));
+    }
+    return out;
+  }
+  SG_ASSIGN_OR_RETURN(Tensor t, get(name));
+  out.push_back(std::move(t));
+  return out;
+}
+
+Result<const NamedType*> ExecContext::state_param(std::string_view name) {
+  const Argument* arg = op_.input(name);
+  if (arg == nullptr || arg->bindings.size() != 1 || !arg->bindings[0].is_reference()) {
+    return error(ErrorCode::kShape, fmt::format("parameter '{}' must name one state", name));
+  }
+  const std::string& ref = arg->bindings[0].name;
+  const NamedType* in = run_.function().input(ref);
+  if (in == nullptr || in->type.kind != ValueType::Kind::kState || in->type.members.empty()) {
+    return error(ErrorCode::kShape,
+                 fmt::format("parameter '{}' refers to '{}', which is not a state input", name, ref));
+  }
+  return in;
+}
+
+Result<Tensor> ExecContext::read_state(std::string_view name) {
+  SG_ASSIGN_OR_RETURN(const NamedType* in, state_param(name));
+  const ValueType& wrapped = in->type.members[0];
+  StateStore* store = run_.states();
+  auto it = store->values.find(in->name);
+  if (it == store->values.end()) {
+    // MLState semantics: a state starts as zeros.
+    if (!wrapped.rank_known || wrapped.has_unknown_dims()) {
+      return error(ErrorCode::kShape, fmt::format("state '{}' has type {}; a state needs a fully "
+                                                  "known shape", in->name, in->type.to_string()));
+    }
+    auto z = Tensor::zeros(wrapped.dtype, wrapped.shape);
+    if (!z.is_ok()) return error(z.status().code(), z.status().message());
+    it = store->values.emplace(in->name, std::move(z).value()).first;
+  }
+  auto stored = to_storage(it->second, wrapped.dtype, run_.options().precision);
+  if (!stored.is_ok()) return error(stored.status().code(), stored.status().message());
+  return stored;
+}
+
+Status ExecContext::write_state(std::string_view name, Tensor value) {
+  SG_ASSIGN_OR_RETURN(const NamedType* in, state_param(name));
+  const ValueType& wrapped = in->type.members[0];
+  bool same = !wrapped.rank_known || wrapped.shape.size() == value.shape().size();
+  for (size_t d = 0; same && wrapped.rank_known && d < wrapped.shape.size(); ++d) {
+    same = wrapped.shape[d] == kUnknownDim || wrapped.shape[d] == value.shape()[d];
+  }
+  if (!same) {
+    return error(ErrorCode::kShape, fmt::format("write_state: value of shape {} for state '{}' "
+                                                "of type {}", shape_str(value.shape()), in->name,
+                                                in->type.to_string()));
+  }
+  auto stored = to_storage(value, wrapped.dtype, run_.options().precision);
+  if (!stored.is_ok()) return error(stored.status().code(), stored.status().message());
+  run_.states()->values[in->name] = std::move(stored).value();
+  return Status::ok();
+}
+
+const Function* find_function(const Program& program, std::string_view name) {
+  return program.function(name);
+}
+
+std::string function_list(const Program& program) {
+  std::string s;
+  for (const Function& f : program.functions) s += (s.empty() ? "" : ", ") + ("'" + f.name + "'");
+  return s.empty() ? "none" : s;
+}
+
+// Converts one provided function input to its declared type.
+Result<Tensor> convert_input(const NamedType& in, const Tensor& given, Precision precision) {
+  const ValueType& t = in.type;
+  SG_CHECK(t.is_tensor(), ErrorCode::kUnsupported, "input '{}' has type {}, not a tensor", in.name,
+           t.to_string());
+  const bool want_float = dtype_is_float(t.dtype);
+  const bool given_float = dtype_is_float(given.dtype());
+  SG_CHECK(given.dtype() != DType::kString && (want_float || !given_float), ErrorCode::kShape,
+           "input '{}': a {} tensor cannot be given for {}", in.name, dtype_name(given.dtype()),
+           t.to_string());
+  if (t.rank_known) {
+    bool same = t.shape.size() == given.shape().size();
+    for (size_t d = 0; same && d < t.shape.size(); ++d) {
+      same = t.shape[d] == kUnknownDim || t.shape[d] == given.shape()[d];
+    }
+    SG_CHECK(same, ErrorCode::kShape, "input '{}' has shape {}, but the function declares {}",
+             in.name, shape_str(given.shape()), t.to_string());
+  }
+  auto r = to_storage(given, t.dtype, precision);
+  if (!r.is_ok()) return Status(r.status()).with_context("input '" + in.name + "'");
+  return r;
+}
+
+}  // namespace
+
+Executor::Executor(std::shared_ptr<const Shard> shard) : shard_(std::move(shard)) {}
+
+Status Executor::validate(std::string_view function) const {
+  const Program& program = shard_->program();
+  const Function* fn = find_function(program, function);
+  SG_CHECK(fn != nullptr, ErrorCode::kUsage, "{}: no function '{}' (functions: {})",
+           shard_->path(), function, function_list(program));
+  std::unordered_set<std::string> defined;
+  for (const NamedType& in : fn->inputs) defined.insert(in.name);
+  for (const Op& op : fn->block.ops) {
+    const std::string where =
+        op.line > 0 ? fmt::format("statement #{} (model.mil:{})", op.index, op.line)
+                    : fmt::format("statement #{}", op.index);
+    if (find_op(op.type) == nullptr) {
+      return make_error(ErrorCode::kUnsupported,
+                        "{}: function '{}', {}: op '{}' is not supported by the CPU interpreter",
+                        shard_->path(), fn->name, where, op.type);
+    }
+    for (const auto& [key, arg] : op.inputs) {
+      for (const Binding& b : arg.bindings) {
+        if (b.is_reference() && !defined.count(b.name)) {
+          return make_error(ErrorCode::kFormat,
+                            "{}: function '{}', {}: op '{}' parameter '{}' refers to '{}', which "
+                            "is not defined before it",
+                            shard_->path(), fn->name, where, op.type, key, b.name);
+        }
+      }
+    }
+    for (const NamedType& out : op.outputs) defined.insert(out.name);
+  }
+  for (const std::string& out : fn->block.outputs) {
+    SG_CHECK(defined.count(out), ErrorCode::kFormat, "{}: function '{}' returns '{}', which is "
+             "never defined", shard_->path(), fn->name, out);
+  }
+  return Status::ok();
+}
+
+Result<RunResult> Executor::run(std::string_view function,
+                                const std::map<std::string, Tensor>& inputs,
+                                const RunOptions& options, StateStore* states) const {
+  const auto start = std::chrono::steady_clock::now();
+  SG_TRY(validate(function));
+  const Function& fn = *shard_->program().function(function);
+  const Plan plan = make_plan(fn);
+  StateStore local_states;
+  Run run(*shard_, plan, options, states ? states : &local_states);
+
+  // Every name a run may capture: tensor inputs and op outputs (states live in the StateStore).
+  std::vector<std::string> known;
+  for (const NamedType& in : fn.inputs) {
+    if (in.type.kind != ValueType::Kind::kState) known.push_back(in.name);
+  }
+  for (const Op& op : fn.block.ops) {
+    for (const NamedType& out : op.outputs) known.push_back(out.name);
+  }
+  std::set<std::string> capture;
+  for (const std::string& name : options.capture) {
+    if (std::find(known.begin(), known.end(), name) == known.end()) {
+      return make_error(ErrorCode::kUsage, "{}: function '{}' has no value '{}' to capture{}",
+                        shard_->path(), fn.name, name, exec::near_matches(name, known));
+    }
+    capture.insert(name);
+  }
+  run.set_capture(capture);
+  for (const std::string& out : fn.block.outputs) run.pin(out);
+
+  // Inputs: each declared non-state input must be given, nothing else may be.
+  for (const auto& [name, t] : inputs) {
+    const NamedType* in = fn.input(name);
+    if (in == nullptr || in->type.kind == ValueType::Kind::kState) {
+      std::vector<std::string> names;
+      for (const NamedType& i : fn.inputs) {
+        if (i.type.kind != ValueType::Kind::kState) names.push_back(i.name);
+      }
+      return make_error(ErrorCode::kUsage, "{}: function '{}' has no input '{}'{}", shard_->path(),
+                        fn.name, name, exec::near_matches(name, names));
+    }
+  }
+  for (const NamedType& in : fn.inputs) {
+    if (in.type.kind == ValueType::Kind::kState) continue;
+    auto it = inputs.find(in.name);
+    SG_CHECK(it != inputs.end(), ErrorCode::kUsage, "{}: function '{}': missing input '{}' ({})",
+             shard_->path(), fn.name, in.name, in.type.to_string());
+    auto converted = convert_input(in, it->second, options.precision);
+    if (!converted.is_ok()) {
+      return Status(converted.status()).with_context(shard_->path() + ": function '" + fn.name + "'");
+    }
+    if (capture.count(in.name)) run.result().captured[in.name] = *converted;
+    run.put(in.name, std::move(converted).value());
+    run.release_if_unused(in.name);
+  }
+
+  const auto& ops = fn.block.ops;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (ops[i].is_compile_time()) continue;  // decoded when a consumer asks
+    bool stop = false;
+    SG_TRY(run.run_compute(i, stop));
+    if (stop) break;
+  }
+
+  RunResult& result = run.result();
+  const bool stopped = options.stop_on_nonfinite && result.first_nonfinite.has_value();
+  if (!stopped) {
+    for (const std::string& out : fn.block.outputs) {
+      SG_ASSIGN_OR_RETURN(Tensor t, run.value(out, 0));
+      result.outputs[out] = std::move(t);
+    }
+    // Captured weights nobody consumed are decoded now.
+    for (const std::string& name : capture) {
+      if (result.captured.count(name)) continue;
+      auto t = run.value(name, 0);
+      if (t.is_ok()) result.captured[name] = std::move(t).value();
+    }
+  }
+  result.stats.peak_value_bytes = run.peak();
+  result.stats.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return std::move(result);
+}
+
+}  // namespace sg

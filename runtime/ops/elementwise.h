@@ -1,0 +1,28 @@
+// Elementwise maps shared by the unary and activation families: read `x` as fp32, apply a
+// scalar function, hand the fp32 result to the executor (which stores it in the declared
+// dtype).
+#pragma once
+
+#include "ops/kernel_util.h"
+#include "shardgate/op_context.h"
+
+namespace sg::kern {
+
+template <typename F>
+Status map_f32(OpContext& ctx, const char* input, F f) {
+  SG_ASSIGN_OR_RETURN(Tensor x, ctx.get_f32(input));
+  SG_ASSIGN_OR_RETURN(Tensor out, new_tensor(ctx, DType::kF32, x.shape()));
+  const float* src = x.data<float>();
+  float* dst = out.mutable_data<float>();
+  const int64_t n = x.numel();
+  for (int64_t i = 0; i < n; ++i) dst[i] = f(src[i]);
+  ctx.set_output(0, std::move(out));
+  return Status::ok();
+}
+
+template <typename F>
+Status map_x(OpContext& ctx, F f) {
+  return map_f32(ctx, "x", f);
+}
+
+}  // namespace sg::kern

@@ -1,15 +1,582 @@
-// PLACEHOLDER: kernels of the "constexpr" family, to be implemented.
+// Compile-time weight ops: const and the constexpr_* decoders (formats.md 4.1, semantics of
+// coremltools' iOS16/iOS18 constexpr op definitions and optimize/_utils.py).
+//
+// Every decoder walks its output once, in row-major order, reading packed sub-byte fields with
+// a sequential LSB-first bit cursor, so decoding is linear in the weight size. Decoded values
+// keep the dtype the program gives them (a fp16 LUT yields fp16 bits), and where coremltools
+// computes in fp16 (blockwise_shift_scale with a fp16 scale) each step is rounded the way
+// numpy's float16 arithmetic rounds it.
+#include "shardgate/half.h"
 #include "shardgate/ops.h"
 
-namespace sg {
+#include <bit>
+#include <cstring>
+#include <vector>
 
-Status op_const(OpContext& ctx) { return ctx.error(ErrorCode::kUnsupported, "op 'const' is not implemented yet"); }
-Status op_constexpr_affine_dequantize(OpContext& ctx) { return ctx.error(ErrorCode::kUnsupported, "op 'constexpr_affine_dequantize' is not implemented yet"); }
-Status op_constexpr_blockwise_shift_scale(OpContext& ctx) { return ctx.error(ErrorCode::kUnsupported, "op 'constexpr_blockwise_shift_scale' is not implemented yet"); }
-Status op_constexpr_cast(OpContext& ctx) { return ctx.error(ErrorCode::kUnsupported, "op 'constexpr_cast' is not implemented yet"); }
-Status op_constexpr_lut_to_dense(OpContext& ctx) { return ctx.error(ErrorCode::kUnsupported, "op 'constexpr_lut_to_dense' is not implemented yet"); }
-Status op_constexpr_lut_to_sparse(OpContext& ctx) { return ctx.error(ErrorCode::kUnsupported, "op 'constexpr_lut_to_sparse' is not implemented yet"); }
-Status op_constexpr_sparse_blockwise_shift_scale(OpContext& ctx) { return ctx.error(ErrorCode::kUnsupported, "op 'constexpr_sparse_blockwise_shift_scale' is not implemented yet"); }
-Status op_constexpr_sparse_to_dense(OpContext& ctx) { return ctx.error(ErrorCode::kUnsupported, "op 'constexpr_sparse_to_dense' is not implemented yet"); }
+namespace sg {
+namespace {
+
+// Reads consecutive `bits`-wide unsigned fields from an LSB-first bit stream (formats.md 2.5).
+class BitReader {
+ public:
+  BitReader(const std::byte* data, int bits) : data_(data), bits_(bits) {}
+  uint32_t next() {
+    if (bits_ == 8) return static_cast<uint32_t>(data_[byte_++]);
+    uint32_t v = 0;
+    int got = 0;
+    while (got < bits_) {
+      const int take = std::min(8 - bit_, bits_ - got);
+      const uint32_t chunk = (static_cast<uint32_t>(data_[byte_]) >> bit_) & ((1u << take) - 1u);
+      v |= chunk << got;
+      got += take;
+      bit_ += take;
+      if (bit_ == 8) {
+        bit_ = 0;
+        ++byte_;
+      }
+    }
+    return v;
+  }
+
+ private:
+  const std::byte* data_;
+  int bits_;
+  size_t byte_ = 0;
+  int bit_ = 0;
+};
+
+bool bit_at(const std::byte* data, int64_t i) {
+  return ((static_cast<uint32_t>(data[i >> 3]) >> (i & 7)) & 1u) != 0;
+}
+
+void set_bit(std::byte* data, int64_t i) {
+  data[i >> 3] |= static_cast<std::byte>(1u << (i & 7));
+}
+
+// Writes a `bits`-wide field at element i of a zero-initialised LSB-first stream.
+void put_field(std::byte* data, int bits, int64_t i, uint32_t value) {
+  for (int b = 0; b < bits; ++b) {
+    if ((value >> b) & 1u) set_bit(data, i * bits + b);
+  }
+}
+
+uint32_t get_field(const std::byte* data, int bits, int64_t i) {
+  uint32_t v = 0;
+  for (int b = 0; b < bits; ++b) v |= static_cast<uint32_t>(bit_at(data, i * bits + b)) << b;
+  return v;
+}
+
+// Copies element `si` of `src` to element `di` of `dst` (same dtype), sub-byte types included.
+void copy_element(const Tensor& src, int64_t si, Tensor& dst, int64_t di) {
+  const int bits = dtype_bits(src.dtype());
+  if (bits >= 8) {
+    const size_t n = static_cast<size_t>(bits / 8);
+    std::memcpy(dst.mutable_raw() + static_cast<size_t>(di) * n,
+                src.raw() + static_cast<size_t>(si) * n, n);
+  } else {
+    put_field(dst.mutable_raw(), bits, di, get_field(src.raw(), bits, si));
+  }
+}
+
+std::vector<int64_t> strides_of(const Shape& shape) {
+  std::vector<int64_t> s(shape.size(), 1);
+  for (size_t d = shape.size(); d-- > 1;) s[d - 1] = s[d] * shape[d];
+  return s;
+}
+
+// Row-major coordinate counter.
+class Coords {
+ public:
+  explicit Coords(const Shape& shape) : shape_(shape), c_(shape.size(), 0) {}
+  const std::vector<int64_t>& at() const { return c_; }
+  void next() {
+    for (size_t d = c_.size(); d-- > 0;) {
+      if (++c_[d] < shape_[d]) return;
+      c_[d] = 0;
+    }
+  }
+
+ private:
+  const Shape& shape_;
+  std::vector<int64_t> c_;
+};
+
+bool is_float_weight(DType t) { return t == DType::kF16 || t == DType::kF32; }
+
+bool is_index_dtype(DType t) {
+  return t == DType::kU1 || t == DType::kU2 || t == DType::kU3 || t == DType::kU4 ||
+         t == DType::kU6 || t == DType::kU8;
+}
+
+std::string type_str(const Tensor& t) {
+  return fmt::format("tensor<{}, {}>", dtype_name(t.dtype()), shape_str(t.shape()));
+}
+
+Result<int64_t> count_set_bits(OpContext& ctx, const Tensor& mask, int64_t n, const char* what) {
+  // Whole bytes with popcount, then the tail bit by bit; set bits past n are an error.
+  const std::byte* p = mask.raw();
+  int64_t count = 0;
+  const int64_t whole = n / 8;
+  for (int64_t i = 0; i < whole; ++i) count += std::popcount(static_cast<uint8_t>(p[i]));
+  for (int64_t i = whole * 8; i < n; ++i) count += bit_at(p, i) ? 1 : 0;
+  const int64_t stored_bits = static_cast<int64_t>(mask.nbytes()) * 8;
+  for (int64_t i = n; i < stored_bits; ++i) {
+    SG_OP_CHECK(ctx, !bit_at(p, i), ErrorCode::kFormat,
+                "{} has a set padding bit at bit {} (only {} elements)", what, i, n);
+  }
+  return count;
+}
+
+// Float values of a small parameter (scales, offsets), fp16 widened exactly.
+std::vector<float> floats_of(const Tensor& t) {
+  std::vector<float> v(static_cast<size_t>(t.numel()));
+  for (int64_t i = 0; i < t.numel(); ++i) v[static_cast<size_t>(i)] = static_cast<float>(element_as_double(t, i));
+  return v;
+}
+
+// ---------------------------------------------------------------------------------------
+// LUT decoding shared by constexpr_lut_to_dense (iOS18 form) and constexpr_lut_to_sparse.
+
+struct LutLayout {
+  Shape indices_shape;           // K dims
+  Shape output_shape;            // indices_shape with the vector axis scaled by V
+  std::vector<int64_t> block;    // indices dims per LUT group, per axis
+  std::vector<int64_t> group_stride;
+  int64_t palettes = 0;
+  int64_t vector_size = 1;
+  int64_t vector_axis = -1;  // normalised; -1 for scalar palettization
+};
+
+// Checks indices/lut/vector_axis against each other (coremltools _validate_lut_inputs).
+Result<LutLayout> lut_layout(OpContext& ctx, const Shape& indices_shape, DType indices_dtype,
+                             const Tensor& lut) {
+  LutLayout l;
+  const int64_t k = static_cast<int64_t>(indices_shape.size());
+  SG_OP_CHECK(ctx, is_index_dtype(indices_dtype), ErrorCode::kShape,
+              "indices must be uint1/2/3/4/6/8, got {}", dtype_name(indices_dtype));
+  SG_OP_CHECK(ctx, k >= 1, ErrorCode::kShape, "indices must have rank >= 1");
+  SG_OP_CHECK(ctx, lut.rank() == k + 2, ErrorCode::kShape,
+              "lut {} must have rank {} (indices rank {} + 2)", type_str(lut), k + 2, k);
+  SG_OP_CHECK(ctx, lut.dtype() == DType::kF16 || lut.dtype() == DType::kF32 ||
+                       lut.dtype() == DType::kI8 || lut.dtype() == DType::kU8,
+              ErrorCode::kShape, "lut must be fp16, fp32, int8 or uint8, got {}",
+              dtype_name(lut.dtype()));
+  const int nbits = dtype_bits(indices_dtype);
+  l.palettes = lut.dim(k);
+  l.vector_size = lut.dim(k + 1);
+  SG_OP_CHECK(ctx, l.palettes == (int64_t{1} << nbits), ErrorCode::kShape,
+              "lut {} has {} palette entries, but {} indices need exactly {}", type_str(lut),
+              l.palettes, dtype_name(indices_dtype), int64_t{1} << nbits);
+  SG_OP_CHECK(ctx, l.vector_size >= 1, ErrorCode::kShape, "lut {} has an empty vector dim",
+              type_str(lut));
+  l.indices_shape = indices_shape;
+  l.block.resize(static_cast<size_t>(k));
+  for (int64_t d = 0; d < k; ++d) {
+    const int64_t groups = lut.dim(d);
+    const int64_t dim = indices_shape[static_cast<size_t>(d)];
+    SG_OP_CHECK(ctx, groups >= 1 && dim % groups == 0, ErrorCode::kShape,
+                "indices dim {} (axis {}) is not divisible by the lut's {} groups on that axis",
+                dim, d, groups);
+    l.block[static_cast<size_t>(d)] = dim / groups;
+  }
+  Shape group_shape(lut.shape().begin(), lut.shape().begin() + k);
+  l.group_stride = strides_of(group_shape);
+  l.output_shape = indices_shape;
+  if (ctx.has("vector_axis")) {
+    SG_ASSIGN_OR_RETURN(int64_t axis, ctx.get_int("vector_axis"));
+    SG_OP_CHECK(ctx, axis >= -k && axis < k, ErrorCode::kShape,
+                "vector_axis {} is out of range for rank {}", axis, k);
+    if (axis < 0) axis += k;
+    if (l.vector_size > 1) {
+      l.vector_axis = axis;
+      int64_t& d = l.output_shape[static_cast<size_t>(axis)];
+      SG_OP_CHECK(ctx, !__builtin_mul_overflow(d, l.vector_size, &d), ErrorCode::kShape,
+                  "output dim overflows");
+    }
+  } else {
+    SG_OP_CHECK(ctx, l.vector_size == 1, ErrorCode::kShape,
+                "lut {} has vectors of {} values but no vector_axis is given", type_str(lut),
+                l.vector_size);
+  }
+  return l;
+}
+
+// Calls fn(out_flat, in_flat, lut_element) for every output element in row-major order;
+// lut_element is the flat LUT position for palette entry 0 of that element's group and
+// vector lane (add index * V for entry `index`).
+template <typename Fn>
+void for_each_lut_output(const LutLayout& l, Fn&& fn) {
+  const int64_t n = numel(l.output_shape);
+  const size_t k = l.indices_shape.size();
+  Coords q(l.output_shape);
+  for (int64_t out = 0; out < n; ++out, q.next()) {
+    int64_t in_flat = 0;
+    int64_t group = 0;
+    int64_t lane = 0;
+    for (size_t d = 0; d < k; ++d) {
+      int64_t p = q.at()[d];
+      if (static_cast<int64_t>(d) == l.vector_axis) {
+        lane = p % l.vector_size;
+        p /= l.vector_size;
+      }
+      in_flat = in_flat * l.indices_shape[d] + p;
+      group += (p / l.block[d]) * l.group_stride[d];
+    }
+    fn(out, in_flat, group * l.palettes * l.vector_size + lane);
+  }
+}
+
+Result<std::vector<uint8_t>> unpack_indices(OpContext& ctx, const Tensor& indices) {
+  SG_OP_CHECK(ctx, is_index_dtype(indices.dtype()), ErrorCode::kShape,
+              "indices must be uint1/2/3/4/6/8, got {}", dtype_name(indices.dtype()));
+  std::vector<uint8_t> out(static_cast<size_t>(indices.numel()));
+  BitReader r(indices.raw(), dtype_bits(indices.dtype()));
+  for (auto& v : out) v = static_cast<uint8_t>(r.next());
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------
+// Shift-scale arithmetic shared by the dense and sparse blockwise ops.
+
+struct ShiftScale {
+  DType out_dtype = DType::kF32;
+  std::vector<float> scale;
+  std::vector<float> offset;  // empty when absent
+  bool offset_wider = false;  // fp32 offset with a fp16 scale: numpy computes in fp32
+  Shape scale_shape;
+  std::vector<int64_t> block;
+  std::vector<int64_t> scale_stride;
+
+  int64_t block_index(const std::vector<int64_t>& coords) const {
+    int64_t b = 0;
+    for (size_t d = 0; d < coords.size(); ++d) b += (coords[d] / block[d]) * scale_stride[d];
+    return b;
+  }
+
+  // coremltools: data.astype(scale.dtype); data - offset; scale * data. With a fp16 scale
+  // numpy rounds each fp16 step through fp32, which this mirrors.
+  float apply(double data_value, int64_t b) const {
+    const float s = scale[static_cast<size_t>(b)];
+    if (out_dtype == DType::kF16) {
+      const float d = round_to_f16(static_cast<float>(data_value));
+      if (offset.empty()) return round_to_f16(s * d);
+      const float o = offset[static_cast<size_t>(b)];
+      if (offset_wider) return round_to_f16(s * (d - o));
+      const float t = round_to_f16(d - round_to_f16(o));
+      return round_to_f16(s * t);
+    }
+    const float d = static_cast<float>(data_value);
+    if (offset.empty()) return s * d;
+    return s * (d - offset[static_cast<size_t>(b)]);
+  }
+};
+
+bool is_shift_scale_data_dtype(DType t) {
+  return t == DType::kI4 || t == DType::kU4 || t == DType::kI8 || t == DType::kU8 ||
+         t == DType::kF16 || t == DType::kF32;
+}
+
+// Validates scale/offset against the data shape (coremltools _validate_shift_scale_inputs).
+Result<ShiftScale> shift_scale_params(OpContext& ctx, const Shape& data_shape, DType data_dtype) {
+  SG_OP_CHECK(ctx, is_shift_scale_data_dtype(data_dtype), ErrorCode::kShape,
+              "data must be int4, uint4, int8, uint8, fp16 or fp32, got {}",
+              dtype_name(data_dtype));
+  SG_ASSIGN_OR_RETURN(Tensor scale, ctx.get("scale"));
+  SG_OP_CHECK(ctx, is_float_weight(scale.dtype()), ErrorCode::kShape,
+              "scale must be fp16 or fp32, got {}", type_str(scale));
+  const size_t rank = data_shape.size();
+  SG_OP_CHECK(ctx, rank >= 1, ErrorCode::kShape, "data must have rank >= 1");
+  SG_OP_CHECK(ctx, static_cast<size_t>(scale.rank()) == rank, ErrorCode::kShape,
+              "scale {} must have the data's rank {}", type_str(scale), rank);
+  ShiftScale ss;
+  ss.out_dtype = scale.dtype();
+  ss.scale_shape = scale.shape();
+  ss.block.resize(rank);
+  for (size_t d = 0; d < rank; ++d) {
+    const int64_t s = scale.dim(static_cast<int64_t>(d));
+    SG_OP_CHECK(ctx, s >= 1 && data_shape[d] % s == 0, ErrorCode::kShape,
+                "scale {} does not divide data {} at axis {} (block size must be a whole "
+                "number)",
+                type_str(scale), shape_str(data_shape), d);
+    ss.block[d] = data_shape[d] / s;
+  }
+  ss.scale_stride = strides_of(scale.shape());
+  ss.scale = floats_of(scale);
+  if (ctx.has("offset")) {
+    SG_ASSIGN_OR_RETURN(Tensor offset, ctx.get("offset"));
+    SG_OP_CHECK(ctx, offset.shape() == scale.shape(), ErrorCode::kShape,
+                "offset {} must have the scale's shape {}", type_str(offset),
+                shape_str(scale.shape()));
+    SG_OP_CHECK(ctx, is_float_weight(offset.dtype()) || offset.dtype() == data_dtype,
+                ErrorCode::kShape, "offset {} must be float or the data dtype {}",
+                type_str(offset), dtype_name(data_dtype));
+    ss.offset = floats_of(offset);
+    ss.offset_wider = scale.dtype() == DType::kF16 && offset.dtype() == DType::kF32;
+  }
+  return ss;
+}
+
+void store_float(Tensor& out, int64_t i, float v) {
+  if (out.dtype() == DType::kF16) {
+    out.mutable_data<uint16_t>()[i] = f32_to_f16(v);
+  } else {
+    out.mutable_data<float>()[i] = v;
+  }
+}
+
+Result<Shape> shape_param(OpContext& ctx) {
+  SG_ASSIGN_OR_RETURN(std::vector<int64_t> shape, ctx.get_ints("shape"));
+  auto n = checked_numel(shape);
+  SG_OP_CHECK(ctx, n.is_ok(), ErrorCode::kShape, "shape parameter {}: {}", shape_str(shape),
+              n.status().message());
+  return Shape(shape);
+}
+
+template <typename T>
+void gather(const T* lut, BitReader& indices, T* out, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) out[i] = lut[indices.next()];
+}
+
+// ---------------------------------------------------------------------------------------
+
+Status lut_to_dense_ios16(OpContext& ctx) {
+  SG_ASSIGN_OR_RETURN(Tensor lut, ctx.get("lut"));
+  SG_ASSIGN_OR_RETURN(Tensor indices, ctx.get("indices"));
+  SG_ASSIGN_OR_RETURN(Shape shape, shape_param(ctx));
+  SG_OP_CHECK(ctx, lut.rank() == 1, ErrorCode::kShape, "lut {} must be 1-D", type_str(lut));
+  SG_OP_CHECK(ctx, lut.dtype() == DType::kF16 || lut.dtype() == DType::kF32 ||
+                       lut.dtype() == DType::kI8 || lut.dtype() == DType::kU8,
+              ErrorCode::kShape, "lut must be fp16, fp32, int8 or uint8, got {}",
+              dtype_name(lut.dtype()));
+  const int64_t entries = lut.numel();
+  int nbits = 0;
+  switch (entries) {
+    case 2: nbits = 1; break;
+    case 4: nbits = 2; break;
+    case 16: nbits = 4; break;
+    case 64: nbits = 6; break;
+    case 256: nbits = 8; break;
+    default:
+      return ctx.error(ErrorCode::kShape,
+                       fmt::format("lut has {} entries; it must have 2, 4, 16, 64 or 256", entries));
+  }
+  SG_OP_CHECK(ctx, indices.dtype() == DType::kU8 && indices.rank() == 1, ErrorCode::kShape,
+              "indices must be a 1-D uint8 tensor, got {}", type_str(indices));
+  const int64_t n = numel(shape);
+  const int64_t need = (n * nbits + 7) / 8;
+  SG_OP_CHECK(ctx, indices.numel() == need, ErrorCode::kShape,
+              "indices hold {} bytes, but {} {}-bit indices for shape {} need {}",
+              indices.numel(), n, nbits, shape_str(shape), need);
+  SG_ASSIGN_OR_RETURN(Tensor out, Tensor::zeros(lut.dtype(), shape));
+  BitReader r(indices.raw(), nbits);
+  // Typed gathers for the LUT element sizes that exist (int8/uint8, fp16, fp32): this is the
+  // decoder every palettized iOS16/17 weight goes through.
+  switch (dtype_bits(lut.dtype())) {
+    case 8: gather(lut.data<uint8_t>(), r, out.mutable_data<uint8_t>(), n); break;
+    case 16: gather(lut.data<uint16_t>(), r, out.mutable_data<uint16_t>(), n); break;
+    default: gather(lut.data<uint32_t>(), r, out.mutable_data<uint32_t>(), n); break;
+  }
+  ctx.set_output(0, std::move(out));
+  return Status::ok();
+}
+
+Status lut_to_dense_ios18(OpContext& ctx) {
+  SG_ASSIGN_OR_RETURN(Tensor indices, ctx.get("indices"));
+  SG_ASSIGN_OR_RETURN(Tensor lut, ctx.get("lut"));
+  SG_ASSIGN_OR_RETURN(LutLayout l, lut_layout(ctx, indices.shape(), indices.dtype(), lut));
+  SG_ASSIGN_OR_RETURN(std::vector<uint8_t> idx, unpack_indices(ctx, indices));
+  SG_ASSIGN_OR_RETURN(Tensor out, Tensor::zeros(lut.dtype(), l.output_shape));
+  const int64_t v = l.vector_size;
+  for_each_lut_output(l, [&](int64_t o, int64_t p, int64_t base) {
+    copy_element(lut, base + static_cast<int64_t>(idx[static_cast<size_t>(p)]) * v, out, o);
+  });
+  ctx.set_output(0, std::move(out));
+  return Status::ok();
+}
+
+Status sparse_to_dense_impl(OpContext& ctx, const Tensor& mask, const Shape& shape,
+                            const Tensor& nonzero) {
+  SG_OP_CHECK(ctx, nonzero.rank() == 1, ErrorCode::kShape, "nonzero_data {} must be 1-D",
+              type_str(nonzero));
+  SG_OP_CHECK(ctx, nonzero.dtype() != DType::kString && nonzero.dtype() != DType::kInvalid,
+              ErrorCode::kShape, "nonzero_data must be numeric");
+  const int64_t n = numel(shape);
+  SG_ASSIGN_OR_RETURN(int64_t set, count_set_bits(ctx, mask, n, "mask"));
+  SG_OP_CHECK(ctx, set == nonzero.numel(), ErrorCode::kShape,
+              "mask has {} set bits but nonzero_data has {} values", set, nonzero.numel());
+  SG_ASSIGN_OR_RETURN(Tensor out, Tensor::zeros(nonzero.dtype(), shape));
+  int64_t k = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    if (bit_at(mask.raw(), i)) copy_element(nonzero, k++, out, i);
+  }
+  ctx.set_output(0, std::move(out));
+  return Status::ok();
+}
+
+}  // namespace
+
+Status op_const(OpContext& ctx) {
+  SG_ASSIGN_OR_RETURN(Tensor val, ctx.get("val"));
+  ctx.set_output(0, std::move(val));
+  return Status::ok();
+}
+
+Status op_constexpr_affine_dequantize(OpContext& ctx) {
+  SG_ASSIGN_OR_RETURN(Tensor q, ctx.get("quantized_data"));
+  SG_ASSIGN_OR_RETURN(Tensor zp, ctx.get("zero_point"));
+  SG_ASSIGN_OR_RETURN(Tensor scale, ctx.get("scale"));
+  SG_ASSIGN_OR_RETURN(int64_t axis, ctx.get_int("axis"));
+  SG_OP_CHECK(ctx, q.dtype() == DType::kI8 || q.dtype() == DType::kU8, ErrorCode::kShape,
+              "quantized_data must be int8 or uint8, got {}", type_str(q));
+  SG_OP_CHECK(ctx, is_float_weight(scale.dtype()), ErrorCode::kShape,
+              "scale must be fp16 or fp32, got {}", type_str(scale));
+  SG_OP_CHECK(ctx, zp.dtype() == DType::kI8 || zp.dtype() == DType::kU8 || is_float_weight(zp.dtype()),
+              ErrorCode::kShape, "zero_point must be int8, uint8 or fp32, got {}", type_str(zp));
+  const int64_t rank = q.rank();
+  SG_OP_CHECK(ctx, rank >= 1, ErrorCode::kShape, "quantized_data must have rank >= 1");
+  SG_OP_CHECK(ctx, axis >= -rank && axis < rank, ErrorCode::kShape,
+              "axis {} is out of range for rank {}", axis, rank);
+  if (axis < 0) axis += rank;
+  const int64_t channels = q.dim(axis);
+  for (const Tensor* p : {&scale, &zp}) {
+    const char* what = p == &scale ? "scale" : "zero_point";
+    SG_OP_CHECK(ctx, p->rank() <= 1, ErrorCode::kShape, "{} {} must be a scalar or a vector",
+                what, type_str(*p));
+    SG_OP_CHECK(ctx, p->rank() == 0 || p->numel() == channels || p->numel() == 1,
+                ErrorCode::kShape, "{} {} must have {} entries (quantized_data dim {} at axis {})",
+                what, type_str(*p), channels, channels, axis);
+  }
+  const std::vector<float> s = floats_of(scale);
+  const std::vector<float> z = floats_of(zp);
+  int64_t inner = 1;
+  for (int64_t d = axis + 1; d < rank; ++d) inner *= q.dim(d);
+  SG_ASSIGN_OR_RETURN(Tensor out, Tensor::zeros(scale.dtype(), q.shape()));
+  const bool signed_q = q.dtype() == DType::kI8;
+  for (int64_t i = 0; i < q.numel(); ++i) {
+    const int64_t c = channels > 0 ? (i / inner) % channels : 0;
+    const float qv = signed_q ? static_cast<float>(q.data<int8_t>()[i])
+                              : static_cast<float>(q.data<uint8_t>()[i]);
+    // coremltools: float32(q) - float32(zp), then times the scale, in fp32; one rounding to
+    // the scale dtype at the end.
+    const float sv = s[s.size() == 1 ? 0 : static_cast<size_t>(c)];
+    const float zv = z[z.size() == 1 ? 0 : static_cast<size_t>(c)];
+    store_float(out, i, (qv - zv) * sv);
+  }
+  ctx.set_output(0, std::move(out));
+  return Status::ok();
+}
+
+Status op_constexpr_cast(OpContext& ctx) {
+  SG_ASSIGN_OR_RETURN(Tensor src, ctx.get("source_val"));
+  SG_ASSIGN_OR_RETURN(std::string name, ctx.get_string("output_dtype"));
+  const std::optional<DType> dtype = dtype_from_name(name);
+  SG_OP_CHECK(ctx, dtype.has_value() && is_float_weight(*dtype), ErrorCode::kUnsupported,
+              "output_dtype \"{}\" is not supported (fp16 or fp32)", name);
+  SG_OP_CHECK(ctx, is_float_weight(src.dtype()), ErrorCode::kShape,
+              "source_val must be fp16, got {}", type_str(src));
+  auto out = cast_tensor(src, *dtype);
+  SG_OP_CHECK(ctx, out.is_ok(), out.status().code(), "{}", out.status().message());
+  ctx.set_output(0, std::move(out).value());
+  return Status::ok();
+}
+
+Status op_constexpr_lut_to_dense(OpContext& ctx) {
+  // The iOS16 form has a `shape` parameter and a 1-D LUT; the iOS18 form infers the shape
+  // from a typed sub-byte indices tensor.
+  if (ctx.has("shape")) return lut_to_dense_ios16(ctx);
+  return lut_to_dense_ios18(ctx);
+}
+
+Status op_constexpr_blockwise_shift_scale(OpContext& ctx) {
+  SG_ASSIGN_OR_RETURN(Tensor data, ctx.get("data"));
+  SG_ASSIGN_OR_RETURN(ShiftScale ss, shift_scale_params(ctx, data.shape(), data.dtype()));
+  SG_ASSIGN_OR_RETURN(Tensor out, Tensor::zeros(ss.out_dtype, data.shape()));
+  Coords c(data.shape());
+  for (int64_t i = 0; i < data.numel(); ++i, c.next()) {
+    store_float(out, i, ss.apply(element_as_double(data, i), ss.block_index(c.at())));
+  }
+  ctx.set_output(0, std::move(out));
+  return Status::ok();
+}
+
+Status op_constexpr_sparse_to_dense(OpContext& ctx) {
+  SG_ASSIGN_OR_RETURN(Tensor nonzero, ctx.get("nonzero_data"));
+  SG_ASSIGN_OR_RETURN(Tensor mask, ctx.get("mask"));
+  if (ctx.has("shape")) {
+    // iOS16: a flat uint8 mask, one bit per output element, LSB-first.
+    SG_ASSIGN_OR_RETURN(Shape shape, shape_param(ctx));
+    SG_OP_CHECK(ctx, mask.dtype() == DType::kU8 && mask.rank() == 1, ErrorCode::kShape,
+                "mask must be a 1-D uint8 tensor, got {}", type_str(mask));
+    const int64_t need = (numel(shape) + 7) / 8;
+    SG_OP_CHECK(ctx, mask.numel() == need, ErrorCode::kShape,
+                "mask holds {} bytes, but shape {} needs {}", mask.numel(), shape_str(shape),
+                need);
+    return sparse_to_dense_impl(ctx, mask, shape, nonzero);
+  }
+  SG_OP_CHECK(ctx, mask.dtype() == DType::kU1, ErrorCode::kShape, "mask must be uint1, got {}",
+              type_str(mask));
+  return sparse_to_dense_impl(ctx, mask, mask.shape(), nonzero);
+}
+
+Status op_constexpr_lut_to_sparse(OpContext& ctx) {
+  SG_ASSIGN_OR_RETURN(Tensor mask, ctx.get("indices_mask"));
+  SG_ASSIGN_OR_RETURN(Tensor nonzero, ctx.get("indices_nonzero_data"));
+  SG_ASSIGN_OR_RETURN(Tensor lut, ctx.get("lut"));
+  SG_OP_CHECK(ctx, mask.dtype() == DType::kU1, ErrorCode::kShape,
+              "indices_mask must be uint1, got {}", type_str(mask));
+  SG_OP_CHECK(ctx, nonzero.rank() == 1, ErrorCode::kShape,
+              "indices_nonzero_data {} must be 1-D", type_str(nonzero));
+  SG_ASSIGN_OR_RETURN(LutLayout l, lut_layout(ctx, mask.shape(), nonzero.dtype(), lut));
+  const int64_t n = mask.numel();
+  SG_ASSIGN_OR_RETURN(int64_t set, count_set_bits(ctx, mask, n, "indices_mask"));
+  SG_OP_CHECK(ctx, set == nonzero.numel(), ErrorCode::kShape,
+              "indices_mask has {} set bits but indices_nonzero_data has {} values", set,
+              nonzero.numel());
+  // Dense indices (0 where the mask is clear), exactly as coremltools builds them.
+  SG_ASSIGN_OR_RETURN(std::vector<uint8_t> packed, unpack_indices(ctx, nonzero));
+  std::vector<uint8_t> idx(static_cast<size_t>(n), 0);
+  for (int64_t i = 0, k = 0; i < n; ++i) {
+    if (bit_at(mask.raw(), i)) idx[static_cast<size_t>(i)] = packed[static_cast<size_t>(k++)];
+  }
+  int64_t out_count = 0;
+  SG_OP_CHECK(ctx, !__builtin_mul_overflow(set, l.vector_size, &out_count), ErrorCode::kShape,
+              "output size overflows");
+  SG_ASSIGN_OR_RETURN(Tensor out_mask, Tensor::zeros(DType::kU1, l.output_shape));
+  SG_ASSIGN_OR_RETURN(Tensor out_data, Tensor::zeros(lut.dtype(), {out_count}));
+  int64_t k = 0;
+  const int64_t v = l.vector_size;
+  for_each_lut_output(l, [&](int64_t o, int64_t p, int64_t base) {
+    if (!bit_at(mask.raw(), p)) return;
+    set_bit(out_mask.mutable_raw(), o);
+    copy_element(lut, base + static_cast<int64_t>(idx[static_cast<size_t>(p)]) * v, out_data, k++);
+  });
+  ctx.set_output(0, std::move(out_mask));
+  ctx.set_output(1, std::move(out_data));
+  return Status::ok();
+}
+
+Status op_constexpr_sparse_blockwise_shift_scale(OpContext& ctx) {
+  SG_ASSIGN_OR_RETURN(Tensor mask, ctx.get("data_mask"));
+  SG_ASSIGN_OR_RETURN(Tensor nonzero, ctx.get("nonzero_data"));
+  SG_OP_CHECK(ctx, mask.dtype() == DType::kU1, ErrorCode::kShape,
+              "data_mask must be uint1, got {}", type_str(mask));
+  SG_OP_CHECK(ctx, nonzero.rank() == 1, ErrorCode::kShape, "nonzero_data {} must be 1-D",
+              type_str(nonzero));
+  SG_ASSIGN_OR_RETURN(ShiftScale ss, shift_scale_params(ctx, mask.shape(), nonzero.dtype()));
+  const int64_t n = mask.numel();
+  SG_ASSIGN_OR_RETURN(int64_t set, count_set_bits(ctx, mask, n, "data_mask"));
+  SG_OP_CHECK(ctx, set == nonzero.numel(), ErrorCode::kShape,
+              "data_mask has {} set bits but nonzero_data has {} values", set, nonzero.numel());
+  SG_ASSIGN_OR_RETURN(Tensor out, Tensor::zeros(ss.out_dtype, {set}));
+  Coords c(mask.shape());
+  for (int64_t i = 0, k = 0; i < n; ++i, c.next()) {
+    if (!bit_at(mask.raw(), i)) continue;
+    store_float(out, k, ss.apply(element_as_double(nonzero, k), ss.block_index(c.at())));
+    ++k;
+  }
+  ctx.set_output(0, mask);
+  ctx.set_output(1, std::move(out));
+  return Status::ok();
+}
 
 }  // namespace sg

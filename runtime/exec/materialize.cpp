@@ -1,0 +1,181 @@
+// materialize_weight: decodes one compile-time value of a function without running the
+// program, following iOS18 constexpr chains (a LUT produced by a blockwise_shift_scale, a
+// mask produced by lut_to_sparse). Used by tests, contract checks and the weight listing.
+#include "shardgate/executor.h"
+#include "shardgate/ops.h"
+
+#include <map>
+#include <set>
+#include <string>
+
+namespace sg {
+namespace {
+
+constexpr int kMaxChainDepth = 64;
+
+class Materializer;
+
+// The OpContext a compile-time kernel sees here: parameters come from literals (resolved
+// through the shard) or from other compile-time values, materialised on demand.
+class MaterializeContext final : public OpContext {
+ public:
+  MaterializeContext(Materializer& m, const Function& fn, const Op& op, int depth)
+      : m_(m), fn_(fn), op_(op), depth_(depth) {}
+
+  const Op& op() const override { return op_; }
+  const Function& function() const override { return fn_; }
+  Precision precision() const override { return Precision::kFp16; }
+  bool has(std::string_view name) const override {
+    return op_.input(name) != nullptr || op_.attribute(name) != nullptr;
+  }
+  Result<Tensor> get(std::string_view name) override;
+  Result<std::vector<Tensor>> get_all(std::string_view name) override;
+  Result<Tensor> read_state(std::string_view name) override {
+    return error(ErrorCode::kUnsupported,
+                 fmt::format("state parameter '{}' in a compile-time op", name));
+  }
+  Status write_state(std::string_view name, Tensor) override {
+    return error(ErrorCode::kUnsupported,
+                 fmt::format("state parameter '{}' in a compile-time op", name));
+  }
+
+ private:
+  Result<Tensor> binding_value(const Binding& b, std::string_view name);
+
+  Materializer& m_;
+  const Function& fn_;
+  const Op& op_;
+  int depth_;
+};
+
+class Materializer {
+ public:
+  Materializer(const Shard& shard, const Function& fn) : shard_(shard), fn_(fn) {
+    for (const Op& op : fn.block.ops) {
+      for (size_t i = 0; i < op.outputs.size(); ++i) producers_.emplace(op.outputs[i].name, &op);
+    }
+  }
+
+  const Shard& shard() const { return shard_; }
+
+  Result<Tensor> value(std::string_view name, int depth) {
+    const std::string key(name);
+    auto done = values_.find(key);
+    if (done != values_.end()) return done->second;
+    auto it = producers_.find(key);
+    if (it == producers_.end()) {
+      if (fn_.input(name) != nullptr) {
+        return make_error(ErrorCode::kShape,
+                          "function '{}': '{}' is a function input, not a compile-time value",
+                          fn_.name, name);
+      }
+      return make_error(ErrorCode::kShape, "function '{}': no value named '{}'", fn_.name, name);
+    }
+    const Op& op = *it->second;
+    SG_CHECK(op.is_compile_time(), ErrorCode::kShape,
+             "function '{}': '{}' is produced by op #{} '{}', which is not a const or constexpr "
+             "op",
+             fn_.name, name, op.index, op.type);
+    SG_CHECK(depth < kMaxChainDepth, ErrorCode::kFormat,
+             "function '{}': constexpr chain for '{}' is deeper than {} ops (a cycle?)",
+             fn_.name, name, kMaxChainDepth);
+    SG_CHECK(running_.insert(&op).second, ErrorCode::kFormat,
+             "function '{}': constexpr op #{} '{}' depends on its own output", fn_.name, op.index,
+             op.type);
+    Status st = run(op, depth);
+    running_.erase(&op);
+    SG_TRY(st);
+    return values_.at(key);
+  }
+
+ private:
+  Status run(const Op& op, int depth) {
+    const OpInfo* info = find_op(op.type);
+    MaterializeContext ctx(*this, fn_, op, depth);
+    if (info == nullptr || info->kernel == nullptr) {
+      return ctx.error(ErrorCode::kUnsupported, "unknown compile-time op");
+    }
+    SG_TRY(info->kernel(ctx));
+    for (size_t i = 0; i < op.outputs.size(); ++i) {
+      const NamedType& out = op.outputs[i];
+      if (i >= ctx.outputs().size() || !ctx.outputs()[i].defined()) {
+        return ctx.error(ErrorCode::kInternal, fmt::format("kernel set no output #{}", i));
+      }
+      auto stored = to_storage(ctx.outputs()[i], out.type.dtype, Precision::kFp16);
+      if (!stored.is_ok()) return ctx.error(stored.status().code(), stored.status().message());
+      const ValueType& t = out.type;
+      if (t.is_tensor() && t.rank_known) {
+        bool same = stored->shape().size() == t.shape.size();
+        for (size_t d = 0; same && d < t.shape.size(); ++d) {
+          same = t.shape[d] == kUnknownDim || t.shape[d] == stored->shape()[d];
+        }
+        if (!same) {
+          return ctx.error(ErrorCode::kShape,
+                           fmt::format("decoded {} has shape {}, but the program declares {}",
+                                       out.name, shape_str(stored->shape()), t.to_string()));
+        }
+      }
+      values_[out.name] = std::move(stored).value();
+    }
+    return Status::ok();
+  }
+
+  const Shard& shard_;
+  const Function& fn_;
+  std::map<std::string, const Op*, std::less<>> producers_;
+  std::map<std::string, Tensor, std::less<>> values_;
+  std::set<const Op*> running_;
+};
+
+Result<Tensor> MaterializeContext::binding_value(const Binding& b, std::string_view name) {
+  Result<Tensor> r = b.is_reference() ? m_.value(b.name, depth_ + 1)
+                                      : m_.shard().resolve(*b.literal);
+  if (!r.is_ok()) {
+    return error(r.status().code(),
+                 fmt::format("parameter '{}': {}", name, r.status().message()));
+  }
+  return r;
+}
+
+Result<Tensor> MaterializeContext::get(std::string_view name) {
+  if (const Argument* arg = op_.input(name)) {
+    if (arg->bindings.size() != 1) {
+      return error(ErrorCode::kShape, fmt::format("parameter '{}' has {} bindings, expected 1",
+                                                  name, arg->bindings.size()));
+    }
+    return binding_value(arg->bindings[0], name);
+  }
+  if (const Value* v = op_.attribute(name)) {
+    auto r = m_.shard().resolve(*v);
+    if (!r.is_ok()) {
+      return error(r.status().code(),
+                   fmt::format("parameter '{}': {}", name, r.status().message()));
+    }
+    return r;
+  }
+  return error(ErrorCode::kShape, fmt::format("missing parameter '{}'", name));
+}
+
+Result<std::vector<Tensor>> MaterializeContext::get_all(std::string_view name) {
+  std::vector<Tensor> out;
+  if (const Argument* arg = op_.input(name)) {
+    for (const Binding& b : arg->bindings) {
+      SG_ASSIGN_OR_RETURN(Tensor t, binding_value(b, name));
+      out.push_back(std::move(t));
+    }
+    return out;
+  }
+  SG_ASSIGN_OR_RETURN(Tensor t, get(name));
+  out.push_back(std::move(t));
+  return out;
+}
+
+}  // namespace
+
+Result<Tensor> materialize_weight(const Shard& shard, const Function& function,
+                                  std::string_view value_name) {
+  Materializer m(shard, function);
+  return m.value(value_name, 0);
+}
+
+}  // namespace sg

@@ -1,0 +1,171 @@
+// Shard::open: finds the program of an .mlmodelc or .mlpackage, hands it to the matching
+// reader and resolves weight literals against the shard's blob files (formats.md 1.1, 2.4,
+// 3.1). Weight files are mapped lazily, one mapping per file for the shard's lifetime.
+#include "shardgate/shard.h"
+
+#include "shardgate/io.h"
+#include "shardgate/readers.h"
+
+#include <filesystem>
+#include <string_view>
+#include <system_error>
+
+namespace sg {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::string_view kModelPathPrefix = "@model_path/";
+
+std::string join(const std::string& dir, std::string_view name) {
+  if (dir.empty() || dir.back() == '/') return dir + std::string(name);
+  return dir + "/" + std::string(name);
+}
+
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+std::string strip_trailing_slashes(std::string p) {
+  while (p.size() > 1 && p.back() == '/') p.pop_back();
+  return p;
+}
+
+// Bytes of the regular files under `dir` (recursively); a missing directory counts as empty.
+uint64_t directory_bytes(const std::string& dir) {
+  std::error_code ec;
+  uint64_t total = 0;
+  if (!fs::is_directory(dir, ec)) return 0;
+  fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec);
+  const fs::recursive_directory_iterator end;
+  while (!ec && it != end) {
+    std::error_code fec;
+    if (it->is_regular_file(fec)) {
+      const uintmax_t n = it->file_size(fec);
+      if (!fec) total += static_cast<uint64_t>(n);
+    }
+    it.increment(ec);
+  }
+  return total;
+}
+
+}  // namespace
+
+const char* shard_form_name(ShardForm form) {
+  return form == ShardForm::kCompiled ? "mlmodelc" : "mlpackage";
+}
+
+Result<std::shared_ptr<Shard>> open_shard_impl(const std::string& raw_path) {
+  const std::string path = strip_trailing_slashes(raw_path);
+  SG_CHECK(!path.empty(), ErrorCode::kIO, "empty model path");
+  SG_CHECK(path_exists(path), ErrorCode::kIO, "{}: no such file or directory", path);
+  SG_CHECK(is_directory(path), ErrorCode::kIO,
+           "{}: not a directory (a model is an .mlmodelc or .mlpackage directory)", path);
+
+  // The form is decided by what the directory holds; the extension only sharpens the
+  // message when the expected file is missing.
+  const bool has_manifest = path_exists(join(path, "Manifest.json"));
+  const bool has_mil = path_exists(join(path, "model.mil"));
+  if (!has_manifest && !has_mil) {
+    if (ends_with(path, ".mlpackage")) {
+      return make_error(ErrorCode::kFormat, "{}: Manifest.json is missing (not an .mlpackage)",
+                        path);
+    }
+    if (ends_with(path, ".mlmodelc")) {
+      return make_error(ErrorCode::kFormat, "{}: model.mil is missing (not an ML-program .mlmodelc)",
+                        path);
+    }
+    return make_error(ErrorCode::kFormat,
+                      "{}: neither model.mil (.mlmodelc) nor Manifest.json (.mlpackage) found",
+                      path);
+  }
+
+  auto shard = std::shared_ptr<Shard>(new Shard());
+  shard->path_ = path;
+  if (has_mil) {
+    shard->form_ = ShardForm::kCompiled;
+    shard->program_file_ = join(path, "model.mil");
+    SG_ASSIGN_OR_RETURN(std::string text, read_file(shard->program_file_));
+    shard->program_sha256_ =
+        sha256_hex(std::as_bytes(std::span<const char>(text.data(), text.size())));
+    SG_ASSIGN_OR_RETURN(shard->program_, parse_mil_text(text, shard->program_file_));
+    SG_ASSIGN_OR_RETURN(shard->info_, read_compiled_metadata(path));
+    shard->model_dir_ = path;
+  } else {
+    shard->form_ = ShardForm::kPackage;
+    SG_ASSIGN_OR_RETURN(PackageLayout layout, read_package_manifest(path));
+    shard->program_file_ = layout.root_model_path;
+    SG_ASSIGN_OR_RETURN(std::shared_ptr<const MappedFile> file,
+                        MappedFile::open(layout.root_model_path));
+    shard->program_sha256_ = sha256_hex(file->bytes());
+    SG_ASSIGN_OR_RETURN(ProtoModel model, parse_model_proto(file->bytes(), layout.root_model_path));
+    shard->program_ = std::move(model.program);
+    shard->info_ = std::move(model.info);
+    shard->model_dir_ = strip_trailing_slashes(layout.model_dir);
+  }
+  shard->weight_file_bytes_ = directory_bytes(join(shard->model_dir_, "weights"));
+  return shard;
+}
+
+Result<std::shared_ptr<Shard>> Shard::open(const std::string& path) {
+  return open_shard_impl(path);
+}
+
+Result<std::string> Shard::blob_path(const std::string& path_in_program) const {
+  SG_CHECK(path_in_program.rfind(kModelPathPrefix, 0) == 0, ErrorCode::kFormat,
+           "{}: weight path \"{}\" does not start with \"{}\"", path_, path_in_program,
+           kModelPathPrefix);
+  const std::string rest = path_in_program.substr(kModelPathPrefix.size());
+  SG_CHECK(!rest.empty() && rest.front() != '/', ErrorCode::kFormat,
+           "{}: weight path \"{}\" must name a file relative to the model", path_,
+           path_in_program);
+  size_t start = 0;
+  while (start <= rest.size()) {
+    size_t slash = rest.find('/', start);
+    if (slash == std::string::npos) slash = rest.size();
+    const std::string_view part(rest.data() + start, slash - start);
+    SG_CHECK(part != ".." && part != "." && !part.empty(), ErrorCode::kFormat,
+             "{}: weight path \"{}\" has a '{}' component; it must stay inside the model", path_,
+             path_in_program, part);
+    SG_CHECK(part.find('\0') == std::string_view::npos, ErrorCode::kFormat,
+             "{}: weight path \"{}\" contains a NUL byte", path_, path_in_program);
+    start = slash + 1;
+  }
+  if (form_ == ShardForm::kPackage) {
+    // coremltools' milproto reader keeps only the file name and looks in the weights
+    // directory next to model.mlmodel (frontend/milproto/load.py).
+    const size_t slash = rest.rfind('/');
+    const std::string base = slash == std::string::npos ? rest : rest.substr(slash + 1);
+    return join(join(model_dir_, "weights"), base);
+  }
+  return join(model_dir_, rest);
+}
+
+Result<std::shared_ptr<const BlobFile>> Shard::blob_file(const BlobRef& ref) const {
+  SG_ASSIGN_OR_RETURN(std::string file, blob_path(ref.path));
+  std::lock_guard<std::mutex> lock(blob_mutex_);
+  auto it = blob_files_.find(file);
+  if (it != blob_files_.end()) return it->second;
+  SG_ASSIGN_OR_RETURN(std::shared_ptr<const BlobFile> blob, BlobFile::open(file));
+  blob_files_.emplace(file, blob);
+  return blob;
+}
+
+Result<Tensor> Shard::resolve(const Value& value) const {
+  SG_CHECK(value.type.is_tensor(), ErrorCode::kUnsupported,
+           "{}: cannot resolve a {} literal to a tensor", path_, value.type.to_string());
+  if (!value.is_blob()) {
+    SG_CHECK(value.tensor.defined(), ErrorCode::kFormat, "{}: {} literal has no data", path_,
+             value.type.to_string());
+    return value.tensor;
+  }
+  const BlobRef& ref = *value.blob;
+  SG_CHECK(value.type.rank_known && !value.type.has_unknown_dims(), ErrorCode::kShape,
+           "{}: BLOBFILE(path = \"{}\", offset = {}) has type {}: a weight needs a fully known "
+           "shape",
+           path_, ref.path, ref.offset, value.type.to_string());
+  SG_ASSIGN_OR_RETURN(std::shared_ptr<const BlobFile> blob, blob_file(ref));
+  return blob->tensor_at(ref.offset, value.type.dtype, value.type.shape);
+}
+
+}  // namespace sg

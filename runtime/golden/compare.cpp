@@ -1,0 +1,232 @@
+// The comparison engine (fidelity.h): splits a checkpoint tensor into per-position rows and
+// measures every row; compare_sources matches two golden sources by tensor name.
+#include "shardgate/fidelity.h"
+
+#include "shardgate/golden.h"
+#include "shardgate/io.h"
+#include "shardgate/metrics.h"
+
+#include <cmath>
+#include <set>
+
+namespace sg {
+namespace {
+
+constexpr const char* kMetricNames[kMetricCount] = {
+    "cosine", "norm_ratio", "rel_l2", "max_abs", "snr_db", "top1", "topk_overlap", "kl"};
+
+enum class DTypeClass { kFloat, kInteger, kBool, kOther };
+
+DTypeClass dtype_class(DType t) {
+  if (dtype_is_float(t)) return DTypeClass::kFloat;
+  if (dtype_is_integer(t)) return DTypeClass::kInteger;
+  if (t == DType::kBool) return DTypeClass::kBool;
+  return DTypeClass::kOther;
+}
+
+const char* class_name(DTypeClass c) {
+  switch (c) {
+    case DTypeClass::kFloat: return "float";
+    case DTypeClass::kInteger: return "integer";
+    case DTypeClass::kBool: return "bool";
+    case DTypeClass::kOther: break;
+  }
+  return "non-numeric";
+}
+
+// The first NaN/Inf of `v`, as a flat index, or -1.
+int64_t first_nonfinite(const std::vector<double>& v) {
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (!std::isfinite(v[i])) return static_cast<int64_t>(i);
+  }
+  return -1;
+}
+
+// Position of a flat index along axis `pa` of `shape` (-1 when pa < 0).
+int64_t position_of(const Shape& shape, int64_t pa, int64_t flat) {
+  if (pa < 0) return -1;
+  int64_t inner = 1;
+  for (size_t d = static_cast<size_t>(pa) + 1; d < shape.size(); ++d) inner *= shape[d];
+  return (flat / inner) % shape[static_cast<size_t>(pa)];
+}
+
+}  // namespace
+
+const char* metric_name(Metric m) { return kMetricNames[static_cast<size_t>(m)]; }
+
+std::optional<Metric> metric_from_name(std::string_view name) {
+  for (size_t i = 0; i < kMetricCount; ++i) {
+    if (name == kMetricNames[i]) return static_cast<Metric>(i);
+  }
+  return std::nullopt;
+}
+
+bool metric_higher_is_better(Metric m) {
+  return m == Metric::kCosine || m == Metric::kSnrDb || m == Metric::kTop1 ||
+         m == Metric::kTopkOverlap || m == Metric::kNormRatio;
+}
+
+std::string CheckIdentity::id() const {
+  if (labels.empty()) return checkpoint;
+  std::string s = checkpoint + "[";
+  for (size_t i = 0; i < labels.size(); ++i) {
+    if (i) s += ",";
+    s += labels[i].first + "=" + labels[i].second;
+  }
+  return s + "]";
+}
+
+Result<CheckResult> compare_tensors(const CheckIdentity& identity, const Tensor& candidate,
+                                    const Tensor& reference, std::optional<int64_t> position_axis,
+                                    const MetricOptions& options) {
+  const std::string where = "checkpoint '" + identity.id() + "'";
+  SG_CHECK(options.topk >= 1, ErrorCode::kUsage, "{}: top-k must be at least 1, got {}", where,
+           options.topk);
+  const DTypeClass cc = dtype_class(candidate.dtype()), rc = dtype_class(reference.dtype());
+  SG_CHECK(cc != DTypeClass::kOther && rc != DTypeClass::kOther, ErrorCode::kShape,
+           "{}: cannot compare {} candidate with {} reference (numeric tensors only)", where,
+           dtype_name(candidate.dtype()), dtype_name(reference.dtype()));
+  SG_CHECK(cc == rc, ErrorCode::kShape,
+           "{}: dtype mismatch: candidate is {} ({}), reference is {} ({})", where,
+           dtype_name(candidate.dtype()), class_name(cc), dtype_name(reference.dtype()),
+           class_name(rc));
+  SG_CHECK(candidate.shape() == reference.shape(), ErrorCode::kShape,
+           "{}: shape mismatch: candidate {} vs reference {} (no reshape is attempted)", where,
+           shape_str(candidate.shape()), shape_str(reference.shape()));
+
+  const Shape& shape = reference.shape();
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  int64_t pa = -1;
+  if (position_axis) {
+    pa = *position_axis < 0 ? *position_axis + rank : *position_axis;
+    SG_CHECK(pa >= 0 && pa < rank, ErrorCode::kShape,
+             "{}: position axis {} is outside a tensor of rank {} (shape {})", where,
+             *position_axis, rank, shape_str(shape));
+  }
+
+  CheckResult check;
+  check.identity = identity;
+  check.shape = shape;
+  check.candidate_dtype = std::string(dtype_name(candidate.dtype()));
+  check.reference_dtype = std::string(dtype_name(reference.dtype()));
+  check.position_axis = pa;
+
+  SG_ASSIGN_OR_RETURN(std::vector<double> c, to_double_vector(candidate));
+  SG_ASSIGN_OR_RETURN(std::vector<double> r, to_double_vector(reference));
+
+  const int64_t bad_c = first_nonfinite(c), bad_r = first_nonfinite(r);
+  if (bad_c >= 0 || bad_r >= 0) {
+    NonfiniteLocation loc;
+    loc.tensor = bad_c >= 0 ? "candidate" : "reference";
+    loc.flat_index = bad_c >= 0 ? bad_c : bad_r;
+    loc.value = bad_c >= 0 ? c[static_cast<size_t>(bad_c)] : r[static_cast<size_t>(bad_r)];
+    loc.position = position_of(shape, pa, loc.flat_index);
+    check.nonfinite = loc;
+  }
+
+  const int64_t positions = pa >= 0 ? shape[static_cast<size_t>(pa)] : 1;
+  int64_t outer = 1, inner = 1;
+  if (pa >= 0) {
+    for (int64_t d = 0; d < pa; ++d) outer *= shape[static_cast<size_t>(d)];
+    for (int64_t d = pa + 1; d < rank; ++d) inner *= shape[static_cast<size_t>(d)];
+  } else {
+    inner = static_cast<int64_t>(r.size());
+  }
+  const bool logits = identity.kind == "logits";
+  // One logits vector is the last axis, unless the position axis is the last axis itself.
+  const int64_t vocab = (rank > 0 && pa != rank - 1) ? shape.back() : 0;
+
+  std::vector<double> crow, rrow;
+  check.rows.reserve(static_cast<size_t>(positions));
+  for (int64_t p = 0; p < positions; ++p) {
+    crow.clear();
+    rrow.clear();
+    for (int64_t o = 0; o < outer; ++o) {
+      const size_t begin = static_cast<size_t>((o * positions + p) * inner);
+      crow.insert(crow.end(), c.begin() + static_cast<std::ptrdiff_t>(begin),
+                  c.begin() + static_cast<std::ptrdiff_t>(begin + static_cast<size_t>(inner)));
+      rrow.insert(rrow.end(), r.begin() + static_cast<std::ptrdiff_t>(begin),
+                  r.begin() + static_cast<std::ptrdiff_t>(begin + static_cast<size_t>(inner)));
+    }
+    RowResult row;
+    row.position = pa >= 0 ? p : -1;
+    if (first_nonfinite(crow) >= 0 || first_nonfinite(rrow) >= 0) {
+      row.nonfinite = true;
+      check.rows.push_back(std::move(row));
+      continue;
+    }
+    const RowMetricValues m = compute_row_metrics(crow, rrow, logits, options.topk, vocab);
+    row.degenerate = m.degenerate;
+    if (!m.degenerate) {
+      row.value(Metric::kCosine) = m.cosine;
+      row.value(Metric::kNormRatio) = m.norm_ratio;
+      row.value(Metric::kRelL2) = m.rel_l2;
+      row.value(Metric::kMaxAbs) = m.max_abs;
+      row.value(Metric::kSnrDb) = m.snr_db;
+      row.value(Metric::kTop1) = m.top1;
+      row.value(Metric::kTopkOverlap) = m.topk_overlap;
+      row.value(Metric::kKl) = m.kl;
+    }
+    check.rows.push_back(std::move(row));
+  }
+  return check;
+}
+
+Result<FidelityRun> compare_sources(const GoldenSource& candidate, const GoldenSource& reference,
+                                    const MetricOptions& options) {
+  FidelityRun run;
+  run.command = "compare";
+  run.options = options;
+  for (const auto* src : {&candidate, &reference}) {
+    ReportInput in;
+    in.role = src == &candidate ? "candidate" : "reference";
+    in.path = src->path();
+    SG_ASSIGN_OR_RETURN(in.sha256, sha256_file(src->identity_file()));
+    run.inputs.push_back(std::move(in));
+  }
+
+  std::set<std::string> reference_names;
+  for (const GoldenEntry& ref : reference.entries()) {
+    reference_names.insert(ref.name);
+    const GoldenEntry* cand = candidate.find(ref.name);
+    if (!cand) {
+      run.reference_only.push_back(ref.name);
+      continue;
+    }
+    SG_ASSIGN_OR_RETURN(Tensor rt, reference.load(ref.name));
+    SG_ASSIGN_OR_RETURN(Tensor ct, candidate.load(ref.name));
+    if (ref.kind == "input") {
+      // Inputs are not scored: dumps taken on different prompts cannot be compared at all.
+      const std::string where = "input '" + ref.name + "'";
+      SG_CHECK(ct.shape() == rt.shape(), ErrorCode::kShape,
+               "{}: candidate shape {} differs from reference {}: the dumps were taken on "
+               "different inputs", where, shape_str(ct.shape()), shape_str(rt.shape()));
+      SG_ASSIGN_OR_RETURN(std::vector<double> cv, to_double_vector(ct));
+      SG_ASSIGN_OR_RETURN(std::vector<double> rv, to_double_vector(rt));
+      for (size_t i = 0; i < rv.size(); ++i) {
+        SG_CHECK(cv[i] == rv[i] || (std::isnan(cv[i]) && std::isnan(rv[i])), ErrorCode::kShape,
+                 "{}: candidate and reference differ at flat index {} ({} vs {}): the dumps "
+                 "were taken on different inputs", where, i, cv[i], rv[i]);
+      }
+      run.notes.push_back("input '" + ref.name + "' is identical in both dumps");
+      continue;
+    }
+    CheckIdentity id;
+    id.checkpoint = ref.name;
+    id.kind = ref.kind;
+    id.layer = ref.layer;
+    SG_ASSIGN_OR_RETURN(CheckResult check,
+                        compare_tensors(id, ct, rt, ref.position_axis, options));
+    run.checks.push_back(std::move(check));
+  }
+  for (const GoldenEntry& cand : candidate.entries()) {
+    if (!reference_names.count(cand.name)) run.candidate_only.push_back(cand.name);
+  }
+  SG_CHECK(!run.checks.empty(), ErrorCode::kUsage,
+           "no tensor of '{}' matches a scored tensor of '{}' by name (candidate has {} "
+           "tensors, reference {}): nothing to compare", candidate.path(), reference.path(),
+           candidate.entries().size(), reference.entries().size());
+  return run;
+}
+
+}  // namespace sg

@@ -1,0 +1,294 @@
+// Gate evaluation (gate_policy.h): thresholds applied to measured checks, verdicts per metric,
+// per row and per check, and the run summary with the first failing layer and position.
+#include "shardgate/gate_policy.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "shardgate/metrics.h"
+
+namespace sg {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// Percentile that stays defined next to infinite values (an identical row has SNR +inf): with
+// an infinite neighbour the nearest rank is taken instead of interpolating inf − x.
+double robust_percentile(const std::vector<double>& values, double p) {
+  std::vector<double> v = values;
+  std::sort(v.begin(), v.end());
+  if (v.empty()) return std::numeric_limits<double>::quiet_NaN();
+  const double rank = p / 100.0 * static_cast<double>(v.size() - 1);
+  const size_t lo = static_cast<size_t>(std::floor(rank));
+  const size_t hi = std::min(lo + 1, v.size() - 1);
+  if (std::isinf(v[lo]) || std::isinf(v[hi])) {
+    return rank - static_cast<double>(lo) < 0.5 ? v[lo] : v[hi];
+  }
+  return percentile(std::move(v), p);
+}
+
+enum class Side { kLow, kHigh };
+
+// The gated statistic at one end: the minimum (p = 0) or the p-th percentile at the low end;
+// the maximum or the (100 − p)-th percentile at the high end.
+double statistic(const std::vector<double>& values, double p, Side side) {
+  if (p == 0) {
+    return side == Side::kLow ? *std::min_element(values.begin(), values.end())
+                              : *std::max_element(values.begin(), values.end());
+  }
+  return robust_percentile(values, side == Side::kLow ? p : 100.0 - p);
+}
+
+std::string stat_label(double p, Side side) {
+  if (p == 0) return side == Side::kLow ? "min" : "max";
+  return fmt::format("p{}", side == Side::kLow ? p : 100.0 - p);
+}
+
+bool is_lower_bounded(Metric m) { return metric_higher_is_better(m); }
+
+// Whether one value violates the threshold (NaN always does).
+bool violates(Metric m, double v, const Threshold& t) {
+  if (std::isnan(v)) return true;
+  if (m == Metric::kNormRatio) {
+    return (t.bound && v < *t.bound) || (t.upper && v > *t.upper);
+  }
+  if (!t.bound) return false;
+  return is_lower_bounded(m) ? v < *t.bound : v > *t.bound;
+}
+
+std::string fmt_value(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  return fmt::format("{:.6g}", v);
+}
+
+std::string threshold_text(Metric m, const Threshold& t) {
+  if (m == Metric::kNormRatio) {
+    return fmt::format("within [{}, {}]", fmt_value(t.bound.value_or(0)), fmt_value(t.upper.value_or(kInf)));
+  }
+  return fmt::format("{} {}", is_lower_bounded(m) ? ">=" : "<=", fmt_value(t.bound.value_or(0)));
+}
+
+CheckVerdict evaluate_check(const CheckResult& check, const ResolvedThresholds& th) {
+  CheckVerdict cv;
+  cv.percentile = th.percentile;
+  cv.rows.resize(check.rows.size());
+
+  std::vector<size_t> gated;  // indices of rows that count
+  for (size_t i = 0; i < check.rows.size(); ++i) {
+    const RowResult& row = check.rows[i];
+    if (row.nonfinite) {
+      cv.rows[i].verdict = Verdict::kNonfinite;
+    } else if (row.degenerate) {
+      cv.rows[i].verdict = Verdict::kDegenerate;
+    } else {
+      gated.push_back(i);
+    }
+  }
+
+  std::vector<std::string> failures;
+  for (size_t mi = 0; mi < kMetricCount; ++mi) {
+    const Metric m = static_cast<Metric>(mi);
+    std::vector<double> values;
+    std::vector<size_t> owners;
+    for (size_t i : gated) {
+      if (const auto& v = check.rows[i].value(m)) {
+        values.push_back(*v);
+        owners.push_back(i);
+      }
+    }
+    if (values.empty()) continue;
+    MetricVerdict mv;
+    mv.metric = m;
+    mv.threshold = th.at(m);
+    if (m == Metric::kTop1) {
+      // A rate: the share of rows whose argmax agrees.
+      double sum = 0;
+      for (double v : values) sum += v;
+      mv.statistic = "rate";
+      mv.value = sum / static_cast<double>(values.size());
+    } else if (m == Metric::kNormRatio) {
+      mv.statistic = th.percentile == 0 ? "min/max"
+                                        : stat_label(th.percentile, Side::kLow) + "/" +
+                                              stat_label(th.percentile, Side::kHigh);
+      mv.value = statistic(values, th.percentile, Side::kLow);
+      mv.value_upper = statistic(values, th.percentile, Side::kHigh);
+    } else {
+      const Side side = is_lower_bounded(m) ? Side::kLow : Side::kHigh;
+      mv.statistic = stat_label(th.percentile, side);
+      mv.value = statistic(values, th.percentile, side);
+    }
+    // Worst row: lowest / highest value; for the norm ratio the furthest from 1 in log scale.
+    size_t worst = 0;
+    auto badness = [&](double v) {
+      if (std::isnan(v)) return kInf;
+      if (m == Metric::kNormRatio) return v <= 0 ? kInf : std::fabs(std::log(v));
+      return is_lower_bounded(m) ? -v : v;
+    };
+    for (size_t k = 1; k < values.size(); ++k) {
+      if (badness(values[k]) > badness(values[worst])) worst = k;
+    }
+    mv.worst_position = check.rows[owners[worst]].position;
+
+    if (mv.threshold && (mv.threshold->bound || mv.threshold->upper)) {
+      const Threshold& t = *mv.threshold;
+      bool fail = violates(m, *mv.value, t);
+      if (m == Metric::kNormRatio) fail = fail || violates(m, *mv.value_upper, t);
+      mv.verdict = fail ? Verdict::kFail : Verdict::kPass;
+      for (size_t k = 0; k < values.size(); ++k) {
+        if (violates(m, values[k], t)) cv.rows[owners[k]].failed.push_back(m);
+      }
+      if (fail) {
+        const std::string value =
+            m == Metric::kNormRatio
+                ? fmt::format("[{}, {}]", fmt_value(*mv.value), fmt_value(*mv.value_upper))
+                : fmt_value(*mv.value);
+        std::string at = mv.worst_position >= 0 ? fmt::format(" (worst at position {})",
+                                                              mv.worst_position)
+                                                : std::string();
+        failures.push_back(fmt::format("{} {} {}, needs {}{} [{}: {}]", metric_name(m),
+                                       mv.statistic, value, threshold_text(m, t), at, t.origin,
+                                       t.reason));
+      }
+    } else {
+      mv.threshold.reset();
+      mv.verdict = Verdict::kNotGated;
+    }
+    cv.metrics.push_back(std::move(mv));
+  }
+
+  for (RowVerdict& rv : cv.rows) {
+    if (rv.verdict == Verdict::kPass && !rv.failed.empty()) rv.verdict = Verdict::kFail;
+  }
+  for (size_t i = 0; i < cv.rows.size(); ++i) {
+    if (cv.rows[i].verdict == Verdict::kFail || cv.rows[i].verdict == Verdict::kNonfinite) {
+      cv.first_failing_position = check.rows[i].position;
+      break;
+    }
+  }
+
+  if (check.nonfinite) {
+    const NonfiniteLocation& n = *check.nonfinite;
+    cv.verdict = Verdict::kNonfinite;
+    cv.message = fmt::format("{} tensor of '{}' holds {} at flat index {}{}", n.tensor,
+                             check.identity.id(), fmt_value(n.value), n.flat_index,
+                             n.position >= 0 ? fmt::format(" (position {})", n.position)
+                                             : std::string());
+    cv.first_failing_position = n.position;
+  } else if (gated.empty()) {
+    cv.verdict = Verdict::kNoEvidence;
+    cv.message = check.rows.empty()
+                     ? "the tensor has no positions: no evidence"
+                     : fmt::format("all {} rows are degenerate (reference and candidate both "
+                                   "zero): no evidence, the check cannot pass",
+                                   check.rows.size());
+  } else if (!failures.empty()) {
+    cv.verdict = Verdict::kFail;
+    cv.message = failures.front();
+    for (size_t i = 1; i < failures.size(); ++i) cv.message += "; " + failures[i];
+    if (cv.first_failing_position < 0) {
+      for (const MetricVerdict& mv : cv.metrics) {
+        if (mv.verdict == Verdict::kFail) {
+          cv.first_failing_position = mv.worst_position;
+          break;
+        }
+      }
+    }
+  } else {
+    cv.verdict = Verdict::kPass;
+  }
+  return cv;
+}
+
+}  // namespace
+
+Result<GateEvaluation> evaluate_gate(const FidelityRun& run, const GatePolicy& policy,
+                                     bool strict) {
+  SG_CHECK(!policy.topk || *policy.topk == run.options.topk, ErrorCode::kUsage,
+           "gate policy '{}' asks for top-k with k = {}, but the metrics were measured with "
+           "k = {}: re-run with --topk {}", policy.source, policy.topk.value_or(0),
+           run.options.topk, policy.topk.value_or(0));
+  GateEvaluation ev;
+  GateSummary& s = ev.summary;
+  for (const CheckResult& check : run.checks) {
+    ev.checks.push_back(evaluate_check(check, resolve_thresholds(policy, check.identity)));
+    const CheckVerdict& cv = ev.checks.back();
+    ++s.checks;
+    if (cv.verdict == Verdict::kPass) {
+      ++s.passed;
+    } else {
+      ++s.failed;
+    }
+    s.rows += static_cast<int64_t>(check.rows.size());
+    for (const RowResult& r : check.rows) s.degenerate_rows += r.degenerate ? 1 : 0;
+  }
+
+  // First failure in layer order: layered checks by layer (embed = -1 first), then checks
+  // without a layer (logits, outputs) in report order.
+  auto order_key = [&](size_t i) {
+    const auto& layer = run.checks[i].identity.layer;
+    return std::make_tuple(layer ? 0 : 1, layer.value_or(0), i);
+  };
+  for (size_t i = 0; i < ev.checks.size(); ++i) {
+    if (ev.checks[i].verdict == Verdict::kPass) continue;
+    if (!s.first_failure_check || order_key(i) < order_key(*s.first_failure_check)) {
+      s.first_failure_check = i;
+    }
+  }
+
+  if (s.checks == 0) {
+    s.verdict = Verdict::kNoEvidence;
+    s.message = "nothing was compared: no evidence, the gate cannot pass";
+  } else if (s.first_failure_check) {
+    const size_t i = *s.first_failure_check;
+    const CheckVerdict& cv = ev.checks[i];
+    s.verdict = Verdict::kFail;
+    s.first_failure_position = cv.first_failing_position;
+    for (const MetricVerdict& mv : cv.metrics) {
+      if (mv.verdict == Verdict::kFail) {
+        s.first_failure_metric = mv.metric;
+        break;
+      }
+    }
+    const CheckIdentity& id = run.checks[i].identity;
+    std::string why = cv.message;
+    for (const MetricVerdict& mv : cv.metrics) {
+      if (mv.verdict != Verdict::kFail || !mv.threshold) continue;
+      const std::string value =
+          mv.metric == Metric::kNormRatio
+              ? fmt::format("[{}, {}]", fmt_value(*mv.value), fmt_value(*mv.value_upper))
+              : fmt_value(*mv.value);
+      why = fmt::format("{} {} {}, needs {}", metric_name(mv.metric), mv.statistic, value,
+                        threshold_text(mv.metric, *mv.threshold));
+      break;
+    }
+    s.message = fmt::format(
+        "{} of {} checks failed; first failure: {}{}{}: {}", s.failed, s.checks, id.id(),
+        id.layer ? fmt::format(" (layer {})", *id.layer) : std::string(),
+        s.first_failure_position >= 0 ? fmt::format(" at position {}", s.first_failure_position)
+                                      : std::string(),
+        why);
+  } else {
+    s.verdict = Verdict::kPass;
+    s.message = fmt::format("all {} checks passed ({} rows, {} degenerate)", s.checks, s.rows,
+                            s.degenerate_rows);
+  }
+  if (strict && !run.reference_only.empty()) {
+    std::string names;
+    for (size_t i = 0; i < run.reference_only.size(); ++i) {
+      names += (i ? ", " : "") + run.reference_only[i];
+    }
+    const std::string why = fmt::format("--strict: reference tensors without a candidate: {}",
+                                        names);
+    if (s.verdict == Verdict::kPass) {
+      s.verdict = Verdict::kFail;
+      s.message = why;
+    } else {
+      s.message += "; " + why;
+    }
+  }
+  return ev;
+}
+
+}  // namespace sg

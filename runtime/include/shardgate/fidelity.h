@@ -1,0 +1,128 @@
+// The comparison engine shared by every golden-validator command (compare, run, probe, ...).
+//
+// A *check* is one checkpoint tensor compared against its reference: it is split into *rows*
+// along the tensor's position axis (one row per token position; one row in total when the
+// tensor has no position axis), and every row gets the metrics of metrics.h. Checks hold raw
+// metric values only; thresholds and verdicts come from a GatePolicy (gate_policy.h), so a
+// saved report can be re-gated without re-running anything.
+//
+// Rules (product.md): shape or dtype-class mismatch is an input error (kShape, exit 2), never a
+// silent reshape; NaN/Inf in either tensor fails the check and names the tensor, the first flat
+// index and its position; rows where both vectors are zero are "degenerate" and excluded from
+// the gate; a check whose rows are all degenerate fails ("no evidence").
+#pragma once
+
+#include "shardgate/status.h"
+#include "shardgate/tensor.h"
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace sg {
+
+class GoldenSource;
+
+enum class Metric : uint8_t {
+  kCosine = 0,
+  kNormRatio,
+  kRelL2,
+  kMaxAbs,
+  kSnrDb,
+  kTop1,          // logits: argmax agreement (row value 1 or 0)
+  kTopkOverlap,   // logits: |topk(c) ∩ topk(r)| / k
+  kKl,            // logits: KL(softmax(ref) ‖ softmax(cand))
+};
+inline constexpr size_t kMetricCount = 8;
+// "cosine", "norm_ratio", "rel_l2", "max_abs", "snr_db", "top1", "topk_overlap", "kl"
+const char* metric_name(Metric m);
+std::optional<Metric> metric_from_name(std::string_view name);
+// Whether larger values are better (cosine, snr, top1, topk overlap). norm_ratio is two-sided;
+// this returns true for it because its primary bound is the lower one.
+bool metric_higher_is_better(Metric m);
+
+// Stable identity of a check: what a report line, a JUnit test case and an override match on.
+struct CheckIdentity {
+  std::string checkpoint;             // tensor / checkpoint name, e.g. "hidden.3", "logits"
+  std::string kind;                   // "hidden", "logits", "output", "state", ...
+  std::optional<int64_t> layer;       // layer index; -1 for the embedding output
+  std::string shard;                  // shard or step id when the check belongs to one (may be "")
+  // Free-form labels a command adds (e.g. {"seed","3"}, {"mode","teacher-forced"}); they are
+  // part of the identity and appear in every report.
+  std::vector<std::pair<std::string, std::string>> labels;
+
+  // "hidden.3", or "hidden.3[seed=3,mode=teacher-forced]" when labels are present.
+  std::string id() const;
+};
+
+// One position of a check. Absent metrics were not computed (e.g. logits metrics on hidden
+// states, every metric on a degenerate or non-finite row).
+struct RowResult {
+  int64_t position = -1;   // index along the position axis; -1 when the tensor has none
+  bool degenerate = false;  // both vectors all zero
+  bool nonfinite = false;   // NaN or Inf in this row of either tensor
+  std::array<std::optional<double>, kMetricCount> values{};
+
+  const std::optional<double>& value(Metric m) const { return values[static_cast<size_t>(m)]; }
+  std::optional<double>& value(Metric m) { return values[static_cast<size_t>(m)]; }
+};
+
+// Where the first NaN/Inf was found.
+struct NonfiniteLocation {
+  std::string tensor;       // "candidate" or "reference"
+  int64_t flat_index = 0;   // row-major index into the whole tensor
+  int64_t position = -1;    // its position along the position axis (-1 when none)
+  double value = 0;         // the offending value (NaN, +inf or -inf)
+};
+
+struct CheckResult {
+  CheckIdentity identity;
+  Shape shape;
+  std::string candidate_dtype;  // dtype names as in dtype_name()
+  std::string reference_dtype;
+  int64_t position_axis = -1;   // -1: the whole tensor is one row
+  std::vector<RowResult> rows;
+  std::optional<NonfiniteLocation> nonfinite;
+};
+
+struct MetricOptions {
+  int64_t topk = 5;  // k of the top-k overlap (logits only)
+};
+
+// Compares one candidate tensor against its reference. `position_axis` may be negative
+// (counted from the end) or absent. Logits metrics are computed when identity.kind is
+// "logits"; their vector is the last axis. Errors (kShape): shape or dtype-class mismatch,
+// position axis out of range, string tensors; kUsage: topk < 1.
+Result<CheckResult> compare_tensors(const CheckIdentity& identity, const Tensor& candidate,
+                                    const Tensor& reference, std::optional<int64_t> position_axis,
+                                    const MetricOptions& options);
+
+// An input file a report was computed from.
+struct ReportInput {
+  std::string role;    // "candidate", "reference", "gate", "chain", "shard", ...
+  std::string path;
+  std::string sha256;  // of the file (for a dump directory: of its manifest.json)
+};
+
+// Everything a command measured, before any gate is applied.
+struct FidelityRun {
+  std::string command;              // "compare", "run", "probe", ...
+  std::vector<ReportInput> inputs;
+  MetricOptions options;
+  std::vector<CheckResult> checks;
+  std::vector<std::string> reference_only;  // reference tensors the candidate lacks
+  std::vector<std::string> candidate_only;  // candidate tensors with no reference
+  std::vector<std::string> notes;           // anything else a reader should know
+};
+
+// Compares every reference tensor that the candidate also holds (matched by name). Tensors of
+// kind "input" are not scored: they must be exactly equal (else kShape: the dumps were taken
+// on different prompts). Position axis, kind and layer come from the reference's entries.
+// Fails with kUsage when no tensor matches at all.
+Result<FidelityRun> compare_sources(const GoldenSource& candidate, const GoldenSource& reference,
+                                    const MetricOptions& options);
+
+}  // namespace sg

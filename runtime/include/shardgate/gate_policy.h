@@ -1,0 +1,148 @@
+// Fidelity gate policies (gates/fidelity.json) and their evaluation over measured checks.
+//
+// A policy has default thresholds, each with a written reason, and ordered overrides matched
+// by checkpoint name (glob), kind, layer (index or range) and shard id (glob); every override
+// carries a reason. Later overrides win. A check is gated on a *statistic* over its
+// non-degenerate rows: the minimum (the default) or a stated percentile pN, taken at the bad
+// end of each metric (the low end for cosine / SNR / top-k, the high end for errors and KL,
+// both ends for the norm ratio). Never the mean. Top-1 is the exception: it is a rate, the
+// share of rows whose argmax agrees. All checks must pass for the run to pass.
+#pragma once
+
+#include "shardgate/fidelity.h"
+#include "shardgate/status.h"
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sg {
+
+inline constexpr std::string_view kFidelityGateSchema = "shardgate/fidelity-gate@1";
+
+// One threshold of one metric. For kNormRatio both bounds may be set; for other metrics only
+// `bound` is used: a lower bound for higher-is-better metrics, an upper bound otherwise.
+struct Threshold {
+  std::optional<double> bound;
+  std::optional<double> upper;  // kNormRatio only: the upper bound (bound is the lower one)
+  std::string reason;           // why this value (from the policy file or the command line)
+  std::string origin;           // "defaults", "overrides[2]", "--min-cosine"
+};
+
+// A partial set of thresholds (what an override carries).
+struct ThresholdSet {
+  std::array<std::optional<Threshold>, kMetricCount> metrics{};
+  std::optional<double> percentile;  // 0 = min; otherwise pN with 0 < N < 50
+  std::string percentile_reason;
+
+  std::optional<Threshold>& at(Metric m) { return metrics[static_cast<size_t>(m)]; }
+  const std::optional<Threshold>& at(Metric m) const { return metrics[static_cast<size_t>(m)]; }
+};
+
+struct OverrideMatch {
+  std::optional<std::string> checkpoint;  // glob with * and ?, matched against the name
+  std::optional<std::string> kind;
+  std::optional<int64_t> layer_min;       // "layer": 3 sets both; "layer": [2, 5] a range
+  std::optional<int64_t> layer_max;
+  std::optional<std::string> shard;       // glob against CheckIdentity::shard
+};
+
+struct GateOverride {
+  OverrideMatch match;
+  ThresholdSet thresholds;
+  std::string reason;  // required
+  std::string origin;  // "overrides[2]" or "command line"
+};
+
+struct GatePolicy {
+  std::string source = "built-in";  // file path, or "built-in"
+  std::string sha256;               // of the policy file ("" when built in)
+  std::string description;
+  ThresholdSet defaults;
+  std::vector<GateOverride> overrides;
+  std::optional<int64_t> topk;      // k for top-k overlap, when the policy wants a specific k
+};
+
+// The built-in policy: min cosine 0.97 and norm ratio in [0.8, 1.25], gated on the minimum;
+// equal to the defaults of gates/fidelity.json.
+GatePolicy builtin_gate_policy();
+// Parses gates/fidelity.json text. Unknown keys, thresholds without reasons, overrides
+// without a reason or a match, and percentiles outside [0, 50) are kFormat errors naming
+// `path` and the JSON place.
+Result<GatePolicy> parse_gate_policy(std::string_view json_text, const std::string& path);
+Result<GatePolicy> load_gate_policy(const std::string& path);
+// The policy as JSON (the same shape parse_gate_policy reads), for reports.
+std::string gate_policy_json(const GatePolicy& policy);
+
+// Thresholds in effect for one check, after defaults and every matching override.
+struct ResolvedThresholds {
+  std::array<std::optional<Threshold>, kMetricCount> metrics{};
+  double percentile = 0;  // 0 = min
+  std::string percentile_origin = "defaults";
+  const std::optional<Threshold>& at(Metric m) const { return metrics[static_cast<size_t>(m)]; }
+};
+ResolvedThresholds resolve_thresholds(const GatePolicy& policy, const CheckIdentity& identity);
+// "*" and "?" glob match over the whole string.
+bool glob_match(std::string_view pattern, std::string_view text);
+
+enum class Verdict : uint8_t {
+  kPass = 0,
+  kFail,
+  kNotGated,    // metric measured but no threshold applies
+  kDegenerate,  // row: both vectors zero, excluded
+  kNonfinite,   // NaN/Inf found
+  kNoEvidence,  // every row degenerate (or no row at all)
+};
+const char* verdict_name(Verdict v);  // "pass", "fail", "not_gated", "degenerate", ...
+std::optional<Verdict> verdict_from_name(std::string_view name);
+
+// The gated statistic of one metric of one check.
+struct MetricVerdict {
+  Metric metric = Metric::kCosine;
+  std::string statistic;                // "min", "max", "p5", "p95", "rate", "min/max", ...
+  std::optional<double> value;          // the statistic (the low end for the norm ratio)
+  std::optional<double> value_upper;    // kNormRatio: the high-end statistic
+  std::optional<Threshold> threshold;
+  Verdict verdict = Verdict::kNotGated;
+  int64_t worst_position = -1;          // the row with the worst value (-1 when none)
+};
+
+struct RowVerdict {
+  Verdict verdict = Verdict::kPass;
+  std::vector<Metric> failed;  // metrics whose row value violates the threshold
+};
+
+struct CheckVerdict {
+  Verdict verdict = Verdict::kPass;
+  std::string message;                   // one line saying why (for failures)
+  std::vector<MetricVerdict> metrics;    // measured metrics, in Metric order
+  std::vector<RowVerdict> rows;          // parallel to CheckResult::rows
+  double percentile = 0;
+  int64_t first_failing_position = -1;   // first row violating a threshold (-1: none)
+};
+
+struct GateSummary {
+  Verdict verdict = Verdict::kFail;  // kPass only when at least one check ran and all passed
+  int64_t checks = 0, passed = 0, failed = 0;
+  int64_t rows = 0, degenerate_rows = 0;
+  // The first failing check in layer order (then report order) and its first failing row.
+  std::optional<size_t> first_failure_check;
+  int64_t first_failure_position = -1;
+  std::optional<Metric> first_failure_metric;
+  std::string message;
+};
+
+struct GateEvaluation {
+  std::vector<CheckVerdict> checks;  // parallel to FidelityRun::checks
+  GateSummary summary;
+};
+
+// Applies `policy` to every check of `run`. `strict`: reference tensors without a candidate
+// fail the run. Fails (kUsage) when the policy asks for a top-k other than the one measured.
+Result<GateEvaluation> evaluate_gate(const FidelityRun& run, const GatePolicy& policy,
+                                     bool strict = false);
+
+}  // namespace sg

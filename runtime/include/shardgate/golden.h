@@ -1,0 +1,114 @@
+// Golden dumps: reference (or candidate) tensors with the metadata that says how to compare them.
+//
+// Two containers (goldens/README.md documents both):
+//  - a directory with `manifest.json` (schema "shardgate/golden-dump@1") and one .npy per
+//    tensor; every entry carries name, kind, layer, position_axis, shape, dtype, file, sha256;
+//  - a `.safetensors` file. Its optional `__metadata__` key "shardgate" holds a JSON object
+//    {"<tensor name>": {"kind": ..., "layer": ..., "position_axis": ...}}; without it the kind
+//    and layer are inferred from the name ("embed" → hidden/-1, "hidden.N" → hidden/N,
+//    "logits" → logits, "input_ids" → input, else "output") and the position axis is 1 for
+//    tensors of rank ≥ 2 (the [batch, position, ...] layout of LLM dumps).
+// Tensors are memory-mapped; a dump is opened once and tensors are loaded one at a time.
+#pragma once
+
+#include "shardgate/dtype.h"
+#include "shardgate/status.h"
+#include "shardgate/tensor.h"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sg {
+
+inline constexpr std::string_view kGoldenDumpSchema = "shardgate/golden-dump@1";
+
+struct GoldenEntry {
+  std::string name;                     // unique within the dump, e.g. "hidden.0"
+  std::string kind;                     // "input", "hidden", "logits", "output", "state", ...
+  std::optional<int64_t> layer;         // -1 for "embed"; absent for inputs / logits
+  std::optional<int64_t> position_axis; // non-negative, < rank; absent: no position axis
+  Shape shape;
+  DType dtype = DType::kInvalid;        // manifest spelling: "fp16", "fp32", "int32", ...
+  std::string file;                     // relative to the dump directory (dumps only)
+  std::string sha256;                   // lower-case hex of the file bytes (dumps only)
+};
+
+struct GoldenManifest {
+  std::string schema = std::string(kGoldenDumpSchema);
+  std::string model;
+  std::string dtype;                          // dominant float dtype, "fp16" or "fp32"
+  std::vector<int64_t> prompt_token_ids;
+  std::vector<GoldenEntry> tensors;
+};
+
+// Parses and validates manifest.json text: schema string, unique names, known dtypes,
+// non-negative dims, position_axis inside the rank, file names relative without "..",
+// sha256 as 64 hex digits. Messages name `path` and the JSON place ("tensors[2].shape").
+Result<GoldenManifest> parse_golden_manifest(std::string_view json_text, const std::string& path);
+// Serialises a manifest (stable key order, two-space indent, trailing newline).
+std::string golden_manifest_json(const GoldenManifest& manifest);
+
+// A readable set of named tensors with metadata: a dump directory or a .safetensors file.
+class GoldenSource {
+ public:
+  virtual ~GoldenSource() = default;
+  // The path given to open (directory or file).
+  virtual const std::string& path() const = 0;
+  // The file whose sha256 identifies the source in reports (manifest.json or the .safetensors).
+  virtual std::string identity_file() const = 0;
+  virtual const std::vector<GoldenEntry>& entries() const = 0;
+  // Loads one tensor; checks that shape and dtype agree with the entry (and, for dumps, that
+  // the file's sha256 matches the manifest). kIO / kFormat / kShape errors name the file.
+  virtual Result<Tensor> load(const std::string& name) const = 0;
+  // Verifies every entry (exists, sha256, shape and dtype): what `record` promises.
+  Status verify_all() const;
+
+  const GoldenEntry* find(std::string_view name) const;
+};
+
+// Opens a dump directory (validates manifest.json; files are checked when loaded).
+Result<std::unique_ptr<GoldenSource>> open_golden_dump(const std::string& dir);
+// Opens a .safetensors file (header validated up front).
+Result<std::unique_ptr<GoldenSource>> open_safetensors(const std::string& path);
+// Directory → dump; a file ending in ".safetensors" → safetensors; anything else: kUsage.
+Result<std::unique_ptr<GoldenSource>> open_golden_source(const std::string& path);
+
+// Parses safetensors bytes held in memory (the mapping of open_safetensors; tests). Tensors
+// are views into `bytes` kept alive by `keepalive` (copied when their offset is misaligned).
+struct SafetensorsTensor {
+  std::string name;
+  Tensor tensor;
+};
+struct SafetensorsContents {
+  std::vector<SafetensorsTensor> tensors;     // in header order
+  std::string metadata_shardgate;             // raw "__metadata__"."shardgate" value, or ""
+};
+Result<SafetensorsContents> parse_safetensors(std::span<const std::byte> bytes,
+                                              std::shared_ptr<const void> keepalive,
+                                              const std::string& path);
+
+// Writes a dump directory: each tensor as .npy (atomic), then manifest.json with the files'
+// sha256. Used by `record` and by tests.
+class GoldenDumpWriter {
+ public:
+  // Creates `dir` (and parents) when missing. Existing files of the same names are replaced.
+  static Result<GoldenDumpWriter> create(const std::string& dir, std::string model,
+                                         std::string dtype,
+                                         std::vector<int64_t> prompt_token_ids);
+  // Adds a tensor; `entry.shape`, `dtype`, `file` and `sha256` are filled from `t` (file
+  // defaults to the name with '.' replaced by '_' plus ".npy"). Duplicate names are refused.
+  Status add(GoldenEntry entry, const Tensor& t);
+  // Writes manifest.json atomically.
+  Status finish();
+  const GoldenManifest& manifest() const { return manifest_; }
+
+ private:
+  std::string dir_;
+  GoldenManifest manifest_;
+};
+
+}  // namespace sg

@@ -1,0 +1,63 @@
+// Fidelity reports: one gated run rendered as JSON (the versioned contract, schema in
+// reports/schema/golden-report.schema.json), a terminal table, JUnit XML, Markdown and a
+// self-contained HTML page. JSON keeps every per-row metric value so `regate` can re-apply new
+// thresholds without re-running; no tensor data is ever embedded.
+#pragma once
+
+#include "shardgate/fidelity.h"
+#include "shardgate/gate_policy.h"
+#include "shardgate/status.h"
+
+#include <string>
+#include <string_view>
+
+namespace sg {
+
+inline constexpr std::string_view kGoldenReportSchema = "shardgate/golden-report@1";
+
+struct GoldenReport {
+  std::string tool_version;  // shardgate version string
+  FidelityRun run;
+  GatePolicy policy;
+  bool strict = false;
+  GateEvaluation evaluation;
+};
+
+// Builds a report: evaluates `policy` over `run`.
+Result<GoldenReport> make_golden_report(FidelityRun run, GatePolicy policy, bool strict,
+                                        std::string tool_version);
+// Re-evaluates an existing report under another policy (what `regate` does).
+Result<GoldenReport> regate_report(const GoldenReport& report, GatePolicy policy, bool strict);
+
+// Process exit code of a report: 0 when the summary verdict is pass, else 1.
+int report_exit_code(const GoldenReport& report);
+
+// JSON (two-space indent, stable key order). Non-finite metric values are the strings "inf",
+// "-inf" or "nan"; absent values are omitted.
+std::string golden_report_json(const GoldenReport& report);
+// Reads a report written by golden_report_json (the per-row values, options, inputs and the
+// policy). The saved verdicts are not trusted: the evaluation is recomputed from the per-row
+// values under the saved policy. kFormat errors name `path` and the JSON place.
+Result<GoldenReport> parse_golden_report_json(std::string_view json_text, const std::string& path);
+
+struct TableOptions {
+  bool color = false;       // ANSI colours for verdicts
+  bool unicode = true;      // sparkline blocks; ASCII fallback otherwise
+  bool all_positions = false;  // list every position of every check, not only logits
+};
+// One line per check (min cosine, worst position, norm ratio range, verdict), logits per
+// position, and a compact per-layer trend (sparkline of min cosine) that shows where a drop
+// starts.
+std::string golden_report_table(const GoldenReport& report, const TableOptions& options = {});
+// One <testcase> per check.
+std::string golden_report_junit(const GoldenReport& report);
+// Summary for CI job pages.
+std::string golden_report_markdown(const GoldenReport& report);
+// Self-contained page: per-layer × per-position cosine heat map and per-layer line chart,
+// inline SVG, no external assets.
+std::string golden_report_html(const GoldenReport& report);
+
+// Writes `contents` atomically (write_file_atomic) with the path in any error.
+Status write_report_file(const std::string& path, std::string_view contents);
+
+}  // namespace sg

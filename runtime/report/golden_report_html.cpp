@@ -1,0 +1,177 @@
+// Self-contained HTML page of a golden report: summary, a per-layer × per-position cosine heat
+// map and a per-layer line chart of the minimum cosine (inline SVG, no scripts, no external
+// assets), and the per-check table.
+#include "report/golden_report_util.h"
+
+#include <algorithm>
+
+namespace sg {
+namespace {
+
+using report_util::fmt_num;
+using report_util::xml_escape;
+
+// Green at or above the threshold (darker when closer to 1), orange to red below it.
+std::string cell_color(const RowResult& row, double threshold) {
+  if (row.nonfinite) return "#000000";
+  if (row.degenerate) return "#c8c8c8";
+  const auto& v = row.value(Metric::kCosine);
+  if (!v) return "#ffffff";
+  if (*v >= threshold) {
+    const double t = threshold >= 1.0 ? 1.0 : std::clamp((*v - threshold) / (1.0 - threshold), 0.0, 1.0);
+    const int g = static_cast<int>(200 - 80 * t);
+    return fmt::format("#{:02x}{:02x}{:02x}", 60, g, 90);
+  }
+  const double t = std::clamp((threshold - *v) / 0.2, 0.0, 1.0);  // 0.2 below → full red
+  const int g = static_cast<int>(170 * (1.0 - t));
+  return fmt::format("#{:02x}{:02x}{:02x}", 230, g, 40);
+}
+
+std::string heat_map(const GoldenReport& report, const std::vector<size_t>& order) {
+  const FidelityRun& run = report.run;
+  size_t positions = 1;
+  for (size_t i : order) positions = std::max(positions, run.checks[i].rows.size());
+  const int label_w = 160, cell_w = std::max(14, std::min(36, static_cast<int>(720 / positions)));
+  const int cell_h = 20, top = 24;
+  const int width = label_w + cell_w * static_cast<int>(positions) + 10;
+  const int height = top + cell_h * static_cast<int>(order.size()) + 10;
+  std::string svg = fmt::format(
+      "<svg class=\"heatmap\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" "
+      "role=\"img\" aria-label=\"cosine per layer and position\">\n", width, height);
+  for (size_t p = 0; p < positions; ++p) {
+    svg += fmt::format("<text x=\"{}\" y=\"16\" class=\"axis\" text-anchor=\"middle\">{}</text>\n",
+                       label_w + cell_w * static_cast<int>(p) + cell_w / 2, p);
+  }
+  for (size_t r = 0; r < order.size(); ++r) {
+    const size_t i = order[r];
+    const CheckResult& c = run.checks[i];
+    const double threshold = report_util::cosine_threshold(report, i);
+    const int y = top + cell_h * static_cast<int>(r);
+    svg += fmt::format("<text x=\"{}\" y=\"{}\" class=\"axis\" text-anchor=\"end\">{}</text>\n",
+                       label_w - 6, y + 14, xml_escape(c.identity.id()));
+    for (size_t p = 0; p < c.rows.size(); ++p) {
+      const RowResult& row = c.rows[p];
+      const std::string state = row.nonfinite ? "nonfinite" : (row.degenerate ? "degenerate" : fmt_num(row.value(Metric::kCosine)));
+      svg += fmt::format(
+          "<rect class=\"cell\" data-check=\"{}\" data-position=\"{}\" x=\"{}\" y=\"{}\" "
+          "width=\"{}\" height=\"{}\" fill=\"{}\"><title>{} position {}: cosine {} "
+          "(threshold {})</title></rect>\n",
+          xml_escape(c.identity.id()), row.position, label_w + cell_w * static_cast<int>(p), y,
+          cell_w - 1, cell_h - 1, cell_color(row, threshold), xml_escape(c.identity.id()),
+          row.position, state, fmt_num(threshold, 3));
+    }
+  }
+  svg += "</svg>\n";
+  return svg;
+}
+
+std::string line_chart(const GoldenReport& report, const std::vector<size_t>& order) {
+  const FidelityRun& run = report.run;
+  std::vector<size_t> layered;
+  for (size_t i : order) {
+    if (run.checks[i].identity.layer) layered.push_back(i);
+  }
+  if (layered.empty()) return "<p>No per-layer checks in this report.</p>\n";
+  double lo = 1.0, threshold = 1.0;
+  for (size_t i : layered) {
+    threshold = std::min(threshold, report_util::cosine_threshold(report, i));
+    if (auto m = report_util::min_cosine(run.checks[i]); m && std::isfinite(*m)) lo = std::min(lo, *m);
+  }
+  lo = std::max(-1.0, std::min(lo, threshold) - 0.02);
+  const int w = 720, h = 260, left = 60, right = 20, top = 16, bottom = 40;
+  const double span = 1.0 - lo;
+  auto x_of = [&](size_t k) {
+    return left + (layered.size() == 1 ? (w - left - right) / 2.0
+                                       : (w - left - right) * static_cast<double>(k) /
+                                             static_cast<double>(layered.size() - 1));
+  };
+  auto y_of = [&](double v) { return top + (h - top - bottom) * (1.0 - (v - lo) / span); };
+  std::string svg = fmt::format(
+      "<svg class=\"linechart\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" "
+      "role=\"img\" aria-label=\"minimum cosine per layer\">\n", w, h);
+  svg += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" class=\"frame\"/>\n", left, h - bottom, w - right, h - bottom);
+  svg += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" class=\"frame\"/>\n", left, top, left, h - bottom);
+  for (double v : {lo, (lo + 1.0) / 2, 1.0}) {
+    svg += fmt::format("<text x=\"{}\" y=\"{:.1f}\" class=\"axis\" text-anchor=\"end\">{:.3f}</text>\n",
+                       left - 6, y_of(v) + 4, v);
+  }
+  svg += fmt::format("<line class=\"threshold\" x1=\"{}\" y1=\"{:.1f}\" x2=\"{}\" y2=\"{:.1f}\"><title>threshold {}</title></line>\n",
+                     left, y_of(threshold), w - right, y_of(threshold), fmt_num(threshold, 3));
+  std::string points;
+  for (size_t k = 0; k < layered.size(); ++k) {
+    const CheckResult& c = run.checks[layered[k]];
+    const auto m = report_util::min_cosine(c);
+    svg += fmt::format("<text x=\"{:.1f}\" y=\"{}\" class=\"axis\" text-anchor=\"middle\">{}</text>\n",
+                       x_of(k), h - bottom + 16, *c.identity.layer);
+    if (!m || !std::isfinite(*m)) continue;
+    points += fmt::format("{:.1f},{:.1f} ", x_of(k), y_of(*m));
+    svg += fmt::format("<circle class=\"point\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\"><title>{} (layer {}): min cosine {}</title></circle>\n",
+                       x_of(k), y_of(*m), xml_escape(c.identity.id()), *c.identity.layer, fmt_num(m));
+  }
+  svg += fmt::format("<polyline class=\"series\" points=\"{}\"/>\n", points);
+  svg += fmt::format("<text x=\"{}\" y=\"{}\" class=\"axis\" text-anchor=\"middle\">layer</text>\n",
+                     (left + w - right) / 2, h - 6);
+  svg += "</svg>\n";
+  return svg;
+}
+
+}  // namespace
+
+std::string golden_report_html(const GoldenReport& report) {
+  const FidelityRun& run = report.run;
+  const GateEvaluation& ev = report.evaluation;
+  const bool pass = ev.summary.verdict == Verdict::kPass;
+  const std::vector<size_t> order = report_util::layer_order(run);
+  std::string out;
+  out += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
+  out += fmt::format("<title>golden-validator {}: {}</title>\n", xml_escape(run.command), pass ? "PASS" : "FAIL");
+  out += "<style>\n"
+         "body{font-family:system-ui,sans-serif;margin:2em;color:#222}\n"
+         ".pass{color:#1a7f37}.fail{color:#c62828}\n"
+         "table{border-collapse:collapse;font-size:14px}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}\n"
+         "td.name,th.name{text-align:left}\n"
+         ".axis{font-size:11px;fill:#444}.frame{stroke:#888}.threshold{stroke:#c62828;stroke-dasharray:5,4}\n"
+         ".series{fill:none;stroke:#1565c0;stroke-width:2}.point{fill:#1565c0}\n"
+         ".legend span{display:inline-block;width:14px;height:14px;vertical-align:middle;margin:0 4px 0 12px}\n"
+         "</style>\n</head>\n<body>\n";
+  out += fmt::format("<h1>golden-validator {}: <span class=\"{}\">{}</span></h1>\n", xml_escape(run.command),
+                     pass ? "pass" : "fail", pass ? "PASS" : "FAIL");
+  out += fmt::format("<p>{}</p>\n<ul>\n", xml_escape(ev.summary.message));
+  for (const ReportInput& in : run.inputs) {
+    out += fmt::format("<li>{}: <code>{}</code> <small>sha256 {}</small></li>\n", xml_escape(in.role),
+                       xml_escape(in.path), xml_escape(in.sha256));
+  }
+  out += fmt::format("<li>policy: <code>{}</code></li>\n</ul>\n", xml_escape(report.policy.source));
+  out += "<h2>Cosine per layer and position</h2>\n";
+  out += "<p class=\"legend\"><span style=\"background:#3c7850\"></span>at or above threshold"
+         "<span style=\"background:#e66e28\"></span>below<span style=\"background:#e60028\"></span>"
+         "0.2 or more below<span style=\"background:#c8c8c8\"></span>degenerate (both zero)"
+         "<span style=\"background:#000\"></span>NaN/Inf</p>\n";
+  out += heat_map(report, order);
+  out += "<h2>Minimum cosine per layer</h2>\n";
+  out += line_chart(report, order);
+  out += "<h2>Checks</h2>\n<table>\n<tr><th>layer</th><th class=\"name\">check</th><th class=\"name\">kind</th>"
+         "<th>min cosine</th><th>worst pos</th><th>norm ratio</th><th>rel L2</th><th>SNR dB</th>"
+         "<th class=\"name\">verdict</th></tr>\n";
+  for (size_t i : order) {
+    const CheckResult& c = run.checks[i];
+    const CheckVerdict& v = ev.checks[i];
+    const MetricVerdict* cos = report_util::find_metric(v, Metric::kCosine);
+    const MetricVerdict* norm = report_util::find_metric(v, Metric::kNormRatio);
+    const MetricVerdict* rel = report_util::find_metric(v, Metric::kRelL2);
+    const MetricVerdict* snr = report_util::find_metric(v, Metric::kSnrDb);
+    out += fmt::format(
+        "<tr><td>{}</td><td class=\"name\">{}</td><td class=\"name\">{}</td><td>{}</td><td>{}</td>"
+        "<td>{}</td><td>{}</td><td>{}</td><td class=\"name {}\" title=\"{}\">{}</td></tr>\n",
+        report_util::layer_text(c.identity), xml_escape(c.identity.id()), xml_escape(c.identity.kind),
+        fmt_num(cos ? cos->value : std::nullopt),
+        cos && cos->worst_position >= 0 ? std::to_string(cos->worst_position) : "-",
+        norm ? "[" + fmt_num(norm->value, 4) + ", " + fmt_num(norm->value_upper, 4) + "]" : "-",
+        fmt_num(rel ? rel->value : std::nullopt), fmt_num(snr ? snr->value : std::nullopt, 2),
+        v.verdict == Verdict::kPass ? "pass" : "fail", xml_escape(v.message), verdict_name(v.verdict));
+  }
+  out += "</table>\n</body>\n</html>\n";
+  return out;
+}
+
+}  // namespace sg

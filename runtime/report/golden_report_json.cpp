@@ -1,0 +1,317 @@
+// The JSON form of golden reports (schema reports/schema/golden-report.schema.json) and its
+// reader, which `regate` uses: every per-row metric value is kept so verdicts can be recomputed.
+#include "shardgate/golden_report.h"
+
+#include "golden/json_util.h"
+
+namespace sg {
+namespace {
+
+using OJson = nlohmann::ordered_json;
+using json_util::Json;
+
+OJson num(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  return v;
+}
+
+OJson opt_int(std::optional<int64_t> v) { return v ? OJson(*v) : OJson(nullptr); }
+OJson pos(int64_t p) { return p >= 0 ? OJson(p) : OJson(nullptr); }
+
+const char* threshold_op(Metric m) {
+  if (m == Metric::kNormRatio) return "in";
+  return metric_higher_is_better(m) ? ">=" : "<=";
+}
+
+OJson metric_json(const MetricVerdict& mv) {
+  OJson j;
+  j["metric"] = metric_name(mv.metric);
+  j["statistic"] = mv.statistic;
+  j["value"] = mv.value ? num(*mv.value) : OJson(nullptr);
+  if (mv.metric == Metric::kNormRatio) {
+    j["value_upper"] = mv.value_upper ? num(*mv.value_upper) : OJson(nullptr);
+  }
+  if (mv.threshold && mv.threshold->bound) {
+    j["threshold"] = mv.metric == Metric::kNormRatio
+                         ? OJson::array({num(*mv.threshold->bound),
+                                         num(mv.threshold->upper.value_or(INFINITY))})
+                         : num(*mv.threshold->bound);
+    j["op"] = threshold_op(mv.metric);
+    j["origin"] = mv.threshold->origin;
+    j["reason"] = mv.threshold->reason;
+  } else {
+    j["threshold"] = nullptr;
+  }
+  j["verdict"] = verdict_name(mv.verdict);
+  j["worst_position"] = pos(mv.worst_position);
+  return j;
+}
+
+OJson check_json(const CheckResult& c, const CheckVerdict& v) {
+  OJson j;
+  j["id"] = c.identity.id();
+  j["checkpoint"] = c.identity.checkpoint;
+  j["kind"] = c.identity.kind;
+  j["layer"] = opt_int(c.identity.layer);
+  j["shard"] = c.identity.shard;
+  OJson labels = OJson::array();
+  for (const auto& [k, val] : c.identity.labels) labels.push_back({{"key", k}, {"value", val}});
+  j["labels"] = labels;
+  j["shape"] = c.shape;
+  j["candidate_dtype"] = c.candidate_dtype;
+  j["reference_dtype"] = c.reference_dtype;
+  j["position_axis"] = pos(c.position_axis);
+  j["statistic"] = v.percentile == 0 ? std::string("min") : fmt::format("p{}", v.percentile);
+  j["verdict"] = verdict_name(v.verdict);
+  j["message"] = v.message;
+  j["first_failing_position"] = pos(v.first_failing_position);
+  if (c.nonfinite) {
+    j["nonfinite"] = {{"tensor", c.nonfinite->tensor},
+                      {"flat_index", c.nonfinite->flat_index},
+                      {"position", pos(c.nonfinite->position)},
+                      {"value", num(c.nonfinite->value)}};
+  } else {
+    j["nonfinite"] = nullptr;
+  }
+  OJson metrics = OJson::array();
+  for (const MetricVerdict& mv : v.metrics) metrics.push_back(metric_json(mv));
+  j["metrics"] = metrics;
+  OJson rows = OJson::array();
+  for (size_t i = 0; i < c.rows.size(); ++i) {
+    const RowResult& r = c.rows[i];
+    OJson row;
+    row["position"] = pos(r.position);
+    row["verdict"] = verdict_name(v.rows[i].verdict);
+    OJson failed = OJson::array();
+    for (Metric m : v.rows[i].failed) failed.push_back(metric_name(m));
+    row["failed"] = failed;
+    row["degenerate"] = r.degenerate;
+    row["nonfinite"] = r.nonfinite;
+    OJson values = OJson::object();
+    for (size_t m = 0; m < kMetricCount; ++m) {
+      if (r.values[m]) values[metric_name(static_cast<Metric>(m))] = num(*r.values[m]);
+    }
+    row["values"] = values;
+    rows.push_back(std::move(row));
+  }
+  j["rows"] = rows;
+  return j;
+}
+
+}  // namespace
+
+std::string golden_report_json(const GoldenReport& report) {
+  const FidelityRun& run = report.run;
+  const GateSummary& s = report.evaluation.summary;
+  OJson root;
+  root["schema_version"] = kGoldenReportSchema;
+  root["tool"] = {{"name", "golden-validator"}, {"version", report.tool_version}};
+  root["command"] = run.command;
+  OJson inputs = OJson::array();
+  for (const ReportInput& in : run.inputs) {
+    inputs.push_back({{"role", in.role}, {"path", in.path}, {"sha256", in.sha256}});
+  }
+  root["inputs"] = inputs;
+  root["options"] = {{"topk", run.options.topk}, {"strict", report.strict}};
+  root["policy"] = {{"source", report.policy.source},
+                    {"sha256", report.policy.sha256},
+                    {"definition", OJson::parse(gate_policy_json(report.policy))}};
+  OJson checks = OJson::array();
+  for (size_t i = 0; i < run.checks.size(); ++i) {
+    checks.push_back(check_json(run.checks[i], report.evaluation.checks[i]));
+  }
+  root["checks"] = checks;
+  root["unmatched"] = {{"reference_only", run.reference_only},
+                       {"candidate_only", run.candidate_only}};
+  root["notes"] = run.notes;
+  OJson summary;
+  summary["verdict"] = verdict_name(s.verdict);
+  summary["checks"] = s.checks;
+  summary["passed"] = s.passed;
+  summary["failed"] = s.failed;
+  summary["rows"] = s.rows;
+  summary["degenerate_rows"] = s.degenerate_rows;
+  if (s.first_failure_check) {
+    const CheckIdentity& id = run.checks[*s.first_failure_check].identity;
+    summary["first_failure"] = {
+        {"id", id.id()},
+        {"checkpoint", id.checkpoint},
+        {"kind", id.kind},
+        {"layer", opt_int(id.layer)},
+        {"position", pos(s.first_failure_position)},
+        {"metric", s.first_failure_metric ? OJson(metric_name(*s.first_failure_metric))
+                                          : OJson(nullptr)},
+        {"verdict", verdict_name(report.evaluation.checks[*s.first_failure_check].verdict)}};
+  } else {
+    summary["first_failure"] = nullptr;
+  }
+  summary["message"] = s.message;
+  root["summary"] = summary;
+  return root.dump(2) + "\n";
+}
+
+namespace {
+
+Result<std::optional<int64_t>> nullable_int(const Json& obj, const char* key,
+                                            const std::string& path, const std::string& place) {
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return std::optional<int64_t>();
+  SG_ASSIGN_OR_RETURN(int64_t v, json_util::as_int(*it, path, json_util::join(place, key)));
+  return std::optional<int64_t>(v);
+}
+
+Result<CheckResult> parse_check(const Json& j, const std::string& path, const std::string& place) {
+  SG_TRY(json_util::expect_object(j, path, place));
+  CheckResult c;
+  SG_ASSIGN_OR_RETURN(c.identity.checkpoint, json_util::get_string(j, "checkpoint", path, place));
+  SG_ASSIGN_OR_RETURN(c.identity.kind, json_util::get_string(j, "kind", path, place));
+  SG_ASSIGN_OR_RETURN(c.identity.layer, nullable_int(j, "layer", path, place));
+  SG_ASSIGN_OR_RETURN(c.identity.shard, json_util::get_string_or(j, "shard", "", path, place));
+  if (auto it = j.find("labels"); it != j.end() && !it->is_null()) {
+    SG_CHECK(it->is_array(), ErrorCode::kFormat, "{}: {}.labels: expected an array", path, place);
+    for (size_t i = 0; i < it->size(); ++i) {
+      const std::string lp = json_util::index(place + ".labels", i);
+      SG_TRY(json_util::expect_object((*it)[i], path, lp));
+      SG_ASSIGN_OR_RETURN(std::string k, json_util::get_string((*it)[i], "key", path, lp));
+      SG_ASSIGN_OR_RETURN(std::string v, json_util::get_string((*it)[i], "value", path, lp));
+      c.identity.labels.emplace_back(std::move(k), std::move(v));
+    }
+  }
+  auto shape = j.find("shape");
+  SG_CHECK(shape != j.end() && shape->is_array(), ErrorCode::kFormat,
+           "{}: {}.shape: expected an array", path, place);
+  for (size_t d = 0; d < shape->size(); ++d) {
+    SG_ASSIGN_OR_RETURN(int64_t dim, json_util::as_int((*shape)[d], path, place + ".shape"));
+    c.shape.push_back(dim);
+  }
+  SG_ASSIGN_OR_RETURN(c.candidate_dtype,
+                      json_util::get_string_or(j, "candidate_dtype", "", path, place));
+  SG_ASSIGN_OR_RETURN(c.reference_dtype,
+                      json_util::get_string_or(j, "reference_dtype", "", path, place));
+  SG_ASSIGN_OR_RETURN(auto pa, nullable_int(j, "position_axis", path, place));
+  c.position_axis = pa.value_or(-1);
+  if (auto it = j.find("nonfinite"); it != j.end() && !it->is_null()) {
+    const std::string np = place + ".nonfinite";
+    SG_TRY(json_util::expect_object(*it, path, np));
+    NonfiniteLocation n;
+    SG_ASSIGN_OR_RETURN(n.tensor, json_util::get_string(*it, "tensor", path, np));
+    SG_CHECK(it->contains("flat_index"), ErrorCode::kFormat, "{}: {}: missing flat_index", path, np);
+    SG_ASSIGN_OR_RETURN(n.flat_index, json_util::as_int((*it)["flat_index"], path, np + ".flat_index"));
+    SG_ASSIGN_OR_RETURN(auto p, nullable_int(*it, "position", path, np));
+    n.position = p.value_or(-1);
+    if (it->contains("value")) {
+      SG_ASSIGN_OR_RETURN(n.value, json_util::as_number((*it)["value"], path, np + ".value"));
+    }
+    c.nonfinite = n;
+  }
+  auto rows = j.find("rows");
+  SG_CHECK(rows != j.end() && rows->is_array(), ErrorCode::kFormat,
+           "{}: {}.rows: expected an array (per-row values are needed to regate)", path, place);
+  for (size_t i = 0; i < rows->size(); ++i) {
+    const std::string rp = json_util::index(place + ".rows", i);
+    const Json& r = (*rows)[i];
+    SG_TRY(json_util::expect_object(r, path, rp));
+    RowResult row;
+    SG_ASSIGN_OR_RETURN(auto p, nullable_int(r, "position", path, rp));
+    row.position = p.value_or(-1);
+    if (auto d = r.find("degenerate"); d != r.end()) {
+      SG_CHECK(d->is_boolean(), ErrorCode::kFormat, "{}: {}.degenerate: expected a boolean", path, rp);
+      row.degenerate = d->get<bool>();
+    }
+    if (auto n = r.find("nonfinite"); n != r.end()) {
+      SG_CHECK(n->is_boolean(), ErrorCode::kFormat, "{}: {}.nonfinite: expected a boolean", path, rp);
+      row.nonfinite = n->get<bool>();
+    }
+    if (auto v = r.find("values"); v != r.end()) {
+      SG_TRY(json_util::expect_object(*v, path, rp + ".values"));
+      for (auto it = v->begin(); it != v->end(); ++it) {
+        const auto m = metric_from_name(it.key());
+        SG_CHECK(m.has_value(), ErrorCode::kFormat, "{}: {}.values: unknown metric '{}'", path, rp,
+                 it.key());
+        SG_ASSIGN_OR_RETURN(double x, json_util::as_number(*it, path, rp + ".values." + it.key()));
+        row.value(*m) = x;
+      }
+    }
+    c.rows.push_back(std::move(row));
+  }
+  return c;
+}
+
+Result<std::vector<std::string>> string_list(const Json& obj, const char* key,
+                                             const std::string& path, const std::string& place) {
+  std::vector<std::string> out;
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return out;
+  SG_CHECK(it->is_array(), ErrorCode::kFormat, "{}: {}: expected an array of strings", path,
+           json_util::join(place, key));
+  for (const Json& s : *it) {
+    SG_CHECK(s.is_string(), ErrorCode::kFormat, "{}: {}: expected strings", path,
+             json_util::join(place, key));
+    out.push_back(s.get<std::string>());
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<GoldenReport> parse_golden_report_json(std::string_view json_text, const std::string& path) {
+  SG_ASSIGN_OR_RETURN(Json root, json_util::parse(json_text, path));
+  SG_TRY(json_util::expect_object(root, path, ""));
+  SG_ASSIGN_OR_RETURN(std::string schema, json_util::get_string(root, "schema_version", path, ""));
+  SG_CHECK(schema == kGoldenReportSchema, ErrorCode::kFormat,
+           "{}: schema_version: expected \"{}\", got \"{}\" (not a golden-validator report?)",
+           path, kGoldenReportSchema, schema);
+  GoldenReport report;
+  if (auto tool = root.find("tool"); tool != root.end() && tool->is_object()) {
+    SG_ASSIGN_OR_RETURN(report.tool_version,
+                        json_util::get_string_or(*tool, "version", "", path, "tool"));
+  }
+  FidelityRun& run = report.run;
+  SG_ASSIGN_OR_RETURN(run.command, json_util::get_string(root, "command", path, ""));
+  if (auto in = root.find("inputs"); in != root.end()) {
+    SG_CHECK(in->is_array(), ErrorCode::kFormat, "{}: inputs: expected an array", path);
+    for (size_t i = 0; i < in->size(); ++i) {
+      const std::string ip = json_util::index("inputs", i);
+      SG_TRY(json_util::expect_object((*in)[i], path, ip));
+      ReportInput r;
+      SG_ASSIGN_OR_RETURN(r.role, json_util::get_string((*in)[i], "role", path, ip));
+      SG_ASSIGN_OR_RETURN(r.path, json_util::get_string((*in)[i], "path", path, ip));
+      SG_ASSIGN_OR_RETURN(r.sha256, json_util::get_string_or((*in)[i], "sha256", "", path, ip));
+      run.inputs.push_back(std::move(r));
+    }
+  }
+  auto options = root.find("options");
+  SG_CHECK(options != root.end() && options->is_object(), ErrorCode::kFormat,
+           "{}: options: expected an object", path);
+  SG_CHECK(options->contains("topk"), ErrorCode::kFormat, "{}: options: missing 'topk'", path);
+  SG_ASSIGN_OR_RETURN(run.options.topk, json_util::as_int((*options)["topk"], path, "options.topk"));
+  if (auto st = options->find("strict"); st != options->end() && st->is_boolean()) {
+    report.strict = st->get<bool>();
+  }
+  auto policy = root.find("policy");
+  SG_CHECK(policy != root.end() && policy->is_object() && policy->contains("definition"),
+           ErrorCode::kFormat, "{}: policy: expected an object with a 'definition'", path);
+  SG_ASSIGN_OR_RETURN(report.policy,
+                      parse_gate_policy((*policy)["definition"].dump(), path + ": policy.definition"));
+  SG_ASSIGN_OR_RETURN(report.policy.source,
+                      json_util::get_string_or(*policy, "source", "", path, "policy"));
+  SG_ASSIGN_OR_RETURN(report.policy.sha256,
+                      json_util::get_string_or(*policy, "sha256", "", path, "policy"));
+  auto checks = root.find("checks");
+  SG_CHECK(checks != root.end() && checks->is_array(), ErrorCode::kFormat,
+           "{}: checks: expected an array", path);
+  for (size_t i = 0; i < checks->size(); ++i) {
+    SG_ASSIGN_OR_RETURN(CheckResult c, parse_check((*checks)[i], path, json_util::index("checks", i)));
+    run.checks.push_back(std::move(c));
+  }
+  if (auto u = root.find("unmatched"); u != root.end() && u->is_object()) {
+    SG_ASSIGN_OR_RETURN(run.reference_only, string_list(*u, "reference_only", path, "unmatched"));
+    SG_ASSIGN_OR_RETURN(run.candidate_only, string_list(*u, "candidate_only", path, "unmatched"));
+  }
+  SG_ASSIGN_OR_RETURN(run.notes, string_list(root, "notes", path, ""));
+  SG_ASSIGN_OR_RETURN(report.evaluation, evaluate_gate(run, report.policy, report.strict));
+  return report;
+}
+
+}  // namespace sg

@@ -1,0 +1,56 @@
+// JUnit XML of a golden report: one <testcase> per check, a <failure> carrying the verdict
+// message, so CI systems list each failing checkpoint by its stable id.
+#include "report/golden_report_util.h"
+
+namespace sg {
+
+std::string golden_report_junit(const GoldenReport& report) {
+  using report_util::xml_escape;
+  const FidelityRun& run = report.run;
+  const GateEvaluation& ev = report.evaluation;
+  int64_t failures = 0;
+  for (const CheckVerdict& v : ev.checks) failures += v.verdict == Verdict::kPass ? 0 : 1;
+  // A run with nothing compared, or failing only through --strict, still fails in CI.
+  const bool extra_failure = ev.summary.verdict != Verdict::kPass && failures == 0;
+  const int64_t tests = static_cast<int64_t>(run.checks.size()) + (extra_failure ? 1 : 0);
+  failures += extra_failure ? 1 : 0;
+  const std::string suite = "golden-validator." + run.command;
+  std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  out += fmt::format("<testsuites name=\"golden-validator\" tests=\"{}\" failures=\"{}\" errors=\"0\">\n",
+                     tests, failures);
+  out += fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"0\">\n",
+                     xml_escape(suite), tests, failures);
+  out += "    <properties>\n";
+  for (const ReportInput& in : run.inputs) {
+    out += fmt::format("      <property name=\"{}\" value=\"{}\"/>\n", xml_escape(in.role),
+                       xml_escape(in.path));
+  }
+  out += fmt::format("      <property name=\"policy\" value=\"{}\"/>\n", xml_escape(report.policy.source));
+  out += "    </properties>\n";
+  for (size_t i = 0; i < run.checks.size(); ++i) {
+    const CheckResult& c = run.checks[i];
+    const CheckVerdict& v = ev.checks[i];
+    out += fmt::format("    <testcase classname=\"{}\" name=\"{}\">", xml_escape(suite),
+                       xml_escape(c.identity.id()));
+    if (v.verdict != Verdict::kPass) {
+      std::string detail;
+      for (const MetricVerdict& mv : v.metrics) {
+        detail += fmt::format("{} {} = {} ({})\n", metric_name(mv.metric), mv.statistic,
+                              report_util::fmt_num(mv.value, 6), verdict_name(mv.verdict));
+      }
+      out += fmt::format("\n      <failure type=\"{}\" message=\"{}\">{}</failure>\n    ",
+                         verdict_name(v.verdict), xml_escape(v.message), xml_escape(detail));
+    }
+    out += "</testcase>\n";
+  }
+  if (extra_failure) {
+    out += fmt::format("    <testcase classname=\"{}\" name=\"summary\">\n      <failure type=\"{}\" "
+                       "message=\"{}\"/>\n    </testcase>\n",
+                       xml_escape(suite), verdict_name(ev.summary.verdict),
+                       xml_escape(ev.summary.message));
+  }
+  out += "  </testsuite>\n</testsuites>\n";
+  return out;
+}
+
+}  // namespace sg

@@ -1,0 +1,52 @@
+// Markdown summary of a golden report for CI job pages: verdict, first failure, one table row
+// per check in layer order, and the policy that decided.
+#include "report/golden_report_util.h"
+
+namespace sg {
+
+std::string golden_report_markdown(const GoldenReport& report) {
+  using report_util::fmt_num;
+  using report_util::md_escape;
+  const FidelityRun& run = report.run;
+  const GateEvaluation& ev = report.evaluation;
+  const bool pass = ev.summary.verdict == Verdict::kPass;
+  std::string out = fmt::format("## golden-validator {}: {}\n\n", run.command,
+                                pass ? "✅ PASS" : "❌ FAIL");
+  out += md_escape(ev.summary.message) + "\n\n";
+  for (const ReportInput& in : run.inputs) {
+    out += fmt::format("- {}: `{}`{}\n", in.role, in.path,
+                       in.sha256.empty() ? "" : " (sha256 `" + in.sha256.substr(0, 12) + "`)");
+  }
+  out += fmt::format("- policy: `{}`\n\n", report.policy.source);
+  out += fmt::format("| layer | check | kind | min cosine | worst pos | norm ratio | rel L2 | top-1 | verdict |\n");
+  out += "|---:|---|---|---:|---:|---|---:|---:|---|\n";
+  for (size_t i : report_util::layer_order(run)) {
+    const CheckResult& c = run.checks[i];
+    const CheckVerdict& v = ev.checks[i];
+    const MetricVerdict* cos = report_util::find_metric(v, Metric::kCosine);
+    const MetricVerdict* norm = report_util::find_metric(v, Metric::kNormRatio);
+    const MetricVerdict* rel = report_util::find_metric(v, Metric::kRelL2);
+    const MetricVerdict* top1 = report_util::find_metric(v, Metric::kTop1);
+    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
+                       report_util::layer_text(c.identity), md_escape(c.identity.id()),
+                       md_escape(c.identity.kind), fmt_num(cos ? cos->value : std::nullopt),
+                       cos && cos->worst_position >= 0 ? std::to_string(cos->worst_position) : "-",
+                       norm ? "[" + fmt_num(norm->value, 4) + ", " + fmt_num(norm->value_upper, 4) + "]" : "-",
+                       fmt_num(rel ? rel->value : std::nullopt),
+                       fmt_num(top1 ? top1->value : std::nullopt, 2),
+                       v.verdict == Verdict::kPass ? "pass" : "**" + std::string(verdict_name(v.verdict)) + "**");
+  }
+  bool any_failure = false;
+  for (size_t i = 0; i < run.checks.size(); ++i) {
+    if (ev.checks[i].verdict == Verdict::kPass) continue;
+    if (!any_failure) out += "\n### Failures\n\n";
+    any_failure = true;
+    out += fmt::format("- `{}`: {}\n", run.checks[i].identity.id(), md_escape(ev.checks[i].message));
+  }
+  if (!run.reference_only.empty()) {
+    out += fmt::format("\nNot in candidate: {}\n", md_escape(fmt::format("{}", fmt::join(run.reference_only, ", "))));
+  }
+  return out;
+}
+
+}  // namespace sg

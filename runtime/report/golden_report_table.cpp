@@ -1,0 +1,168 @@
+// Terminal table of a golden report: one line per check in layer order, logits per position,
+// and a one-line trend (sparkline of min cosine per layer) that shows where a drop starts.
+#include "report/golden_report_util.h"
+
+#include <algorithm>
+
+namespace sg {
+namespace {
+
+using report_util::fmt_num;
+
+std::string colored(const std::string& text, Verdict v, bool color) {
+  if (!color) return text;
+  const char* code = v == Verdict::kPass ? "\033[32m" : (v == Verdict::kNotGated ? "\033[90m" : "\033[31m");
+  return code + text + "\033[0m";
+}
+
+std::string pad(std::string s, size_t width) {
+  if (s.size() < width) s.append(width - s.size(), ' ');
+  return s;
+}
+
+std::string sparkline(const std::vector<std::optional<double>>& values, double threshold,
+                      bool unicode) {
+  static const char* const kBlocks[] = {"▁", "▂", "▃", "▄", "▅", "▆", "▇", "█"};
+  static const char kAscii[] = "_.-:=+*#";
+  double lo = threshold;
+  for (const auto& v : values) {
+    if (v && std::isfinite(*v)) lo = std::min(lo, *v);
+  }
+  lo = std::min(lo, threshold - 0.01);
+  std::string out;
+  for (const auto& v : values) {
+    if (!v || std::isnan(*v)) {
+      out += unicode ? "·" : "?";
+      continue;
+    }
+    const double t = std::clamp((*v - lo) / (1.0 - lo), 0.0, 1.0);
+    const int level = static_cast<int>(std::lround(t * 7));
+    if (unicode) {
+      out += kBlocks[level];
+    } else {
+      out += kAscii[level];
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string golden_report_table(const GoldenReport& report, const TableOptions& options) {
+  const FidelityRun& run = report.run;
+  const GateEvaluation& ev = report.evaluation;
+  std::string out;
+  out += fmt::format("golden-validator {}: {}\n", run.command,
+                     colored(ev.summary.verdict == Verdict::kPass ? "PASS" : "FAIL",
+                             ev.summary.verdict == Verdict::kPass ? Verdict::kPass : Verdict::kFail,
+                             options.color));
+  for (const ReportInput& in : run.inputs) {
+    out += fmt::format("  {:<10} {}{}\n", in.role, in.path,
+                       in.sha256.empty() ? std::string() : " (sha256 " + in.sha256.substr(0, 12) + ")");
+  }
+  const double p = report.policy.defaults.percentile.value_or(0);
+  out += fmt::format("  {:<10} {} (gated on {} over positions)\n", "policy", report.policy.source,
+                     p == 0 ? std::string("the minimum") : fmt::format("percentile p{}", p));
+  out += "\n";
+
+  const std::vector<size_t> order = report_util::layer_order(run);
+  size_t name_w = 10;
+  for (const CheckResult& c : run.checks) name_w = std::max(name_w, c.identity.id().size());
+  out += fmt::format("  {:>5}  {}  {:<7} {:>9} {:>5}  {:<20} {:>9}  {}\n", "layer",
+                     pad("checkpoint", name_w), "kind", "min cos", "@pos", "norm ratio", "rel_l2",
+                     "verdict");
+  for (size_t i : order) {
+    const CheckResult& c = run.checks[i];
+    const CheckVerdict& v = ev.checks[i];
+    const MetricVerdict* cos = report_util::find_metric(v, Metric::kCosine);
+    const MetricVerdict* norm = report_util::find_metric(v, Metric::kNormRatio);
+    const MetricVerdict* rel = report_util::find_metric(v, Metric::kRelL2);
+    const std::string norm_text =
+        norm ? "[" + fmt_num(norm->value, 4) + ", " + fmt_num(norm->value_upper, 4) + "]" : "-";
+    const std::string worst =
+        cos && cos->worst_position >= 0 ? std::to_string(cos->worst_position) : "-";
+    out += fmt::format("  {:>5}  {}  {:<7} {:>9} {:>5}  {:<20} {:>9}  {}\n",
+                       report_util::layer_text(c.identity), pad(c.identity.id(), name_w),
+                       c.identity.kind, fmt_num(cos ? cos->value : std::nullopt), worst, norm_text,
+                       fmt_num(rel ? rel->value : std::nullopt), colored(verdict_name(v.verdict), v.verdict, options.color));
+    if (v.verdict != Verdict::kPass && !v.message.empty()) {
+      out += fmt::format("         -> {}\n", v.message);
+    }
+  }
+
+  for (size_t i : order) {
+    const CheckResult& c = run.checks[i];
+    if (c.identity.kind != "logits" && !options.all_positions) continue;
+    if (c.rows.size() <= 1 && c.position_axis < 0) continue;
+    const CheckVerdict& v = ev.checks[i];
+    const bool logits = c.identity.kind == "logits";
+    out += fmt::format("\n  {} per position:\n", c.identity.id());
+    if (logits) {
+      out += fmt::format("  {:>5}  {:>9} {:>8} {:>5} {:>6} {:>10}  {}\n", "pos", "cosine", "norm",
+                         "top1", fmt::format("top{}", run.options.topk), "kl", "verdict");
+    } else {
+      out += fmt::format("  {:>5}  {:>9} {:>8} {:>9}  {}\n", "pos", "cosine", "norm", "rel_l2",
+                         "verdict");
+    }
+    for (size_t r = 0; r < c.rows.size(); ++r) {
+      const RowResult& row = c.rows[r];
+      const std::string pos = row.position >= 0 ? std::to_string(row.position) : "-";
+      const Verdict rv = v.rows[r].verdict;
+      if (logits) {
+        const auto& t1 = row.value(Metric::kTop1);
+        out += fmt::format("  {:>5}  {:>9} {:>8} {:>5} {:>6} {:>10}  {}\n", pos,
+                           fmt_num(row.value(Metric::kCosine)), fmt_num(row.value(Metric::kNormRatio), 4),
+                           t1 ? (*t1 >= 1.0 ? "yes" : (*t1 <= 0.0 ? "no" : fmt_num(t1, 2))) : "-",
+                           fmt_num(row.value(Metric::kTopkOverlap), 2), fmt_num(row.value(Metric::kKl), 6),
+                           colored(verdict_name(rv), rv, options.color));
+      } else {
+        out += fmt::format("  {:>5}  {:>9} {:>8} {:>9}  {}\n", pos,
+                           fmt_num(row.value(Metric::kCosine)), fmt_num(row.value(Metric::kNormRatio), 4),
+                           fmt_num(row.value(Metric::kRelL2)), colored(verdict_name(rv), rv, options.color));
+      }
+    }
+  }
+
+  // Trend over layered checks: where does the minimum cosine start to drop?
+  std::vector<size_t> layered;
+  for (size_t i : order) {
+    if (run.checks[i].identity.layer) layered.push_back(i);
+  }
+  if (layered.size() >= 2) {
+    std::vector<std::optional<double>> values;
+    double threshold = 1.0;
+    std::optional<size_t> first_below;
+    for (size_t i : layered) {
+      const auto m = report_util::min_cosine(run.checks[i]);
+      const double t = report_util::cosine_threshold(report, i);
+      threshold = std::min(threshold, t);
+      values.push_back(m);
+      if (!first_below && m && *m < t) first_below = i;
+    }
+    const std::string range = fmt::format("layers {}..{}", *run.checks[layered.front()].identity.layer,
+                                          *run.checks[layered.back()].identity.layer);
+    out += fmt::format("\n  trend  min cosine, {}: {}  ", range,
+                       sparkline(values, threshold, options.unicode));
+    if (first_below) {
+      const CheckIdentity& id = run.checks[*first_below].identity;
+      out += fmt::format("first below threshold at layer {} ({})\n", *id.layer, id.id());
+    } else {
+      out += "no layer below threshold\n";
+    }
+  }
+
+  if (!run.reference_only.empty()) {
+    out += fmt::format("\n  not in candidate: {}\n", fmt::join(run.reference_only, ", "));
+  }
+  if (!run.candidate_only.empty()) {
+    out += fmt::format("  not in reference (ignored): {}\n", fmt::join(run.candidate_only, ", "));
+  }
+  out += fmt::format("\n{}: {}\n",
+                     colored(ev.summary.verdict == Verdict::kPass ? "PASS" : "FAIL",
+                             ev.summary.verdict == Verdict::kPass ? Verdict::kPass : Verdict::kFail,
+                             options.color),
+                     ev.summary.message);
+  return out;
+}
+
+}  // namespace sg

@@ -1,0 +1,217 @@
+// golden-validator end to end: compare and regate through the built binary, asserting exit
+// codes (0 pass, 1 gate failed, 2 bad input or usage), the first failure it names, and the
+// report files it writes.
+#include "shardgate/golden.h"
+#include "shardgate/io.h"
+#include "support/json_schema_lite.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace sg {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct CliRun {
+  int code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+CliRun golden(const std::string& args) {
+  const std::string cmd = std::string(SG_BINARY_DIR "/validators/golden-validator ") + args + " 2>&1";
+  CliRun r;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.output.append(buf, n);
+  const int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+const std::string kData = SG_TEST_DATA_DIR "/golden/";
+
+std::string dump(const std::string& name) { return kData + name; }
+
+class GoldenCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("sg_golden_cli_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string out(const std::string& name) const { return (dir_ / name).string(); }
+  fs::path dir_;
+};
+
+TEST_F(GoldenCli, ComparePassesOnACloseCandidate) {
+  const CliRun r = golden("compare --no-color --candidate " + dump("cand_pass") + " --reference " +
+                       dump("ref") + " --json " + out("r.json"));
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("PASS"), std::string::npos);
+  auto text = read_file(out("r.json"));
+  ASSERT_TRUE(text.is_ok());
+  auto schema = read_file(SG_SOURCE_DIR "/reports/schema/golden-report.schema.json");
+  ASSERT_TRUE(schema.is_ok());
+  EXPECT_EQ(testing::json_schema_violations(*schema, *text), std::vector<std::string>{});
+}
+
+TEST_F(GoldenCli, CompareFailsAndNamesTheFirstFailingLayerAndPosition) {
+  const CliRun r = golden("compare --no-color --candidate " + dump("cand_fail") + " --reference " +
+                       dump("ref") + " --json " + out("r.json") + " --junit " + out("r.xml") +
+                       " --markdown " + out("r.md") + " --html " + out("r.html"));
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("first failure: hidden.2 (layer 2) at position 5"), std::string::npos)
+      << r.output;
+  for (const char* f : {"r.json", "r.xml", "r.md", "r.html"}) {
+    EXPECT_TRUE(fs::exists(out(f))) << f;
+  }
+  auto html = read_file(out("r.html"));
+  ASSERT_TRUE(html.is_ok());
+  EXPECT_NE(html->find("<rect class=\"cell\" data-check=\"hidden.2\" data-position=\"5\""),
+            std::string::npos);
+  const auto j = nlohmann::json::parse(*read_file(out("r.json")));
+  EXPECT_EQ(j["summary"]["first_failure"]["checkpoint"], "hidden.2");
+  EXPECT_EQ(j["summary"]["first_failure"]["position"], 5);
+}
+
+TEST_F(GoldenCli, QuietPrintsOnlyTheVerdictLine) {
+  const CliRun r = golden("compare -q --candidate " + dump("cand_fail") + " --reference " + dump("ref"));
+  EXPECT_EQ(r.code, 1);
+  EXPECT_EQ(r.output.rfind("FAIL: ", 0), 0u) << r.output;
+  EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1);
+}
+
+TEST_F(GoldenCli, NanFailsTheGate) {
+  const CliRun r = golden("compare --no-color --candidate " + dump("cand_nan") + " --reference " + dump("ref"));
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("flat index 55 (position 3)"), std::string::npos) << r.output;
+}
+
+TEST_F(GoldenCli, InputErrorsExitTwo) {
+  for (const char* c : {"cand_shape", "cand_dtype", "cand_prompt", "does_not_exist"}) {
+    const CliRun r = golden("compare --candidate " + dump(c) + " --reference " + dump("ref"));
+    EXPECT_EQ(r.code, 2) << c << ": " << r.output;
+  }
+  const CliRun shape = golden("compare --candidate " + dump("cand_shape") + " --reference " + dump("ref"));
+  EXPECT_NE(shape.output.find("hidden.0"), std::string::npos);
+  EXPECT_NE(shape.output.find("[1, 8, 8]"), std::string::npos);
+}
+
+TEST_F(GoldenCli, UsageErrorsExitTwo) {
+  EXPECT_EQ(golden("").code, 2);
+  EXPECT_EQ(golden("compare --reference " + dump("ref")).code, 2);  // --candidate missing
+  EXPECT_EQ(golden("frobnicate").code, 2);
+  EXPECT_EQ(golden("compare --candidate " + dump("cand_pass") + " --reference " + dump("ref") +
+                   " --percentile 60").code, 2);
+  EXPECT_EQ(golden("compare --candidate " + dump("cand_pass") + " --reference " + dump("ref") +
+                   " --min-cosine abc").code, 2);
+  EXPECT_EQ(golden("compare --candidate " + dump("cand_pass") + " --reference " + dump("ref") +
+                   " --gate " + dump("expected.json")).code, 2);  // not a policy
+  EXPECT_EQ(golden("--help").code, 0);
+  EXPECT_EQ(golden("compare --help").code, 0);
+}
+
+TEST_F(GoldenCli, NothingComparedIsNotAPass) {
+  auto w = GoldenDumpWriter::create(out("other"), "m", "fp32", {});
+  ASSERT_TRUE(w.is_ok());
+  GoldenEntry e;
+  e.name = "unrelated";
+  e.kind = "hidden";
+  const std::vector<float> v = {1, 2};
+  ASSERT_TRUE(w->add(e, Tensor::from_f32({2}, v)).is_ok());
+  ASSERT_TRUE(w->finish().is_ok());
+  const CliRun r = golden("compare --candidate " + out("other") + " --reference " + dump("ref"));
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("nothing to compare"), std::string::npos) << r.output;
+}
+
+TEST_F(GoldenCli, ThresholdOptionsAndOverrides) {
+  const std::string base = "compare -q --candidate " + dump("cand_fail") + " --reference " + dump("ref");
+  // Loosened defaults let everything pass.
+  EXPECT_EQ(golden(base + " --min-cosine 0.6 --norm-ratio 0.5,2").code, 0);
+  // Per-checkpoint overrides (NAME:VALUE) for just the two bad layers.
+  EXPECT_EQ(golden(base + " --min-cosine hidden.2:0.6 hidden.3:0.9 --norm-ratio hidden.2:0.5,2").code, 0);
+  // Overriding only one of them is not enough.
+  EXPECT_EQ(golden(base + " --min-cosine hidden.2:0.6 --norm-ratio hidden.2:0.5,2").code, 1);
+  // A stricter policy file on a passing candidate still passes (top-1 agrees everywhere).
+  EXPECT_EQ(golden("compare -q --candidate " + dump("cand_pass") + " --reference " + dump("ref") +
+                   " --gate " SG_SOURCE_DIR "/gates/fidelity.json").code, 0);
+}
+
+TEST_F(GoldenCli, StrictFailsWhenTheCandidateLacksReferenceTensors) {
+  // A candidate holding only hidden.0 (e.g. a device capture of one layer).
+  auto src = open_golden_source(dump("cand_pass"));
+  ASSERT_TRUE(src.is_ok());
+  auto t = (*src)->load("hidden.0");
+  ASSERT_TRUE(t.is_ok());
+  auto w = GoldenDumpWriter::create(out("partial"), "m", "fp16", {});
+  ASSERT_TRUE(w.is_ok());
+  ASSERT_TRUE(w->add(*(*src)->find("hidden.0"), *t).is_ok());
+  ASSERT_TRUE(w->finish().is_ok());
+  const std::string base = "compare --no-color --candidate " + out("partial") + " --reference " + dump("ref");
+  const CliRun lax = golden(base);
+  EXPECT_EQ(lax.code, 0) << lax.output;
+  EXPECT_NE(lax.output.find("not in candidate: input_ids, embed, hidden.1"), std::string::npos) << lax.output;
+  const CliRun strict = golden(base + " --strict");
+  EXPECT_EQ(strict.code, 1) << strict.output;
+  EXPECT_NE(strict.output.find("--strict"), std::string::npos) << strict.output;
+}
+
+TEST_F(GoldenCli, TopkOnTheCommandLineWinsAndIsRecorded) {
+  const CliRun r = golden("compare -q --candidate " + dump("cand_pass") + " --reference " + dump("ref") +
+                          " --gate " SG_SOURCE_DIR "/gates/fidelity.json --topk 3 --json " + out("r.json"));
+  EXPECT_EQ(r.code, 0) << r.output;
+  const auto j = nlohmann::json::parse(*read_file(out("r.json")));
+  EXPECT_EQ(j["options"]["topk"], 3);
+  EXPECT_EQ(j["policy"]["definition"]["topk"], 3);
+}
+
+TEST_F(GoldenCli, SafetensorsCandidate) {
+  const CliRun r = golden("compare -q --candidate " + dump("cand_pass.safetensors") + " --reference " + dump("ref"));
+  EXPECT_EQ(r.code, 0) << r.output;
+}
+
+TEST_F(GoldenCli, RegateRecomputesVerdictsFromTheSavedReport) {
+  ASSERT_EQ(golden("compare -q --candidate " + dump("cand_fail") + " --reference " + dump("ref") +
+                   " --json " + out("r.json")).code, 1);
+  // Same thresholds: same verdict.
+  EXPECT_EQ(golden("regate -q " + out("r.json")).code, 1);
+  // New thresholds, applied to the stored per-row values.
+  const CliRun loose = golden("regate --no-color " + out("r.json") + " --min-cosine 0.6 --norm-ratio 0.5,2 --json " + out("r2.json"));
+  EXPECT_EQ(loose.code, 0) << loose.output;
+  auto text = read_file(out("r2.json"));
+  ASSERT_TRUE(text.is_ok());
+  const auto j = nlohmann::json::parse(*text);
+  EXPECT_EQ(j["summary"]["verdict"], "pass");
+  bool has_report_input = false;
+  for (const auto& in : j["inputs"]) has_report_input = has_report_input || in["role"] == "report";
+  EXPECT_TRUE(has_report_input);
+  // And back to the policy file: fails again.
+  EXPECT_EQ(golden("regate -q " + out("r2.json") + " --gate " SG_SOURCE_DIR "/gates/fidelity.json").code, 1);
+  // A policy asking for another top-k than the report measured cannot be applied.
+  {
+    std::ofstream(out("k3.json")) << R"({"schema": "shardgate/fidelity-gate@1", "topk": 3,
+        "defaults": {"min_cosine": {"value": 0.5, "reason": "test"}}})";
+  }
+  const CliRun k3 = golden("regate " + out("r.json") + " --gate " + out("k3.json"));
+  EXPECT_EQ(k3.code, 2) << k3.output;
+  EXPECT_NE(k3.output.find("k = 3"), std::string::npos) << k3.output;
+  // Not a report / no file: input errors.
+  EXPECT_EQ(golden("regate " + dump("expected.json")).code, 2);
+  EXPECT_EQ(golden("regate " + out("missing.json")).code, 2);
+}
+
+}  // namespace
+}  // namespace sg

@@ -1,0 +1,222 @@
+// The comparison engine's rules (product.md): per-position rows, NaN/Inf located by tensor,
+// flat index and position, shape and dtype-class mismatches as input errors, degenerate rows
+// excluded, all-degenerate checks failing, and compare_sources over the test dumps.
+#include "shardgate/fidelity.h"
+#include "shardgate/gate_policy.h"
+#include "shardgate/golden.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+namespace sg {
+namespace {
+
+Tensor f32(const Shape& shape, std::vector<float> v) { return Tensor::from_f32(shape, v); }
+
+CheckIdentity ident(const std::string& name, const std::string& kind = "hidden",
+                    std::optional<int64_t> layer = 0) {
+  CheckIdentity id;
+  id.checkpoint = name;
+  id.kind = kind;
+  id.layer = layer;
+  return id;
+}
+
+Result<GateEvaluation> gate(const CheckResult& c, GatePolicy policy = builtin_gate_policy()) {
+  FidelityRun run;
+  run.checks.push_back(c);
+  return evaluate_gate(run, policy);
+}
+
+TEST(Compare, RowsSplitAlongPositionAxis) {
+  // [1, 3, 2]: position 1 is a scaled copy (cosine 1, norm ratio 2), position 2 orthogonal.
+  const Tensor ref = f32({1, 3, 2}, {1, 0, 0, 1, 1, 1});
+  const Tensor cand = f32({1, 3, 2}, {1, 0, 0, 2, -1, 1});
+  auto c = compare_tensors(ident("hidden.0"), cand, ref, 1, {});
+  ASSERT_TRUE(c.is_ok()) << c.status().to_string();
+  ASSERT_EQ(c->rows.size(), 3u);
+  EXPECT_DOUBLE_EQ(*c->rows[0].value(Metric::kCosine), 1.0);
+  EXPECT_DOUBLE_EQ(*c->rows[1].value(Metric::kCosine), 1.0);
+  EXPECT_DOUBLE_EQ(*c->rows[1].value(Metric::kNormRatio), 2.0);
+  EXPECT_NEAR(*c->rows[2].value(Metric::kCosine), 0.0, 1e-15);
+  EXPECT_FALSE(c->rows[0].value(Metric::kTop1).has_value());  // not logits
+  auto ev = gate(*c);
+  ASSERT_TRUE(ev.is_ok());
+  EXPECT_EQ(ev->summary.verdict, Verdict::kFail);
+  // Position 1 fails the norm ratio although its cosine is perfect: cosine alone is not enough.
+  EXPECT_EQ(ev->checks[0].rows[1].verdict, Verdict::kFail);
+  EXPECT_EQ(ev->checks[0].rows[1].failed, std::vector<Metric>{Metric::kNormRatio});
+  EXPECT_EQ(ev->summary.first_failure_position, 1);
+}
+
+TEST(Compare, NegativePositionAxisAndNoAxis) {
+  const Tensor t = f32({2, 3}, {1, 2, 3, 4, 5, 6});
+  auto last = compare_tensors(ident("x"), t, t, -1, {});
+  ASSERT_TRUE(last.is_ok());
+  EXPECT_EQ(last->position_axis, 1);
+  EXPECT_EQ(last->rows.size(), 3u);
+  auto whole = compare_tensors(ident("x"), t, t, std::nullopt, {});
+  ASSERT_TRUE(whole.is_ok());
+  ASSERT_EQ(whole->rows.size(), 1u);
+  EXPECT_EQ(whole->rows[0].position, -1);
+  auto bad = compare_tensors(ident("x"), t, t, 2, {});
+  EXPECT_EQ(bad.status().code(), ErrorCode::kShape);
+}
+
+TEST(Compare, ShapeMismatchIsAnInputErrorNeverAReshape) {
+  const Tensor a = f32({1, 4}, {1, 2, 3, 4});
+  const Tensor b = f32({4, 1}, {1, 2, 3, 4});  // same element count
+  auto c = compare_tensors(ident("hidden.2"), a, b, 0, {});
+  ASSERT_FALSE(c.is_ok());
+  EXPECT_EQ(c.status().code(), ErrorCode::kShape);
+  EXPECT_EQ(exit_code(c.status().code()), kExitBadInput);
+  EXPECT_NE(c.status().message().find("hidden.2"), std::string::npos);
+  EXPECT_NE(c.status().message().find("[1, 4]"), std::string::npos);
+}
+
+TEST(Compare, DtypeClassMismatchIsAnInputError) {
+  const std::vector<int32_t> iv = {1, 2, 3, 4};
+  const Tensor ints = Tensor::from_i32({1, 4}, iv);
+  const Tensor floats = f32({1, 4}, {1, 2, 3, 4});
+  auto c = compare_tensors(ident("hidden.0"), ints, floats, 1, {});
+  ASSERT_FALSE(c.is_ok());
+  EXPECT_EQ(c.status().code(), ErrorCode::kShape);
+  EXPECT_NE(c.status().message().find("int32"), std::string::npos);
+  // fp16 against fp32 is the same class: allowed.
+  std::vector<uint16_t> h = {0x3c00, 0x4000, 0x4200, 0x4400};  // 1 2 3 4
+  auto ok = compare_tensors(ident("hidden.0"), Tensor::from_f16_bits({1, 4}, h), floats, 1, {});
+  ASSERT_TRUE(ok.is_ok()) << ok.status().to_string();
+  EXPECT_DOUBLE_EQ(*ok->rows[0].value(Metric::kCosine), 1.0);
+}
+
+TEST(Compare, NanFailsNamingTensorIndexAndPosition) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const Tensor ref = f32({1, 3, 2}, {1, 2, 3, 4, 5, 6});
+  const Tensor cand = f32({1, 3, 2}, {1, 2, 3, nan, 5, 6});
+  auto c = compare_tensors(ident("hidden.1"), cand, ref, 1, {});
+  ASSERT_TRUE(c.is_ok());
+  ASSERT_TRUE(c->nonfinite.has_value());
+  EXPECT_EQ(c->nonfinite->tensor, "candidate");
+  EXPECT_EQ(c->nonfinite->flat_index, 3);
+  EXPECT_EQ(c->nonfinite->position, 1);
+  EXPECT_TRUE(c->rows[1].nonfinite);
+  EXPECT_FALSE(c->rows[0].nonfinite);
+  auto ev = gate(*c);
+  ASSERT_TRUE(ev.is_ok());
+  EXPECT_EQ(ev->checks[0].verdict, Verdict::kNonfinite);
+  EXPECT_EQ(ev->summary.verdict, Verdict::kFail);
+  EXPECT_NE(ev->checks[0].message.find("hidden.1"), std::string::npos);
+  EXPECT_NE(ev->checks[0].message.find("flat index 3"), std::string::npos);
+  EXPECT_NE(ev->checks[0].message.find("position 1"), std::string::npos);
+}
+
+TEST(Compare, InfInReferenceFailsToo) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const Tensor ref = f32({2, 2}, {1, 2, 3, -inf});
+  const Tensor cand = f32({2, 2}, {1, 2, 3, 4});
+  auto c = compare_tensors(ident("logits", "logits", std::nullopt), cand, ref, 0, {});
+  ASSERT_TRUE(c.is_ok());
+  ASSERT_TRUE(c->nonfinite.has_value());
+  EXPECT_EQ(c->nonfinite->tensor, "reference");
+  EXPECT_EQ(c->nonfinite->flat_index, 3);
+  EXPECT_TRUE(std::isinf(c->nonfinite->value) && c->nonfinite->value < 0);
+  auto ev = gate(*c);
+  ASSERT_TRUE(ev.is_ok());
+  EXPECT_EQ(ev->summary.verdict, Verdict::kFail);
+}
+
+TEST(Compare, DegenerateRowsAreReportedAndExcluded) {
+  // Position 0 is zero in both (an MoE pack that got no token); position 1 matches well.
+  const Tensor ref = f32({2, 3}, {0, 0, 0, 1, 2, 3});
+  const Tensor cand = f32({2, 3}, {0, 0, 0, 1, 2, 3.01f});
+  auto c = compare_tensors(ident("L0.moe_p1"), cand, ref, 0, {});
+  ASSERT_TRUE(c.is_ok());
+  EXPECT_TRUE(c->rows[0].degenerate);
+  EXPECT_FALSE(c->rows[0].value(Metric::kCosine).has_value());
+  auto ev = gate(*c);
+  ASSERT_TRUE(ev.is_ok());
+  EXPECT_EQ(ev->checks[0].rows[0].verdict, Verdict::kDegenerate);
+  EXPECT_EQ(ev->checks[0].verdict, Verdict::kPass);
+  EXPECT_EQ(ev->summary.degenerate_rows, 1);
+  EXPECT_EQ(ev->summary.verdict, Verdict::kPass);
+}
+
+TEST(Compare, AllRowsDegenerateFailsWithNoEvidence) {
+  const Tensor zero = f32({2, 3}, {0, 0, 0, 0, 0, 0});
+  auto c = compare_tensors(ident("L0.moe_p3"), zero, zero, 0, {});
+  ASSERT_TRUE(c.is_ok());
+  auto ev = gate(*c);
+  ASSERT_TRUE(ev.is_ok());
+  EXPECT_EQ(ev->checks[0].verdict, Verdict::kNoEvidence);
+  EXPECT_EQ(ev->summary.verdict, Verdict::kFail);
+  EXPECT_NE(ev->checks[0].message.find("no evidence"), std::string::npos);
+}
+
+TEST(Compare, OneZeroVectorFailsOnCosineZero) {
+  const Tensor ref = f32({1, 3}, {1, 2, 3});
+  const Tensor cand = f32({1, 3}, {0, 0, 0});
+  auto c = compare_tensors(ident("hidden.0"), cand, ref, 0, {});
+  ASSERT_TRUE(c.is_ok());
+  EXPECT_FALSE(c->rows[0].degenerate);
+  EXPECT_EQ(*c->rows[0].value(Metric::kCosine), 0.0);
+  auto ev = gate(*c);
+  ASSERT_TRUE(ev.is_ok());
+  EXPECT_EQ(ev->summary.verdict, Verdict::kFail);
+}
+
+TEST(Compare, NothingComparedNeverPasses) {
+  FidelityRun empty;
+  auto ev = evaluate_gate(empty, builtin_gate_policy());
+  ASSERT_TRUE(ev.is_ok());
+  EXPECT_EQ(ev->summary.verdict, Verdict::kNoEvidence);
+  EXPECT_EQ(ev->summary.checks, 0);
+}
+
+TEST(Compare, TopkMustBePositive) {
+  const Tensor t = f32({1, 3}, {1, 2, 3});
+  MetricOptions o;
+  o.topk = 0;
+  EXPECT_EQ(compare_tensors(ident("logits", "logits"), t, t, 0, o).status().code(), ErrorCode::kUsage);
+}
+
+TEST(Compare, LabelsArePartOfTheIdentity) {
+  CheckIdentity id = ident("out");
+  id.labels = {{"seed", "3"}, {"mode", "tf"}};
+  EXPECT_EQ(id.id(), "out[seed=3,mode=tf]");
+}
+
+TEST(CompareSources, TestDumpsMatchByName) {
+  auto ref = open_golden_source(SG_TEST_DATA_DIR "/golden/ref");
+  auto cand = open_golden_source(SG_TEST_DATA_DIR "/golden/cand_fail");
+  ASSERT_TRUE(ref.is_ok()) << ref.status().to_string();
+  ASSERT_TRUE(cand.is_ok()) << cand.status().to_string();
+  auto run = compare_sources(**cand, **ref, {});
+  ASSERT_TRUE(run.is_ok()) << run.status().to_string();
+  EXPECT_EQ(run->checks.size(), 6u);  // input_ids is checked for equality, not scored
+  ASSERT_EQ(run->inputs.size(), 2u);
+  EXPECT_EQ(run->inputs[0].role, "candidate");
+  EXPECT_EQ(run->inputs[0].sha256.size(), 64u);
+  auto ev = evaluate_gate(*run, builtin_gate_policy());
+  ASSERT_TRUE(ev.is_ok());
+  ASSERT_TRUE(ev->summary.first_failure_check.has_value());
+  const CheckIdentity& id = run->checks[*ev->summary.first_failure_check].identity;
+  // tests/data/golden/expected.json: numpy finds the first failure at hidden.2, position 5.
+  EXPECT_EQ(id.checkpoint, "hidden.2");
+  EXPECT_EQ(id.layer, 2);
+  EXPECT_EQ(ev->summary.first_failure_position, 5);
+}
+
+TEST(CompareSources, DifferentPromptIsAnInputError) {
+  auto ref = open_golden_source(SG_TEST_DATA_DIR "/golden/ref");
+  auto cand = open_golden_source(SG_TEST_DATA_DIR "/golden/cand_prompt");
+  ASSERT_TRUE(ref.is_ok() && cand.is_ok());
+  auto run = compare_sources(**cand, **ref, {});
+  ASSERT_FALSE(run.is_ok());
+  EXPECT_EQ(run.status().code(), ErrorCode::kShape);
+  EXPECT_NE(run.status().message().find("input_ids"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace sg

@@ -1,0 +1,212 @@
+// Golden reports: the JSON validates against reports/schema/golden-report.schema.json, carries
+// the numpy-expected per-position values, round-trips through parse (regate), and the HTML,
+// JUnit, Markdown and table renderings show what they promise.
+#include "shardgate/golden.h"
+#include "shardgate/golden_report.h"
+#include "shardgate/io.h"
+#include "support/json_schema_lite.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <regex>
+
+namespace sg {
+namespace {
+
+using Json = nlohmann::json;
+
+GoldenReport report_for(const std::string& candidate, GatePolicy policy = builtin_gate_policy()) {
+  auto ref = open_golden_source(SG_TEST_DATA_DIR "/golden/ref");
+  auto cand = open_golden_source(SG_TEST_DATA_DIR "/golden/" + candidate);
+  EXPECT_TRUE(ref.is_ok() && cand.is_ok());
+  auto run = compare_sources(**cand, **ref, {});
+  EXPECT_TRUE(run.is_ok()) << run.status().to_string();
+  auto report = make_golden_report(std::move(*run), std::move(policy), false, "test");
+  EXPECT_TRUE(report.is_ok()) << report.status().to_string();
+  return std::move(*report);
+}
+
+std::string schema() {
+  auto s = read_file(SG_SOURCE_DIR "/reports/schema/golden-report.schema.json");
+  EXPECT_TRUE(s.is_ok());
+  return s.is_ok() ? *s : std::string();
+}
+
+Json expected() {
+  auto s = read_file(SG_TEST_DATA_DIR "/golden/expected.json");
+  EXPECT_TRUE(s.is_ok());
+  return Json::parse(*s);
+}
+
+size_t count(const std::string& text, const std::string& needle) {
+  size_t n = 0;
+  for (size_t pos = text.find(needle); pos != std::string::npos; pos = text.find(needle, pos + 1)) ++n;
+  return n;
+}
+
+TEST(GoldenReport, JsonFollowsTheSchemaAndHoldsNumpyValues) {
+  const GoldenReport report = report_for("cand_fail");
+  const std::string text = golden_report_json(report);
+  EXPECT_EQ(testing::json_schema_violations(schema(), text), std::vector<std::string>{});
+  const Json j = Json::parse(text);
+  EXPECT_EQ(j["schema_version"], "shardgate/golden-report@1");
+  EXPECT_EQ(j["summary"]["verdict"], "fail");
+  const Json e = expected();
+  EXPECT_EQ(j["summary"]["first_failure"]["checkpoint"], e["cand_fail_first_failure"]["checkpoint"]);
+  EXPECT_EQ(j["summary"]["first_failure"]["layer"], e["cand_fail_first_failure"]["layer"]);
+  EXPECT_EQ(j["summary"]["first_failure"]["position"], e["cand_fail_first_failure"]["position"]);
+  // Every per-position cosine and norm ratio equals numpy's (float64 on the same fp16 values).
+  size_t compared = 0;
+  for (const Json& check : j["checks"]) {
+    const Json& want = e["cand_fail"][check["checkpoint"].get<std::string>()];
+    ASSERT_EQ(check["rows"].size(), want["cosine"].size());
+    for (size_t p = 0; p < check["rows"].size(); ++p) {
+      EXPECT_NEAR(check["rows"][p]["values"]["cosine"].get<double>(), want["cosine"][p].get<double>(), 1e-12);
+      EXPECT_NEAR(check["rows"][p]["values"]["norm_ratio"].get<double>(),
+                  want["norm_ratio"][p].get<double>(), 1e-12);
+      ++compared;
+    }
+  }
+  EXPECT_EQ(compared, 6u * 8u);
+  // Every gated metric carries its threshold, reason and verdict.
+  for (const Json& m : j["checks"][0]["metrics"]) {
+    if (m["metric"] == "cosine") {
+      EXPECT_EQ(m["threshold"], 0.97);
+      EXPECT_FALSE(m["reason"].get<std::string>().empty());
+      EXPECT_EQ(m["verdict"], "pass");
+    }
+  }
+}
+
+TEST(GoldenReport, SchemaCheckerCatchesMissingFields) {
+  Json j = Json::parse(golden_report_json(report_for("cand_pass")));
+  j["checks"][0].erase("rows");
+  j["summary"].erase("verdict");
+  const auto v = testing::json_schema_violations(schema(), j.dump());
+  EXPECT_EQ(v.size(), 2u);
+}
+
+TEST(GoldenReport, RegateRoundTripRecomputesTheSameVerdicts) {
+  const GoldenReport report = report_for("cand_fail");
+  const std::string text = golden_report_json(report);
+  auto parsed = parse_golden_report_json(text, "r.json");
+  ASSERT_TRUE(parsed.is_ok()) << parsed.status().to_string();
+  ASSERT_EQ(parsed->run.checks.size(), report.run.checks.size());
+  EXPECT_EQ(parsed->evaluation.summary.verdict, Verdict::kFail);
+  EXPECT_EQ(parsed->evaluation.summary.first_failure_check, report.evaluation.summary.first_failure_check);
+  // Writing the parsed report again gives the same document (values survive exactly).
+  auto again = regate_report(*parsed, parsed->policy, false);
+  ASSERT_TRUE(again.is_ok());
+  again->tool_version = report.tool_version;
+  Json a = Json::parse(text), b = Json::parse(golden_report_json(*again));
+  EXPECT_EQ(a["checks"], b["checks"]);
+  EXPECT_EQ(a["summary"], b["summary"]);
+
+  // Looser thresholds: hidden.2 position 5 (0.646) and hidden.3 (0.916) pass at 0.6 with a wide
+  // norm ratio range.
+  GatePolicy loose = parsed->policy;
+  loose.defaults.at(Metric::kCosine)->bound = 0.6;
+  loose.defaults.at(Metric::kNormRatio)->upper = 2.0;
+  auto passed = regate_report(*parsed, loose, false);
+  ASSERT_TRUE(passed.is_ok());
+  EXPECT_EQ(passed->evaluation.summary.verdict, Verdict::kPass);
+  EXPECT_EQ(report_exit_code(*passed), kExitPass);
+  EXPECT_EQ(report_exit_code(*parsed), kExitGateFailed);
+}
+
+TEST(GoldenReport, NonFiniteValuesRoundTripAsStrings) {
+  // Identical tensors: SNR is +inf on every row.
+  auto ref = open_golden_source(SG_TEST_DATA_DIR "/golden/ref");
+  ASSERT_TRUE(ref.is_ok());
+  auto run = compare_sources(**ref, **ref, {});
+  ASSERT_TRUE(run.is_ok());
+  auto report = make_golden_report(std::move(*run), builtin_gate_policy(), false, "test");
+  ASSERT_TRUE(report.is_ok());
+  const std::string text = golden_report_json(*report);
+  EXPECT_NE(text.find("\"snr_db\": \"inf\""), std::string::npos);
+  EXPECT_EQ(testing::json_schema_violations(schema(), text), std::vector<std::string>{});
+  auto parsed = parse_golden_report_json(text, "r.json");
+  ASSERT_TRUE(parsed.is_ok()) << parsed.status().to_string();
+  const auto& snr = parsed->run.checks[0].rows[0].value(Metric::kSnrDb);
+  ASSERT_TRUE(snr.has_value());
+  EXPECT_TRUE(std::isinf(*snr) && *snr > 0);
+  EXPECT_EQ(parsed->evaluation.summary.verdict, Verdict::kPass);
+}
+
+TEST(GoldenReport, NanCheckIsReportedWithItsLocation) {
+  const GoldenReport report = report_for("cand_nan");
+  const Json j = Json::parse(golden_report_json(report));
+  EXPECT_EQ(testing::json_schema_violations(schema(), j.dump()), std::vector<std::string>{});
+  const Json e = expected()["cand_nan"];
+  bool seen = false;
+  for (const Json& c : j["checks"]) {
+    if (c["checkpoint"] != e["checkpoint"]) continue;
+    seen = true;
+    EXPECT_EQ(c["verdict"], "nonfinite");
+    EXPECT_EQ(c["nonfinite"]["tensor"], e["tensor"]);
+    EXPECT_EQ(c["nonfinite"]["flat_index"], e["flat_index"]);
+    EXPECT_EQ(c["nonfinite"]["position"], e["position"]);
+    EXPECT_EQ(c["nonfinite"]["value"], "nan");
+  }
+  EXPECT_TRUE(seen);
+  auto parsed = parse_golden_report_json(j.dump(), "r.json");
+  ASSERT_TRUE(parsed.is_ok()) << parsed.status().to_string();
+  EXPECT_EQ(parsed->evaluation.summary.verdict, Verdict::kFail);
+}
+
+TEST(GoldenReport, ParseRefusesForeignOrBrokenReports) {
+  EXPECT_EQ(parse_golden_report_json("{\"schema_version\": \"other\"}", "r.json").status().code(),
+            ErrorCode::kFormat);
+  Json j = Json::parse(golden_report_json(report_for("cand_pass")));
+  j["checks"][0]["rows"][0]["values"]["cosinus"] = 1.0;
+  auto r = parse_golden_report_json(j.dump(), "r.json");
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_NE(r.status().message().find("checks[0].rows[0]"), std::string::npos) << r.status().message();
+  EXPECT_NE(r.status().message().find("cosinus"), std::string::npos);
+}
+
+TEST(GoldenReport, HtmlHasAHeatMapCellPerRowAndALineChart) {
+  const GoldenReport report = report_for("cand_fail");
+  const std::string html = golden_report_html(report);
+  EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
+  EXPECT_EQ(count(html, "<rect class=\"cell\""), 6u * 8u);
+  EXPECT_NE(html.find("data-check=\"hidden.2\" data-position=\"5\""), std::string::npos);
+  EXPECT_NE(html.find("<svg class=\"linechart\""), std::string::npos);
+  EXPECT_NE(html.find("<polyline class=\"series\""), std::string::npos);
+  // The failing cell is drawn red-ish (R=0xe6), a passing one green (R=0x3c).
+  const std::regex failing(R"(data-check="hidden\.2" data-position="5"[^>]*fill="#e6)");
+  EXPECT_TRUE(std::regex_search(html, failing));
+  const std::regex passing(R"(data-check="hidden\.0" data-position="0"[^>]*fill="#3c)");
+  EXPECT_TRUE(std::regex_search(html, passing));
+  // Self-contained: no external resources.
+  EXPECT_EQ(html.find("src=\"http"), std::string::npos);
+  EXPECT_EQ(html.find("<script"), std::string::npos);
+}
+
+TEST(GoldenReport, JunitMarkdownAndTable) {
+  const GoldenReport report = report_for("cand_fail");
+  const std::string junit = golden_report_junit(report);
+  EXPECT_EQ(count(junit, "<testcase "), 6u);
+  EXPECT_EQ(count(junit, "<failure "), 2u);
+  EXPECT_NE(junit.find("tests=\"6\" failures=\"2\""), std::string::npos);
+  const std::string md = golden_report_markdown(report);
+  EXPECT_NE(md.find("FAIL"), std::string::npos);
+  EXPECT_NE(md.find("| 2 | hidden.2 |"), std::string::npos);
+  TableOptions opt;
+  opt.unicode = false;
+  const std::string table = golden_report_table(report, opt);
+  EXPECT_NE(table.find("first below threshold at layer 2"), std::string::npos);
+  EXPECT_NE(table.find("logits per position"), std::string::npos);
+  EXPECT_NE(table.find("first failure: hidden.2 (layer 2) at position 5"), std::string::npos);
+}
+
+TEST(GoldenReport, WriteIsAtomicAndNamesThePathOnError) {
+  const std::string bad = "/nonexistent-dir-sg/report.json";
+  Status s = write_report_file(bad, "{}");
+  ASSERT_FALSE(s.is_ok());
+  EXPECT_NE(s.message().find(bad), std::string::npos);
+}
+
+}  // namespace
+}  // namespace sg

@@ -1,0 +1,126 @@
+// The small JSON Schema checker used by report tests (json_schema_lite.h).
+#include "support/json_schema_lite.h"
+
+#include <nlohmann/json.hpp>
+
+#include <regex>
+
+namespace sg::testing {
+namespace {
+
+using Json = nlohmann::json;
+
+bool has_type(const Json& v, const std::string& type) {
+  if (type == "object") return v.is_object();
+  if (type == "array") return v.is_array();
+  if (type == "string") return v.is_string();
+  if (type == "integer") return v.is_number_integer();
+  if (type == "number") return v.is_number();
+  if (type == "boolean") return v.is_boolean();
+  if (type == "null") return v.is_null();
+  return false;
+}
+
+class Checker {
+ public:
+  explicit Checker(const Json& root) : root_(root) {}
+
+  void check(const Json& schema, const Json& v, const std::string& at, std::vector<std::string>& out) {
+    if (!schema.is_object()) return;
+    if (auto ref = schema.find("$ref"); ref != schema.end()) {
+      const std::string r = ref->get<std::string>();
+      const std::string prefix = "#/$defs/";
+      if (r.rfind(prefix, 0) != 0 || !root_["$defs"].contains(r.substr(prefix.size()))) {
+        out.push_back(at + ": unresolvable $ref " + r);
+        return;
+      }
+      check(root_["$defs"][r.substr(prefix.size())], v, at, out);
+    }
+    if (auto t = schema.find("type"); t != schema.end()) {
+      bool ok = false;
+      if (t->is_string()) ok = has_type(v, t->get<std::string>());
+      for (const auto& x : t->is_array() ? *t : Json::array()) ok = ok || has_type(v, x.get<std::string>());
+      if (!ok) {
+        out.push_back(at + ": expected type " + t->dump() + ", got " + v.type_name());
+        return;
+      }
+    }
+    if (auto c = schema.find("const"); c != schema.end() && *c != v) {
+      out.push_back(at + ": expected " + c->dump() + ", got " + v.dump());
+    }
+    if (auto e = schema.find("enum"); e != schema.end()) {
+      bool found = false;
+      for (const auto& x : *e) found = found || x == v;
+      if (!found) out.push_back(at + ": " + v.dump() + " not in " + e->dump());
+    }
+    if (auto one = schema.find("oneOf"); one != schema.end()) {
+      int passing = 0;
+      for (const auto& s : *one) {
+        std::vector<std::string> tmp;
+        check(s, v, at, tmp);
+        passing += tmp.empty() ? 1 : 0;
+      }
+      if (passing != 1) out.push_back(at + ": matches " + std::to_string(passing) + " of oneOf");
+    }
+    if (v.is_number()) {
+      if (auto m = schema.find("minimum"); m != schema.end() && v.get<double>() < m->get<double>()) {
+        out.push_back(at + ": below minimum " + m->dump());
+      }
+    }
+    if (v.is_string()) {
+      const std::string s = v.get<std::string>();
+      if (auto m = schema.find("minLength"); m != schema.end() && s.size() < m->get<size_t>()) {
+        out.push_back(at + ": shorter than " + m->dump());
+      }
+      if (auto p = schema.find("pattern"); p != schema.end() &&
+                                           !std::regex_search(s, std::regex(p->get<std::string>()))) {
+        out.push_back(at + ": '" + s + "' does not match " + p->get<std::string>());
+      }
+    }
+    if (v.is_object()) {
+      if (auto req = schema.find("required"); req != schema.end()) {
+        for (const auto& k : *req) {
+          if (!v.contains(k.get<std::string>())) out.push_back(at + ": missing required '" + k.get<std::string>() + "'");
+        }
+      }
+      const Json* props = schema.contains("properties") ? &schema["properties"] : nullptr;
+      for (auto it = v.begin(); it != v.end(); ++it) {
+        if (props && props->contains(it.key())) {
+          check((*props)[it.key()], *it, at + "." + it.key(), out);
+        } else if (auto ap = schema.find("additionalProperties"); ap != schema.end()) {
+          if (ap->is_boolean() && !ap->get<bool>()) {
+            out.push_back(at + ": unexpected key '" + it.key() + "'");
+          } else if (ap->is_object()) {
+            check(*ap, *it, at + "." + it.key(), out);
+          }
+        }
+      }
+    }
+    if (v.is_array()) {
+      if (auto items = schema.find("items"); items != schema.end()) {
+        for (size_t i = 0; i < v.size(); ++i) check(*items, v[i], at + "[" + std::to_string(i) + "]", out);
+      }
+      if (auto mi = schema.find("minItems"); mi != schema.end() && v.size() < mi->get<size_t>()) {
+        out.push_back(at + ": fewer items than " + mi->dump());
+      }
+    }
+  }
+
+ private:
+  const Json& root_;
+};
+
+}  // namespace
+
+std::vector<std::string> json_schema_violations(const std::string& schema_text,
+                                                const std::string& document_text) {
+  std::vector<std::string> out;
+  const Json schema = Json::parse(schema_text, nullptr, false);
+  const Json doc = Json::parse(document_text, nullptr, false);
+  if (schema.is_discarded()) return {"schema: invalid JSON"};
+  if (doc.is_discarded()) return {"document: invalid JSON"};
+  Checker(schema).check(schema, doc, "$", out);
+  return out;
+}
+
+}  // namespace sg::testing

@@ -1,0 +1,206 @@
+// golden-validator's own argument groups and the report emission every subcommand shares
+// (golden_args.h).
+#include "common/golden_args.h"
+
+#include "shardgate/io.h"
+
+#include <CLI/CLI.hpp>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+
+namespace sg::cli {
+namespace {
+
+struct ThresholdOption {
+  const char* flag;
+  Metric metric;
+  std::vector<std::string> ThresholdArgs::*field;
+  const char* help;
+};
+
+const ThresholdOption kThresholdOptions[] = {
+    {"--min-cosine", Metric::kCosine, &ThresholdArgs::min_cosine,
+     "Minimum cosine: VALUE sets the default, NAME:VALUE overrides checkpoints matching NAME (glob)"},
+    {"--norm-ratio", Metric::kNormRatio, &ThresholdArgs::norm_ratio,
+     "Allowed |candidate|/|reference| range: LO,HI or NAME:LO,HI ('none' switches it off)"},
+    {"--max-rel-l2", Metric::kRelL2, &ThresholdArgs::max_rel_l2, "Maximum relative L2 error"},
+    {"--max-abs", Metric::kMaxAbs, &ThresholdArgs::max_abs, "Maximum absolute error"},
+    {"--min-snr-db", Metric::kSnrDb, &ThresholdArgs::min_snr_db, "Minimum SNR in dB"},
+    {"--min-top1", Metric::kTop1, &ThresholdArgs::min_top1,
+     "Minimum share of logits positions whose argmax agrees (1 = every position)"},
+    {"--min-topk-overlap", Metric::kTopkOverlap, &ThresholdArgs::min_topk_overlap,
+     "Minimum top-k overlap of logits"},
+    {"--max-kl", Metric::kKl, &ThresholdArgs::max_kl,
+     "Maximum KL(softmax(reference) || softmax(candidate)) per logits position, in nats"},
+};
+
+Result<double> parse_double(const std::string& text, const std::string& flag) {
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  SG_CHECK(!text.empty() && end && *end == '\0' && std::isfinite(v), ErrorCode::kUsage,
+           "{} {}: expected a finite number", flag, text);
+  return v;
+}
+
+// VALUE (or LO,HI for the norm ratio; "none" switches the gate off) into a Threshold.
+Result<Threshold> parse_threshold(Metric m, const std::string& value, const std::string& flag,
+                                  const std::string& whole) {
+  Threshold t;
+  t.origin = flag;
+  t.reason = "command line: " + flag + " " + whole;
+  if (value == "none") return t;
+  if (m == Metric::kNormRatio) {
+    const size_t comma = value.find(',');
+    SG_CHECK(comma != std::string::npos, ErrorCode::kUsage, "{} {}: expected LO,HI", flag, whole);
+    SG_ASSIGN_OR_RETURN(double lo, parse_double(value.substr(0, comma), flag));
+    SG_ASSIGN_OR_RETURN(double hi, parse_double(value.substr(comma + 1), flag));
+    SG_CHECK(lo >= 0 && lo <= hi, ErrorCode::kUsage, "{} {}: expected 0 <= LO <= HI", flag, whole);
+    t.bound = lo;
+    t.upper = hi;
+    return t;
+  }
+  SG_ASSIGN_OR_RETURN(double v, parse_double(value, flag));
+  t.bound = v;
+  return t;
+}
+
+bool use_color() {
+  if (std::getenv("NO_COLOR") != nullptr) return false;
+  return isatty(fileno(stdout)) != 0;
+}
+
+}  // namespace
+
+void ThresholdArgs::add_to(CLI::App& app) {
+  for (const ThresholdOption& o : kThresholdOptions) {
+    app.add_option(o.flag, this->*(o.field), o.help)
+        ->option_text("[NAME:]VALUE ...")
+        ->expected(1, 1 << 20)
+        ->group("Thresholds");
+  }
+  app.add_option("--percentile", percentile,
+                 "Gate on percentile pN of each metric over positions instead of the minimum "
+                 "(N in [0, 50): 'p5' or '5'; 'min' = the minimum)")
+      ->option_text("N")
+      ->group("Thresholds");
+}
+
+bool ThresholdArgs::any() const {
+  for (const ThresholdOption& o : kThresholdOptions) {
+    if (!(this->*(o.field)).empty()) return true;
+  }
+  return !percentile.empty();
+}
+
+Status ThresholdArgs::apply(GatePolicy& policy) const {
+  for (const ThresholdOption& o : kThresholdOptions) {
+    for (const std::string& arg : this->*(o.field)) {
+      // NAME:VALUE splits at the last ':' so checkpoint globs keep their own characters.
+      const size_t colon = arg.rfind(':');
+      if (colon == std::string::npos) {
+        SG_ASSIGN_OR_RETURN(Threshold t, parse_threshold(o.metric, arg, o.flag, arg));
+        if (t.bound) {
+          policy.defaults.at(o.metric) = t;
+        } else {
+          policy.defaults.at(o.metric).reset();
+        }
+        continue;
+      }
+      const std::string name = arg.substr(0, colon);
+      SG_CHECK(!name.empty(), ErrorCode::kUsage, "{} {}: empty checkpoint name before ':'", o.flag, arg);
+      SG_ASSIGN_OR_RETURN(Threshold t, parse_threshold(o.metric, arg.substr(colon + 1), o.flag, arg));
+      GateOverride ov;
+      ov.match.checkpoint = name;
+      ov.reason = t.reason;
+      ov.origin = "command line";
+      t.origin = "command line";
+      ov.thresholds.at(o.metric) = t;
+      policy.overrides.push_back(std::move(ov));
+    }
+  }
+  if (!percentile.empty()) {
+    double p = 0;
+    if (percentile != "min") {
+      const std::string digits = percentile[0] == 'p' ? percentile.substr(1) : percentile;
+      SG_ASSIGN_OR_RETURN(p, parse_double(digits, "--percentile"));
+      SG_CHECK(p >= 0 && p < 50, ErrorCode::kUsage,
+               "--percentile {}: must be in [0, 50) (the bad end of each metric is gated)",
+               percentile);
+    }
+    policy.defaults.percentile = p;
+    policy.defaults.percentile_reason = "command line: --percentile " + percentile;
+  }
+  if (any()) policy.description += (policy.description.empty() ? "" : "; ") + std::string("adjusted on the command line");
+  return Status::ok();
+}
+
+void MetricArgs::add_to(CLI::App& app) {
+  app.add_option("--topk", topk, "k of the top-k overlap of logits (default: the policy's, else 5)")
+      ->option_text("K")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 30));
+}
+
+MetricOptions MetricArgs::options(const GatePolicy& policy) const {
+  MetricOptions o;
+  o.topk = topk > 0 ? topk : policy.topk.value_or(5);
+  return o;
+}
+
+void GoldenOutputArgs::add_to(CLI::App& app) {
+  app.add_option("--html", html, "Write a self-contained HTML page (heat map, per-layer chart)")
+      ->option_text("FILE");
+  app.add_flag("--all-positions", all_positions, "List every position of every check in the table");
+  app.add_flag("--no-color", no_color, "No ANSI colours in the table");
+}
+
+Result<GatePolicy> build_gate_policy(const GateArgs& gate, const ThresholdArgs& thresholds) {
+  GatePolicy policy = builtin_gate_policy();
+  // Same precedence as ane-validator: --gate, else gates/fidelity.json of the current
+  // directory (a repository checkout), else the built-in defaults. The report names the source.
+  const std::string file = !gate.gate_file.empty() ? gate.gate_file
+                           : path_exists(kDefaultFidelityGate) ? std::string(kDefaultFidelityGate)
+                                                               : std::string();
+  if (!file.empty()) {
+    SG_ASSIGN_OR_RETURN(policy, load_gate_policy(file));
+  }
+  SG_TRY(thresholds.apply(policy));
+  return policy;
+}
+
+int report_error(const Status& status) {
+  std::cerr << "golden-validator: " << error_code_name(status.code()) << ": " << status.message()
+            << "\n";
+  return exit_code(status.code());
+}
+
+int emit_golden_report(const GoldenReport& report, const ReportArgs& reports,
+                       const GoldenOutputArgs& output, const LogArgs& log) {
+  struct Out {
+    const std::string& path;
+    std::string (*render)(const GoldenReport&);
+  };
+  const Out outs[] = {{reports.json, &golden_report_json},
+                      {reports.junit, &golden_report_junit},
+                      {reports.markdown, &golden_report_markdown},
+                      {output.html, &golden_report_html}};
+  for (const Out& o : outs) {
+    if (o.path.empty()) continue;
+    if (Status s = write_report_file(o.path, o.render(report)); !s.is_ok()) return report_error(s);
+  }
+  if (log.level() < 0) {
+    std::cout << (report.evaluation.summary.verdict == Verdict::kPass ? "PASS: " : "FAIL: ")
+              << report.evaluation.summary.message << "\n";
+  } else {
+    TableOptions t;
+    t.color = !output.no_color && use_color();
+    t.all_positions = output.all_positions || log.level() > 0;
+    std::cout << golden_report_table(report, t);
+  }
+  return report_exit_code(report);
+}
+
+}  // namespace sg::cli

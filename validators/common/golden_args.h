@@ -1,0 +1,74 @@
+// Argument groups only golden-validator uses, next to the shared ones of args.h:
+//  - ThresholdArgs: Polygraphy-style thresholds with per-checkpoint overrides,
+//    `--min-cosine 0.97 hidden.3:0.95` (a bare value replaces the default; NAME:VALUE adds an
+//    override for the checkpoints NAME matches, glob allowed), plus --percentile;
+//  - MetricArgs: --topk;
+//  - GoldenOutputArgs: --html, --all-positions, --no-color.
+// And the two steps every command shares: building the policy, and emitting the reports.
+#pragma once
+
+#include "common/args.h"
+#include "shardgate/gate_policy.h"
+#include "shardgate/golden_report.h"
+#include "shardgate/status.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace CLI {
+class App;
+}  // namespace CLI
+
+namespace sg::cli {
+
+inline constexpr const char* kGoldenValidatorVersion = "0.1.0";
+// The policy used when --gate is not given and this file exists in the current directory.
+inline constexpr const char* kDefaultFidelityGate = "gates/fidelity.json";
+
+struct ThresholdArgs {
+  std::vector<std::string> min_cosine;        // VALUE | NAME:VALUE
+  std::vector<std::string> norm_ratio;        // LO,HI | NAME:LO,HI
+  std::vector<std::string> max_rel_l2;
+  std::vector<std::string> max_abs;
+  std::vector<std::string> min_snr_db;
+  std::vector<std::string> min_top1;
+  std::vector<std::string> min_topk_overlap;
+  std::vector<std::string> max_kl;
+  std::string percentile;                     // "5", "p5" or "min"
+
+  void add_to(CLI::App& app);
+  bool any() const;
+  // Applies the options on top of `policy` (origin "--min-cosine" etc., reason "command line").
+  Status apply(GatePolicy& policy) const;
+};
+
+struct MetricArgs {
+  int64_t topk = 0;  // 0: the policy's k, else 5
+
+  void add_to(CLI::App& app);
+  MetricOptions options(const GatePolicy& policy) const;
+};
+
+struct GoldenOutputArgs {
+  std::string html;
+  bool all_positions = false;
+  bool no_color = false;
+
+  void add_to(CLI::App& app);
+};
+
+// --gate FILE, else ./gates/fidelity.json when present, else the built-in policy; then the
+// threshold options applied on top.
+Result<GatePolicy> build_gate_policy(const GateArgs& gate, const ThresholdArgs& thresholds);
+
+// Writes every requested report (JSON, JUnit, Markdown, HTML), prints the terminal table
+// (unless -q: then only the summary line) and returns the exit code: the report's verdict, or
+// 2 when a report file cannot be written.
+int emit_golden_report(const GoldenReport& report, const ReportArgs& reports,
+                       const GoldenOutputArgs& output, const LogArgs& log);
+
+// Prints "golden-validator: <error kind>: <message>" and returns exit_code(status.code()).
+int report_error(const Status& status);
+
+}  // namespace sg::cli

@@ -1,0 +1,68 @@
+// golden-validator compare: candidate dumps (e.g. captured on a device) against reference dumps,
+// matched by tensor name; nothing is executed.
+#include "common/golden_args.h"
+#include "golden/commands.h"
+#include "shardgate/fidelity.h"
+#include "shardgate/golden.h"
+
+#include <CLI/CLI.hpp>
+
+#include <memory>
+
+namespace sg::golden_cli {
+namespace {
+
+struct CompareOptions {
+  std::string candidate;
+  std::string reference;
+  cli::ReportArgs reports;
+  cli::GateArgs gate;
+  cli::LogArgs log;
+  cli::ThresholdArgs thresholds;
+  cli::MetricArgs metrics;
+  cli::GoldenOutputArgs output;
+};
+
+int run_compare(const CompareOptions& o) {
+  if (Status s = o.log.validate(); !s.is_ok()) return cli::report_error(s);
+  auto policy = cli::build_gate_policy(o.gate, o.thresholds);
+  if (!policy) return cli::report_error(policy.status());
+  // An explicit --topk wins over the policy's k, like every other command-line threshold.
+  if (o.metrics.topk > 0) policy->topk = o.metrics.topk;
+  auto candidate = open_golden_source(o.candidate);
+  if (!candidate) return cli::report_error(candidate.status());
+  auto reference = open_golden_source(o.reference);
+  if (!reference) return cli::report_error(reference.status());
+  auto run = compare_sources(**candidate, **reference, o.metrics.options(*policy));
+  if (!run) return cli::report_error(run.status());
+  if (!policy->sha256.empty()) run->inputs.push_back({"gate", policy->source, policy->sha256});
+  auto report = make_golden_report(std::move(*run), std::move(*policy), o.gate.strict,
+                                   cli::kGoldenValidatorVersion);
+  if (!report) return cli::report_error(report.status());
+  return cli::emit_golden_report(*report, o.reports, o.output, o.log);
+}
+
+}  // namespace
+
+void add_compare_command(CLI::App& app, CommandResult& result) {
+  auto options = std::make_shared<CompareOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "compare", "Compare candidate dumps against reference dumps by tensor name (no execution)");
+  sub->add_option("--candidate", options->candidate,
+                  "Candidate dump: a directory with manifest.json, or a .safetensors file")
+      ->option_text("DIR|FILE")
+      ->required();
+  sub->add_option("--reference", options->reference,
+                  "Reference (golden) dump: a directory with manifest.json, or a .safetensors file")
+      ->option_text("DIR|FILE")
+      ->required();
+  options->reports.add_to(*sub);
+  options->gate.add_to(*sub);
+  options->log.add_to(*sub);
+  options->thresholds.add_to(*sub);
+  options->metrics.add_to(*sub);
+  options->output.add_to(*sub);
+  sub->callback([&result, options] { result.run = [options] { return run_compare(*options); }; });
+}
+
+}  // namespace sg::golden_cli

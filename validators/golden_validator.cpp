@@ -1,0 +1,43 @@
+// golden-validator: executes shards on the CPU or reads saved dumps, compares them against FP16
+// references and gates fidelity. Subcommands: compare, regate, probe, run, record, exec.
+// Exit codes: 0 gate passed, 1 gate failed, 2 bad input or usage, 3 internal error.
+#include "common/args.h"
+#include "common/golden_args.h"
+#include "golden/commands.h"
+#include "shardgate/status.h"
+
+#include <CLI/CLI.hpp>
+
+#include <exception>
+#include <iostream>
+
+int main(int argc, char** argv) {
+  try {
+    CLI::App app{"golden-validator: fidelity of Core ML shards against FP16 golden dumps"};
+    app.name("golden-validator");
+    app.set_version_flag("--version", std::string("golden-validator ") + sg::cli::kGoldenValidatorVersion);
+    app.require_subcommand(1);
+    app.fallthrough(false);
+
+    sg::golden_cli::CommandResult result;
+    sg::golden_cli::add_compare_command(app, result);
+    sg::golden_cli::add_regate_command(app, result);
+    sg::golden_cli::add_probe_command(app, result);
+    sg::golden_cli::add_run_command(app, result);
+    sg::golden_cli::add_record_command(app, result);
+    sg::golden_cli::add_exec_command(app, result);
+
+    if (auto stop = sg::cli::parse_command_line(app, argc, argv)) return *stop;
+    if (!result.run) {
+      std::cerr << "golden-validator: usage error: no subcommand\n";
+      return sg::kExitBadInput;
+    }
+    return result.run();
+  } catch (const std::exception& e) {
+    std::cerr << "golden-validator: internal error: " << e.what() << "\n";
+    return sg::kExitInternal;
+  } catch (...) {
+    std::cerr << "golden-validator: internal error\n";
+    return sg::kExitInternal;
+  }
+}

@@ -1,0 +1,61 @@
+#include "core/parallel.h"
+
+#include <algorithm>
+#include <thread>
+#include <vector>
+
+namespace sg {
+namespace {
+
+thread_local int t_threads = 1;
+// Set inside worker threads so that a kernel calling parallel_for from a worker stays serial.
+thread_local bool t_in_worker = false;
+
+// More threads than this is never useful on the machines this tool targets and bounds the
+// cost of a bad setting.
+constexpr int kMaxThreads = 64;
+
+}  // namespace
+
+int parallel_threads() { return t_threads; }
+
+ParallelScope::ParallelScope(int threads) : previous_(t_threads) {
+  t_threads = std::clamp(threads, 1, kMaxThreads);
+}
+
+ParallelScope::~ParallelScope() { t_threads = previous_; }
+
+void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
+  if (n <= 0) return;
+  grain = std::max<int64_t>(grain, 1);
+  const int64_t max_chunks = (n + grain - 1) / grain;
+  const int64_t workers =
+      t_in_worker ? 1 : std::min<int64_t>(static_cast<int64_t>(t_threads), max_chunks);
+  if (workers <= 1) {
+    fn(0, n);
+    return;
+  }
+  // Contiguous, nearly equal ranges: worker w takes [w*n/workers, (w+1)*n/workers).
+  auto range_of = [n, workers](int64_t w) { return n / workers * w + std::min(w, n % workers); };
+  std::vector<std::thread> pool;
+  pool.reserve(static_cast<size_t>(workers - 1));
+  for (int64_t w = 1; w < workers; ++w) {
+    const int64_t b = range_of(w);
+    const int64_t e = range_of(w + 1);
+    try {
+      pool.emplace_back([&fn, b, e] {
+        t_in_worker = true;
+        fn(b, e);
+      });
+    } catch (...) {
+      // No thread available: the range still gets computed, on this thread.
+      fn(b, e);
+    }
+  }
+  t_in_worker = true;  // this thread's own range must not fan out again either
+  fn(0, range_of(1));
+  t_in_worker = false;
+  for (auto& t : pool) t.join();
+}
+
+}  // namespace sg

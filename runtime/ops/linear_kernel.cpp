@@ -1,0 +1,191 @@
+// gemm_x_wt: the skinny-M product behind every weight-consuming op (see linear_kernel.h).
+//
+// Shape of the work in LLM shards: M = 8 tokens (or a few conv positions), N and K in the
+// thousands, W streamed once from memory in fp16. The kernel therefore walks W row by row,
+// widens 8 weights at a time in registers, and feeds each widened vector to up to 8 token
+// accumulators (kernels.md 1.4). Activations are repacked as [k/8][token][8] so the token rows
+// do not alias in L1. W rows are processed in blocks sized for L2 so that, when M spans several
+// token blocks, a block of W is reused from cache instead of streamed again.
+#include "ops/linear_kernel.h"
+
+#include "core/parallel.h"
+#include "shardgate/half.h"
+
+#include <algorithm>
+#include <vector>
+
+#if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
+#include <immintrin.h>
+#define SG_GEMM_AVX2 1
+#endif
+
+namespace sg {
+namespace {
+
+constexpr int kLanes = 8;
+constexpr int kTokenBlock = 8;
+constexpr int64_t kRowBlockBytes = 128 * 1024;
+// Below this many multiply-adds a product stays on the calling thread: spawning costs more.
+constexpr int64_t kParallelMinWork = int64_t{1} << 18;
+
+inline float widen(float v) { return v; }
+inline float widen(uint16_t v) { return f16_to_f32(v); }
+
+// Packs rows [m0, m0 + mb) of X as [K8][mb][8], zero-padded past K.
+void pack_tokens(const float* x, int64_t ldx, int64_t m0, int mb, int64_t K, float* dst) {
+  const int64_t k8 = (K + kLanes - 1) / kLanes;
+  for (int64_t kb = 0; kb < k8; ++kb) {
+    for (int t = 0; t < mb; ++t) {
+      const float* row = x + (m0 + t) * ldx;
+      float* d = dst + (kb * mb + t) * kLanes;
+      for (int l = 0; l < kLanes; ++l) {
+        const int64_t k = kb * kLanes + l;
+        d[l] = k < K ? row[k] : 0.0f;
+      }
+    }
+  }
+}
+
+#if SG_GEMM_AVX2
+inline __m256 load8(const uint16_t* p) {
+  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+inline __m256 load8(const float* p) { return _mm256_loadu_ps(p); }
+
+// (a0+a4) + (a2+a6) + ((a1+a5) + (a3+a7)): the fixed reduction tree shared with the scalar path.
+inline float hsum8(__m256 v) {
+  const __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  const __m128 t = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  return _mm_cvtss_f32(_mm_add_ss(t, _mm_shuffle_ps(t, t, 1)));
+}
+
+// out[t] = Σ_k xp[t, k] · w[k] for the mb tokens packed in xp.
+template <int MB, typename WT>
+void dot_tokens(const float* xp, int64_t K, const WT* w, float* out) {
+  __m256 acc[MB];
+  for (int t = 0; t < MB; ++t) acc[t] = _mm256_setzero_ps();
+  const int64_t full = K / kLanes;
+  for (int64_t kb = 0; kb < full; ++kb) {
+    const __m256 wv = load8(w + kb * kLanes);
+    const float* xb = xp + kb * MB * kLanes;
+    for (int t = 0; t < MB; ++t) acc[t] = _mm256_fmadd_ps(wv, _mm256_loadu_ps(xb + t * kLanes), acc[t]);
+  }
+  if (const int64_t rest = K - full * kLanes; rest > 0) {
+    alignas(32) float tail[kLanes] = {};
+    for (int64_t j = 0; j < rest; ++j) tail[j] = widen(w[full * kLanes + j]);
+    const __m256 wv = _mm256_load_ps(tail);
+    const float* xb = xp + full * MB * kLanes;
+    for (int t = 0; t < MB; ++t) acc[t] = _mm256_fmadd_ps(wv, _mm256_loadu_ps(xb + t * kLanes), acc[t]);
+  }
+  for (int t = 0; t < MB; ++t) out[t] = hsum8(acc[t]);
+}
+#else
+// Portable path with the same lane structure and reduction tree as the AVX2 path.
+template <int MB, typename WT>
+void dot_tokens(const float* xp, int64_t K, const WT* w, float* out) {
+  float acc[MB][kLanes] = {};
+  const int64_t k8 = (K + kLanes - 1) / kLanes;
+  for (int64_t kb = 0; kb < k8; ++kb) {
+    float wv[kLanes];
+    for (int l = 0; l < kLanes; ++l) {
+      const int64_t k = kb * kLanes + l;
+      wv[l] = k < K ? widen(w[k]) : 0.0f;
+    }
+    const float* xb = xp + kb * MB * kLanes;
+    for (int t = 0; t < MB; ++t) {
+      for (int l = 0; l < kLanes; ++l) acc[t][l] += wv[l] * xb[t * kLanes + l];
+    }
+  }
+  for (int t = 0; t < MB; ++t) {
+    const float* a = acc[t];
+    out[t] = ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7]));
+  }
+}
+#endif
+
+template <typename WT>
+void dot_dispatch(int mb, const float* xp, int64_t K, const WT* w, float* out) {
+  switch (mb) {
+    case 1: dot_tokens<1>(xp, K, w, out); break;
+    case 2: dot_tokens<2>(xp, K, w, out); break;
+    case 3: dot_tokens<3>(xp, K, w, out); break;
+    case 4: dot_tokens<4>(xp, K, w, out); break;
+    case 5: dot_tokens<5>(xp, K, w, out); break;
+    case 6: dot_tokens<6>(xp, K, w, out); break;
+    case 7: dot_tokens<7>(xp, K, w, out); break;
+    default: dot_tokens<8>(xp, K, w, out); break;
+  }
+}
+
+template <typename WT>
+void gemm_typed(const float* x, int64_t M, int64_t ldx, const WT* wdata, int64_t N, int64_t K,
+                int64_t ldw, const float* bias, float* y, int64_t ldy) {
+  const int64_t k8 = (K + kLanes - 1) / kLanes;
+  const int64_t mblocks = (M + kTokenBlock - 1) / kTokenBlock;
+  const int64_t block_floats = k8 * kTokenBlock * kLanes;
+  std::vector<float> packed(static_cast<size_t>(mblocks * block_floats));
+  for (int64_t b = 0; b < mblocks; ++b) {
+    const int mb = static_cast<int>(std::min<int64_t>(kTokenBlock, M - b * kTokenBlock));
+    pack_tokens(x, ldx, b * kTokenBlock, mb, K, packed.data() + b * block_floats);
+  }
+  const int64_t row_bytes = std::max<int64_t>(1, K * static_cast<int64_t>(sizeof(WT)));
+  const int64_t rows_per_block = std::clamp<int64_t>(kRowBlockBytes / row_bytes, 1, N);
+  const int64_t nblocks = (N + rows_per_block - 1) / rows_per_block;
+  const bool small = static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K) <
+                     static_cast<double>(kParallelMinWork);
+  parallel_for(nblocks, small ? nblocks : 1, [&](int64_t b0, int64_t b1) {
+    float out[kTokenBlock];
+    for (int64_t nb = b0; nb < b1; ++nb) {
+      const int64_t n0 = nb * rows_per_block;
+      const int64_t n1 = std::min(N, n0 + rows_per_block);
+      for (int64_t mbk = 0; mbk < mblocks; ++mbk) {
+        const int64_t m0 = mbk * kTokenBlock;
+        const int mb = static_cast<int>(std::min<int64_t>(kTokenBlock, M - m0));
+        const float* xp = packed.data() + mbk * block_floats;
+        for (int64_t n = n0; n < n1; ++n) {
+          dot_dispatch(mb, xp, K, wdata + n * ldw, out);
+          const float b = bias != nullptr ? bias[n] : 0.0f;
+          for (int t = 0; t < mb; ++t) y[(m0 + t) * ldy + n] = out[t] + b;
+        }
+      }
+    }
+  });
+}
+
+}  // namespace
+
+void gemm_x_wt(const float* x, int64_t M, int64_t ldx, const WeightRows& w, const float* bias,
+               float* y, int64_t ldy) {
+  if (M <= 0 || w.n <= 0) return;
+  if (w.k <= 0) {
+    for (int64_t m = 0; m < M; ++m) {
+      for (int64_t n = 0; n < w.n; ++n) y[m * ldy + n] = bias != nullptr ? bias[n] : 0.0f;
+    }
+    return;
+  }
+  if (w.dtype == DType::kF16) {
+    gemm_typed(x, M, ldx, static_cast<const uint16_t*>(w.data), w.n, w.k, w.ld, bias, y, ldy);
+  } else {
+    gemm_typed(x, M, ldx, static_cast<const float*>(w.data), w.n, w.k, w.ld, bias, y, ldy);
+  }
+}
+
+Result<WeightRows> weight_rows(const Tensor& w, Tensor& holder) {
+  SG_CHECK(w.rank() == 2, ErrorCode::kShape, "weight must be rank 2 [N, K], got {}",
+           shape_str(w.shape()));
+  WeightRows r;
+  r.n = w.dim(0);
+  r.k = w.dim(1);
+  r.ld = r.k;
+  if (w.dtype() == DType::kF16 || w.dtype() == DType::kF32) {
+    r.dtype = w.dtype();
+    r.data = w.raw();
+    return r;
+  }
+  SG_ASSIGN_OR_RETURN(holder, to_f32(w));
+  r.dtype = DType::kF32;
+  r.data = holder.raw();
+  return r;
+}
+
+}  // namespace sg

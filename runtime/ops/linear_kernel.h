@@ -1,0 +1,46 @@
+// The one place where a weight meets activations: Y = X · Wᵀ (+ bias).
+//
+// Every weight-consuming kernel (linear, matmul, einsum, conv, attention, lstm) routes its
+// products through gemm_x_wt(). The weight is read in its stored dtype (fp16 bits are widened
+// 8 at a time in registers, never copied to an fp32 matrix first) and the activations are
+// fp32. Accumulation is fp32 with a fixed summation order per output element (8 lane-partial
+// sums over k ≡ lane mod 8, combined in a fixed tree), so the result does not depend on the
+// thread count or on how the output is partitioned.
+#pragma once
+
+#include "shardgate/status.h"
+#include "shardgate/tensor.h"
+
+#include <cstdint>
+
+namespace sg {
+
+// N rows of K elements, row i at data + i·ld elements. dtype is kF16 (bits) or kF32.
+struct WeightRows {
+  DType dtype = DType::kF32;
+  const void* data = nullptr;
+  int64_t n = 0;
+  int64_t k = 0;
+  int64_t ld = 0;
+};
+
+// Y[m, n] = Σ_k X[m, k] · W[n, k] + bias[n] for m < M, n < W.n, with K = W.k.
+// x: fp32, row m at x + m·ldx. bias: fp32 [W.n] or null. y: fp32, row m at y + m·ldy.
+// Runs on parallel_threads() threads split over n.
+void gemm_x_wt(const float* x, int64_t M, int64_t ldx, const WeightRows& w, const float* bias,
+               float* y, int64_t ldy);
+
+// dst[c, r] = src[r, c] for a [rows, cols] matrix whose rows are lds elements apart; dst is
+// dense [cols, rows]. Used to bring a [K, N] operand into the [N, K] rows gemm_x_wt reads.
+template <typename T>
+void transpose_copy(const T* src, int64_t rows, int64_t cols, int64_t lds, T* dst) {
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < cols; ++c) dst[c * rows + r] = src[r * lds + c];
+  }
+}
+
+// Rows view of a rank-2 [N, K] tensor. fp16 and fp32 tensors are viewed in place; other
+// numeric dtypes are converted to fp32 into `holder`, which must outlive the returned view.
+Result<WeightRows> weight_rows(const Tensor& w, Tensor& holder);
+
+}  // namespace sg

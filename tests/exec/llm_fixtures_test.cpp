@@ -3,9 +3,11 @@
 // match the numpy expected outputs, and the stateful attention shard run in two 4-token calls
 // with its KV cache carried equals the plain attention shard on all 8 tokens.
 //
-// Layout read: cases/<shard>/cases.json (keys used when present: "shard", "function") with
-// input_<name>.npy and expected_<name>.npy beside it; the shard is <fixtures>/<shard>.mlpackage.
-// Skipped while the fixtures are not generated yet.
+// Layout read: cases/cases.json lists every shard ("shard" path relative to that file,
+// "function", "calls" in order, each with input .npy files and per-output expected files:
+// "fp32" = numpy fp32 math, "fp16ops" = the same with every fp16-typed op output rounded to
+// fp16), and "expected_weights" (decoded weight values, exact). Calls of one case share a
+// StateStore, so a stateful shard's cache carries from one call to the next.
 //
 // Tolerances. fp32 mode: ours computes in fp32 with fp32 accumulation, numpy in fp32/float64
 // math on the same decoded weights; over a d_model-64 layer that is ~1e-6 relative, gated at
@@ -36,11 +38,27 @@ namespace {
 namespace fs = std::filesystem;
 const fs::path kFixtures = fs::path(SG_TEST_DATA_DIR) / "fixtures" / "llm";
 
-struct FixtureCase {
-  std::string shard;  // e.g. "attention_fp16"
-  std::string function = "main";
+struct FixtureOutput {
+  Tensor fp32;     // numpy fp32 math
+  Tensor fp16ops;  // numpy with fp16 rounding after every op (may be undefined)
+};
+
+struct FixtureCall {
   std::map<std::string, Tensor> inputs;
-  std::map<std::string, Tensor> expected;
+  std::map<std::string, FixtureOutput> outputs;
+};
+
+struct FixtureWeight {
+  std::string value;  // name of the compile-time value in the program
+  Tensor expected;
+};
+
+struct FixtureCase {
+  std::string name;
+  fs::path shard;
+  std::string function = "main";
+  std::vector<FixtureCall> calls;
+  std::vector<FixtureWeight> weights;
 };
 
 std::vector<double> doubles(const Tensor& t) {
@@ -48,38 +66,41 @@ std::vector<double> doubles(const Tensor& t) {
   return v.is_ok() ? *v : std::vector<double>();
 }
 
+Tensor load(const fs::path& p) {
+  auto t = read_npy(p.string());
+  EXPECT_TRUE(t.is_ok()) << t.status().to_string();
+  return t.is_ok() ? *t : Tensor();
+}
+
 std::vector<FixtureCase> load_cases() {
   std::vector<FixtureCase> out;
-  std::error_code ec;
-  const fs::path root = kFixtures / "cases";
-  if (!fs::is_directory(root, ec)) return out;
-  std::vector<fs::path> dirs;
-  for (const auto& e : fs::directory_iterator(root, ec)) {
-    if (e.is_directory()) dirs.push_back(e.path());
-  }
-  std::sort(dirs.begin(), dirs.end());
-  for (const fs::path& dir : dirs) {
-    FixtureCase c;
-    c.shard = dir.filename().string();
-    std::ifstream in(dir / "cases.json");
-    if (in.good()) {
-      const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
-      if (j.is_object()) {
-        if (j.contains("shard") && j["shard"].is_string()) {
-          c.shard = fs::path(j["shard"].get<std::string>()).stem().string();
-        }
-        if (j.contains("function") && j["function"].is_string()) c.function = j["function"].get<std::string>();
+  const fs::path dir = kFixtures / "cases";
+  std::ifstream in(dir / "cases.json");
+  if (!in.good()) return out;
+  const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  if (!j.is_object() || !j.contains("cases")) return out;
+  for (const auto& c : j["cases"]) {
+    FixtureCase fc;
+    fc.name = c.at("name").get<std::string>();
+    fc.shard = dir / c.at("shard").get<std::string>();
+    fc.function = c.value("function", "main");
+    for (const auto& call : c.at("calls")) {
+      FixtureCall fcall;
+      for (const auto& [name, file] : call.at("inputs").items()) {
+        fcall.inputs[name] = load(dir / file.get<std::string>());
       }
+      for (const auto& [name, files] : call.at("outputs").items()) {
+        FixtureOutput o;
+        o.fp32 = load(dir / files.at("fp32").get<std::string>());
+        if (files.contains("fp16ops")) o.fp16ops = load(dir / files.at("fp16ops").get<std::string>());
+        fcall.outputs[name] = o;
+      }
+      fc.calls.push_back(std::move(fcall));
     }
-    for (const auto& e : fs::directory_iterator(dir, ec)) {
-      const std::string stem = e.path().stem().string();
-      if (e.path().extension() != ".npy") continue;
-      auto t = read_npy(e.path().string());
-      if (!t.is_ok()) continue;
-      if (stem.rfind("input_", 0) == 0) c.inputs[stem.substr(6)] = *t;
-      if (stem.rfind("expected_", 0) == 0) c.expected[stem.substr(9)] = *t;
+    for (const auto& w : c.value("expected_weights", nlohmann::json::array())) {
+      fc.weights.push_back({w.at("value").get<std::string>(), load(dir / w.at("file").get<std::string>())});
     }
-    out.push_back(std::move(c));
+    out.push_back(std::move(fc));
   }
   return out;
 }
@@ -90,40 +111,69 @@ Result<std::shared_ptr<Shard>> open_fixture(const std::string& shard) {
 
 TEST(LlmFixtures, EveryShardMatchesNumpyForwardPass) {
   const std::vector<FixtureCase> cases = load_cases();
-  if (cases.empty()) GTEST_SKIP() << "no fixtures under " << kFixtures << " yet";
+  ASSERT_FALSE(cases.empty()) << "no fixture cases under " << kFixtures;
   int checked = 0;
   for (const FixtureCase& c : cases) {
-    auto shard = open_fixture(c.shard);
+    auto shard = Shard::open(c.shard.string());
     ASSERT_TRUE(shard.is_ok()) << shard.status().to_string();
-    if (!(*shard)->info().states.empty()) continue;  // stateful: covered by the two-call test
     Executor exec(*shard);
     for (Precision p : {Precision::kFp32, Precision::kFp16}) {
       RunOptions opt;
       opt.precision = p;
-      auto run = exec.run(c.function, c.inputs, opt);
-      ASSERT_TRUE(run.is_ok()) << c.shard << ": " << run.status().to_string();
-      for (const auto& [name, want] : c.expected) {
-        if (!run->outputs.count(name)) continue;  // expected intermediates are not outputs
-        const std::vector<double> got = doubles(run->outputs.at(name));
-        const std::vector<double> ref = doubles(want);
-        ASSERT_EQ(got.size(), ref.size()) << c.shard << " " << name;
-        const double cos = cosine_similarity(got, ref);
-        const double mae = max_abs_error(got, ref);
-        double peak = 0;
-        for (double v : ref) peak = std::max(peak, std::fabs(v));
-        std::printf("%-22s %-10s %s cosine %.7f max_abs %.3g (max |ref| %.3g)\n", c.shard.c_str(),
-                    name.c_str(), precision_name(p), cos, mae, peak);
-        if (p == Precision::kFp32) {
-          EXPECT_GE(cos, 0.9999) << c.shard << " " << name;
-        } else {
-          EXPECT_GE(cos, 0.999) << c.shard << " " << name;
-          EXPECT_LE(mae, 2e-2 * std::max(peak, 1.0)) << c.shard << " " << name;
+      StateStore states;  // carried across the calls of one case
+      for (size_t k = 0; k < c.calls.size(); ++k) {
+        const FixtureCall& call = c.calls[k];
+        auto run = exec.run(c.function, call.inputs, opt, &states);
+        ASSERT_TRUE(run.is_ok()) << c.name << " call " << k << ": " << run.status().to_string();
+        for (const auto& [name, want] : call.outputs) {
+          ASSERT_TRUE(run->outputs.count(name)) << c.name << " has no output " << name;
+          // fp16 mode is compared with the numpy pass that rounds like it (when present).
+          const Tensor& oracle = p == Precision::kFp16 && want.fp16ops.defined() ? want.fp16ops : want.fp32;
+          const std::vector<double> got = doubles(run->outputs.at(name));
+          const std::vector<double> ref = doubles(oracle);
+          ASSERT_EQ(got.size(), ref.size()) << c.name << " " << name;
+          const double cos = cosine_similarity(got, ref);
+          const double mae = max_abs_error(got, ref);
+          double peak = 0;
+          for (double v : ref) peak = std::max(peak, std::fabs(v));
+          std::printf("%-22s call %zu %-10s %s cosine %.7f max_abs %.3g (max |ref| %.3g)\n",
+                      c.name.c_str(), k, name.c_str(), precision_name(p), cos, mae, peak);
+          if (p == Precision::kFp32) {
+            EXPECT_GE(cos, 0.9999) << c.name << " " << name;
+          } else {
+            EXPECT_GE(cos, 0.999) << c.name << " " << name;
+            EXPECT_LE(mae, 2e-2 * std::max(peak, 1.0)) << c.name << " " << name;
+          }
+          ++checked;
         }
-        ++checked;
       }
     }
   }
-  EXPECT_GT(checked, 0) << "no fixture output was compared";
+  EXPECT_GE(checked, 40) << "too few fixture outputs were compared";
+}
+
+// The decoded quantized weights equal numpy's decoding of the same compressed arrays, bit for bit.
+TEST(LlmFixtures, QuantizedWeightsDecodeExactlyToNumpy) {
+  int checked = 0;
+  for (const FixtureCase& c : load_cases()) {
+    if (c.weights.empty()) continue;
+    auto shard = Shard::open(c.shard.string());
+    ASSERT_TRUE(shard.is_ok()) << shard.status().to_string();
+    const Function* fn = (*shard)->program().function(c.function);
+    ASSERT_NE(fn, nullptr);
+    for (const FixtureWeight& w : c.weights) {
+      auto got = materialize_weight(**shard, *fn, w.value);
+      ASSERT_TRUE(got.is_ok()) << c.name << " " << w.value << ": " << got.status().to_string();
+      ASSERT_EQ(got->shape(), w.expected.shape()) << c.name << " " << w.value;
+      const std::vector<double> a = doubles(*got);
+      const std::vector<double> b = doubles(w.expected);
+      size_t mismatches = 0;
+      for (size_t i = 0; i < a.size(); ++i) mismatches += a[i] != b[i];
+      EXPECT_EQ(mismatches, 0u) << c.name << " " << w.value;
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 15) << "each of the 15 quantized fixtures has one expected weight";
 }
 
 // Slices tokens [t0, t0 + n) of a [1, S, D] tensor.
@@ -137,7 +187,7 @@ Tensor token_slice(const Tensor& x, int64_t t0, int64_t n) {
 TEST(LlmFixtures, StatefulAttentionInTwoCallsEqualsOneEightTokenRun) {
   const fs::path kv = kFixtures / "attention_kv_fp16.mlpackage";
   const fs::path plain_input = kFixtures / "cases" / "attention_fp16" / "input_hidden.npy";
-  if (!fs::exists(kv) || !fs::exists(plain_input)) GTEST_SKIP() << "stateful fixture not generated yet";
+  ASSERT_TRUE(fs::exists(kv) && fs::exists(plain_input)) << "stateful fixture missing";
   auto kv_shard = open_fixture("attention_kv_fp16");
   auto plain_shard = open_fixture("attention_fp16");
   ASSERT_TRUE(kv_shard.is_ok()) << kv_shard.status().to_string();

@@ -11,7 +11,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -853,34 +852,18 @@ std::string chain_program(int pairs) {
   return program_text("tensor<fp16, [1, 8]> x", body, prev);
 }
 
-double best_parse_ms(const std::string& text, size_t expected_ops) {
-  double best = 1e30;
-  for (int rep = 0; rep < 3; ++rep) {
-    const auto t0 = std::chrono::steady_clock::now();
-    const Result<Program> r = parse_mil_text(text, kFile);
-    const double ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    EXPECT_TRUE(r.is_ok()) << r.status().to_string();
-    if (r.is_ok()) {
-      EXPECT_EQ(r->functions.at(0).block.ops.size(), expected_ops);
-    }
-    best = std::min(best, ms);
-  }
-  return best;
+void expect_parses_with_ops(const std::string& text, size_t expected_ops) {
+  const Result<Program> r = parse_mil_text(text, kFile);
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  EXPECT_EQ(r->functions.at(0).block.ops.size(), expected_ops);
 }
 
-// Parse time grows linearly with the text: 4x the statements may take about 4x as long, far
-// from the 16x a step that rescans earlier statements would cost. (Absolute speed, measured
-// in Release: a 1 MB model.mil parses in a few ms.)
-TEST(MilText, ParseTimeIsLinearInTheText) {
-  const std::string small = chain_program(450);
+// A large program (1800 chained statements, > 500 KB) parses completely. Parse speed is a
+// benchmark concern (bench/README.md), never a timed unit test.
+TEST(MilText, LargeProgramParsesCompletely) {
   const std::string large = chain_program(1800);
   ASSERT_GT(large.size(), 500000u);
-  const double t_small = best_parse_ms(small, 900);
-  const double t_large = best_parse_ms(large, 3600);
-  RecordProperty("small_ms", std::to_string(t_small));
-  RecordProperty("large_ms", std::to_string(t_large));
-  EXPECT_LT(t_large, 10.0 * std::max(t_small, 1.0)) << t_small << " ms vs " << t_large << " ms";
+  expect_parses_with_ops(large, 3600);
 }
 
 }  // namespace

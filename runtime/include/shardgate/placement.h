@@ -1,0 +1,264 @@
+// ANE placement: the rule table that predicts where each op of an ML program runs, the import
+// of compute-plan dumps captured on a Mac, residency counts, shard contract checks and the
+// residency gate (placement.md sections 1.3, 1.4, 1.8 and 2).
+//
+// Placement only reads the program and value types: it never maps or reads weight data, so
+// listing many large shards stays cheap.
+#pragma once
+
+#include "shardgate/ops.h"
+#include "shardgate/program.h"
+#include "shardgate/shard.h"
+#include "shardgate/status.h"
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sg {
+
+// ---------------------------------------------------------------------------------------------
+// Placement classes and the rule table
+
+// Where an op runs (plan) or is predicted to run under CPU_AND_NE (rule table).
+enum class Placement : uint8_t {
+  kANE,        // on the Neural Engine
+  kANERisk,    // eligible, but size/shape/device dependent (counts as ANE for the plain gate)
+  kCPU,        // CPU fallback
+  kGPU,        // GPU (only from a plan)
+  kGPUOrCPU,   // off the ANE; GPU under ALL, CPU under CPU_AND_NE
+  kNoDevice,   // compile-time weight materialisation: const, constexpr_*
+  kUnknown,    // no rule or no device in a plan: never counted as ANE
+};
+const char* placement_name(Placement p);  // "ANE", "ANE_RISK", "CPU", "GPU", "GPU_OR_CPU", ...
+bool placement_on_ane(Placement p);       // ANE or ANE_RISK
+bool placement_is_fallback(Placement p);  // CPU, GPU or GPU_OR_CPU
+
+// Confidence of a rule (placement.md legend).
+enum class Confidence : uint8_t { kApple, kAppleCoreAI, kUser, kFolklore };
+const char* confidence_name(Confidence c);  // "A", "A*", "U", "F"
+
+enum class RuleLevel : uint8_t { kGraph, kOp };
+
+// One row of runtime/placement/rules.def, without its predicate.
+struct RuleInfo {
+  std::string_view id;  // "G2a", "R22", "DEFAULT"
+  RuleLevel level;
+  Placement placement;
+  Confidence confidence;
+  std::string_view source;
+  std::string_view reason;
+};
+// Every rule in evaluation order (graph-level first; the first match wins).
+std::span<const RuleInfo> all_rules();
+const RuleInfo* find_rule(std::string_view id);
+
+// Thresholds the predicate functions use.
+struct PredictOptions {
+  uint64_t max_weight_bytes = uint64_t{1} << 30;  // G6: compiled weights per shard (iOS: 1 GB)
+  int64_t max_rank = 5;                           // G10
+  int64_t max_dim = 16384;                        // G11
+  int64_t max_lookup_rows = 32768;                // R11a: inner-product lookup row bound
+};
+
+// What the predictor knows about a shard besides its program.
+struct ModelFacts {
+  const ModelInfo* info = nullptr;       // I/O description; may be null
+  std::optional<uint64_t> weight_bytes;  // weight file bytes; summed from blob consts if unset
+};
+
+// ---------------------------------------------------------------------------------------------
+// Per-op rows and residency
+
+enum class PlacementSource : uint8_t { kPredicted, kPlan };
+const char* placement_source_name(PlacementSource s);  // "predicted" / "plan"
+
+struct OpPlacement {
+  // Identity (placement.md 1.4): function -> block path -> first output name.
+  std::string function;
+  std::vector<int64_t> block_path;  // {-1} for a function's top block, then nested block indices
+  int64_t index = 0;                // statement index within its block
+  int64_t line = 0;                 // model.mil line, 0 when read from protobuf
+  std::string type;                 // normalised op type ("conv", not "ios17.conv")
+  std::vector<std::string> outputs;
+  std::string dtype;  // of the first output ("fp16"), "" when not a tensor
+  Shape shape;        // of the first output
+  bool shape_known = true;
+  OpClass op_class = OpClass::kCompute;
+
+  Placement placement = Placement::kUnknown;  // effective placement (plan when imported)
+  PlacementSource source = PlacementSource::kPredicted;
+  std::string preferred;               // plan: "ane"/"cpu"/"gpu"; predicted: placement name
+  std::vector<std::string> supported;  // plan: as dumped; predicted: implied by the rule
+  std::optional<double> cost;          // plan only
+
+  Placement predicted = Placement::kUnknown;  // what the rule table says, kept under a plan
+  std::string rule_id;
+  std::string reason;
+  std::string detail;  // the specific cause, e.g. which weight is per-block quantized
+};
+
+// "main/-1/3" style printable identity.
+std::string block_path_str(const std::vector<int64_t>& path);
+
+struct ResidencySummary {
+  int64_t total_ops = 0;
+  int64_t compile_time_ops = 0;
+  int64_t compute_ops = 0;
+  int64_t on_ane = 0;     // ANE + ANE_RISK compute ops
+  int64_t at_risk = 0;    // ANE_RISK compute ops
+  int64_t fallbacks = 0;  // CPU / GPU / GPU_OR_CPU compute ops
+  int64_t unknown = 0;    // UNKNOWN compute ops (no rule, or no device in a plan)
+  // 100 * on_ane / compute_ops; nullopt when there is no compute op.
+  std::optional<double> residency_pct;
+  // With plan costs: 100 * cost of ANE compute ops / cost of compute ops with a cost.
+  std::optional<double> cost_weighted_pct;
+  int64_t costed_ops = 0;
+};
+ResidencySummary summarize_residency(const std::vector<OpPlacement>& ops);
+
+// Every op of every function (nested blocks included), in program order, with its predicted
+// placement. Fails only on a malformed program (an op without outputs).
+Result<std::vector<OpPlacement>> predict_placement(const Program& program, const ModelFacts& facts,
+                                                   const PredictOptions& options = {});
+
+// ---------------------------------------------------------------------------------------------
+// Compute-plan dumps (placement.md 1.7 and 1.8)
+
+struct PlanOp {
+  std::string function;
+  std::vector<int64_t> block_path;
+  std::string output;    // first output name: the join key
+  std::string operator_type;  // normalised; "" in Apple's ModelRunner form (no type there)
+  int64_t seq = -1;
+  std::optional<std::string> preferred;                // "ane" / "cpu" / "gpu"; null = no usage
+  std::optional<std::vector<std::string>> supported;
+  std::optional<double> cost;
+};
+
+struct ComputePlanDump {
+  enum class Form : uint8_t { kShardgate, kModelRunner };
+  Form form = Form::kShardgate;
+  std::string filename;
+  std::string producer;       // free text from "producer" (tool, api, note)
+  std::string host;           // free text from "host"
+  std::string compute_units;  // "CPU_AND_NE", ... ("" when absent)
+  std::string model_name;
+  std::optional<std::string> sha256_model_mil;
+  std::vector<PlanOp> ops;
+  std::vector<std::string> ane_compile_errors;
+};
+
+// Parses and structurally validates a dump (both forms); messages name the file and the JSON
+// path ("plan.json: functions[0].ops[3].preferred: expected one of ane, cpu, gpu or null").
+Result<ComputePlanDump> parse_compute_plan(std::string_view json, const std::string& filename);
+Result<ComputePlanDump> load_compute_plan(const std::string& path);
+
+// Overrides predicted rows with a dump. Refuses (kFormat) a dump whose hash differs from
+// `program_sha256` or whose op identities / operator types do not match the rows. A compute
+// op with no device becomes UNKNOWN and is listed in the returned failures.
+Result<std::vector<std::string>> apply_compute_plan(std::vector<OpPlacement>& ops,
+                                                     const ComputePlanDump& plan,
+                                                     const std::string& program_sha256);
+
+// ---------------------------------------------------------------------------------------------
+// Contract checks (--check NAME[=VALUE])
+
+struct ContractCheck {
+  enum class Kind : uint8_t { kCompression, kWeightBudget, kFp16Io, kDims };
+  Kind kind = Kind::kCompression;
+  uint64_t bytes = 0;  // compression: min weight bytes; weight-budget: max total bytes
+  std::string spec;    // as given on the command line
+};
+// "compression=1048576", "weight-budget=200MB" (KB/MB/GB = 1000^n, KiB/MiB/GiB = 1024^n),
+// "fp16-io", "dims".
+Result<ContractCheck> parse_contract_check(std::string_view spec);
+
+struct ContractCheckResult {
+  std::string name;  // "compression", "weight-budget", "fp16-io", "dims"
+  std::string spec;
+  bool passed = false;
+  std::string detail;                  // one line: what was measured against what
+  std::vector<std::string> offenders;  // names (weights, inputs, values) that break the contract
+};
+std::vector<ContractCheckResult> run_contract_checks(const Program& program,
+                                                     const ModelFacts& facts,
+                                                     const std::vector<ContractCheck>& checks,
+                                                     const PredictOptions& options = {});
+
+// ---------------------------------------------------------------------------------------------
+// Residency gate (gates/residency.json)
+
+struct ResidencyThreshold {
+  double min_residency_pct = 100.0;
+  std::string origin;  // "built-in default", "gates/residency.json: default", "... override 'x'"
+  std::string reason;  // the override's written reason, "" for defaults
+};
+
+struct ResidencyPolicy {
+  struct Override {
+    std::string shard;  // glob on the shard's file name ("layer_00*.mlmodelc")
+    double min_residency_pct = 100.0;
+    std::string reason;
+  };
+  std::string filename;  // "" for the built-in default
+  double default_min_residency_pct = 100.0;
+  std::vector<Override> overrides;
+
+  // The first override whose pattern matches the shard's file name, else the default.
+  ResidencyThreshold threshold_for(const std::string& shard_path) const;
+};
+Result<ResidencyPolicy> parse_residency_policy(std::string_view json, const std::string& filename);
+Result<ResidencyPolicy> load_residency_policy(const std::string& path);
+
+struct GateVerdict {
+  bool passed = false;
+  std::vector<std::string> failures;  // one line each, naming rules and ops
+};
+// Fails when residency < threshold, when nothing was measured (no compute op), when a plan
+// left a compute op without device, when a contract check failed, and under `strict` when an
+// op is at risk or unknown.
+GateVerdict evaluate_residency_gate(const std::vector<OpPlacement>& ops,
+                                    const ResidencySummary& summary,
+                                    const std::vector<std::string>& plan_failures,
+                                    const std::vector<ContractCheckResult>& checks,
+                                    const ResidencyThreshold& threshold, bool strict);
+
+// ---------------------------------------------------------------------------------------------
+// One shard end to end (what ane-validator runs per shard)
+
+struct ShardCheckOptions {
+  std::string plan_path;  // "" = predict
+  std::vector<ContractCheck> checks;
+  ResidencyThreshold threshold;
+  bool strict = false;
+  PredictOptions predict;
+};
+
+struct ShardCheck {
+  std::string path;
+  std::string form;  // "mlmodelc" / "mlpackage"; "" when the shard did not open
+  std::string program_sha256;
+  std::optional<Status> error;  // bad input (shard or plan): the run exits 2
+  std::vector<OpPlacement> ops;
+  ResidencySummary summary;
+  PlacementSource source = PlacementSource::kPredicted;
+  std::string plan_path;
+  std::vector<std::string> plan_failures;
+  std::vector<ContractCheckResult> checks;
+  ResidencyThreshold threshold;
+  bool strict = false;
+  GateVerdict verdict;
+};
+// Opens the shard, checks every weight reference against its blob metadata record (only those
+// 64-byte records are read, never weight data), predicts, imports the plan, runs the checks and
+// the gate. Input errors (shard, weights, plan) are recorded in `error`, never thrown.
+ShardCheck check_shard(const std::string& path, const ShardCheckOptions& options);
+// The same on a program already in memory (tests; `path` is used for names only).
+ShardCheck check_program(const std::string& path, const Program& program, const ModelFacts& facts,
+                         const std::string& program_sha256, const ShardCheckOptions& options);
+
+}  // namespace sg

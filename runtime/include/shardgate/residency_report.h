@@ -1,0 +1,41 @@
+// ane-validator reports: versioned JSON (reports/schema/ane-report.schema.json), JUnit XML,
+// a Markdown summary, and the terminal summary lines and op table. No tensors are embedded.
+#pragma once
+
+#include "shardgate/placement.h"
+
+#include <string>
+#include <vector>
+
+namespace sg {
+
+// Bump when a field changes meaning or disappears; adding fields keeps the version.
+inline constexpr int kResidencyReportSchemaVersion = 1;
+
+struct ResidencyReport {
+  std::string tool = "ane-validator";
+  std::string tool_version;
+  std::string gate_file;  // the policy applied ("" = built-in default)
+  bool strict = false;
+  int64_t shard_index = 0;
+  int64_t shard_count = 1;
+  std::vector<ShardCheck> shards;
+};
+
+// "pass", "fail" or "error" for one shard.
+const char* shard_verdict(const ShardCheck& shard);
+// 0 all passed, 1 a gate failed, 2 a shard or plan could not be read or no shard was checked.
+int residency_exit_code(const ResidencyReport& report);
+
+std::string residency_report_json(const ResidencyReport& report);
+std::string residency_report_junit(const ResidencyReport& report);
+std::string residency_report_markdown(const ResidencyReport& report);
+
+// One line per shard: verdict, counts, residency, threshold, placement source.
+std::string residency_summary_line(const ShardCheck& shard);
+// The gate failures / error of a shard, one indented line each ("" when it passed).
+std::string residency_failure_lines(const ShardCheck& shard);
+// The full op table of a shard (--ops).
+std::string residency_op_table(const ShardCheck& shard);
+
+}  // namespace sg

@@ -1,0 +1,42 @@
+// One shard's placement run on a program in memory: predict, import the plan, run the
+// contract checks, apply the gate.
+#include "shardgate/placement.h"
+
+namespace sg {
+
+ShardCheck check_program(const std::string& path, const Program& program, const ModelFacts& facts,
+                         const std::string& program_sha256, const ShardCheckOptions& options) {
+  ShardCheck check;
+  check.path = path;
+  check.program_sha256 = program_sha256;
+  check.threshold = options.threshold;
+  check.strict = options.strict;
+  auto rows = predict_placement(program, facts, options.predict);
+  if (!rows.is_ok()) {
+    check.error = std::move(rows).take_status().with_context(path);
+    return check;
+  }
+  check.ops = std::move(rows).value();
+  if (!options.plan_path.empty()) {
+    auto plan = load_compute_plan(options.plan_path);
+    if (!plan.is_ok()) {
+      check.error = std::move(plan).take_status();
+      return check;
+    }
+    auto failures = apply_compute_plan(check.ops, *plan, program_sha256);
+    if (!failures.is_ok()) {
+      check.error = std::move(failures).take_status();
+      return check;
+    }
+    check.plan_failures = std::move(failures).value();
+    check.source = PlacementSource::kPlan;
+    check.plan_path = options.plan_path;
+  }
+  check.summary = summarize_residency(check.ops);
+  check.checks = run_contract_checks(program, facts, options.checks, options.predict);
+  check.verdict = evaluate_residency_gate(check.ops, check.summary, check.plan_failures,
+                                          check.checks, check.threshold, check.strict);
+  return check;
+}
+
+}  // namespace sg

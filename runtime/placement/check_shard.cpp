@@ -1,0 +1,64 @@
+// One shard from disk: Shard::open parses the program and sizes the weight files; every weight
+// reference is then checked against its blob metadata record (sentinel, dtype, size, bounds)
+// so a truncated or corrupt weight.bin is an input error, not a pass. Only the 64-byte records
+// are touched: the weight data itself is never read.
+#include "shardgate/placement.h"
+
+namespace sg {
+namespace {
+
+Status verify_value(const Shard& shard, const Value& value, const Op& op, const std::string& what) {
+  if (value.is_blob()) {
+    auto view = shard.resolve(value);
+    if (!view.is_ok()) {
+      return std::move(view).take_status().with_context(
+          fmt::format("op {} '{}' ({})", op.type, op.outputs.empty() ? "" : op.outputs[0].name,
+                      what));
+    }
+  }
+  for (const Value& element : value.elements) SG_TRY(verify_value(shard, element, op, what));
+  return Status::ok();
+}
+
+Status verify_block(const Shard& shard, const Block& block) {
+  for (const Op& op : block.ops) {
+    for (const auto& [key, value] : op.attributes) SG_TRY(verify_value(shard, value, op, key));
+    for (const auto& [key, arg] : op.inputs) {
+      for (const Binding& b : arg.bindings) {
+        if (b.literal) SG_TRY(verify_value(shard, *b.literal, op, key));
+      }
+    }
+    for (const Block& nested : op.blocks) SG_TRY(verify_block(shard, nested));
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+ShardCheck check_shard(const std::string& path, const ShardCheckOptions& options) {
+  auto shard = Shard::open(path);
+  Status weights = shard.is_ok() ? Status::ok() : shard.status();
+  if (shard.is_ok()) {
+    for (const Function& f : (*shard)->program().functions) {
+      weights = verify_block(**shard, f.block);
+      if (!weights.is_ok()) break;
+    }
+  }
+  if (!weights.is_ok()) {
+    ShardCheck check;
+    check.path = path;
+    check.threshold = options.threshold;
+    check.strict = options.strict;
+    check.error = std::move(weights);
+    return check;
+  }
+  const Shard& s = **shard;
+  ModelFacts facts;
+  facts.info = &s.info();
+  facts.weight_bytes = s.weight_file_bytes();
+  ShardCheck check = check_program(path, s.program(), facts, s.program_sha256(), options);
+  check.form = shard_form_name(s.form());
+  return check;
+}
+
+}  // namespace sg

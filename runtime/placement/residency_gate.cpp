@@ -1,0 +1,164 @@
+// The residency gate: policy file (gates/residency.json) and the verdict for one shard.
+#include "shardgate/io.h"
+#include "shardgate/placement.h"
+
+#include <fmt/format.h>
+#include <fnmatch.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <map>
+
+namespace sg {
+namespace {
+
+using json = nlohmann::json;
+
+std::string base_name(std::string path) {
+  while (path.size() > 1 && path.back() == '/') path.pop_back();
+  size_t slash = path.rfind('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+Result<double> read_pct(const json& j, const std::string& file, const std::string& where) {
+  SG_CHECK(j.is_number(), ErrorCode::kFormat, "{}: {}: expected a percentage number", file, where);
+  double v = j.get<double>();
+  SG_CHECK(std::isfinite(v) && v >= 0.0 && v <= 100.0, ErrorCode::kFormat,
+           "{}: {}: {} is not a percentage in [0, 100]", file, where, v);
+  return v;
+}
+
+std::string op_label(const OpPlacement& op) {
+  return fmt::format("{} '{}'", op.type, op.outputs.empty() ? std::string() : op.outputs[0]);
+}
+
+// "R22 x3: conv 'a', conv 'b', conv 'c'; G2 x1: cast 'x'" for the ops selected by `pick`.
+template <typename Pick>
+std::string group_by_rule(const std::vector<OpPlacement>& ops, Pick pick) {
+  std::map<std::string, std::vector<std::string>> groups;
+  std::vector<std::string> order;
+  for (const OpPlacement& op : ops) {
+    if (op.op_class != OpClass::kCompute || !pick(op)) continue;
+    std::string key = op.source == PlacementSource::kPlan
+                          ? fmt::format("plan {} (rule {})", op.preferred.empty() ? "none" : op.preferred, op.rule_id)
+                          : op.rule_id;
+    if (!groups.count(key)) order.push_back(key);
+    groups[key].push_back(op_label(op));
+  }
+  std::string out;
+  for (const std::string& key : order) {
+    const auto& names = groups[key];
+    std::string list;
+    for (size_t i = 0; i < names.size() && i < 8; ++i) list += (i ? ", " : "") + names[i];
+    if (names.size() > 8) list += fmt::format(", ... ({} more)", names.size() - 8);
+    out += fmt::format("{}{} x{}: {}", out.empty() ? "" : "; ", key, names.size(), list);
+  }
+  return out;
+}
+
+}  // namespace
+
+ResidencyThreshold ResidencyPolicy::threshold_for(const std::string& shard_path) const {
+  std::string name = base_name(shard_path);
+  std::string file = filename.empty() ? std::string("built-in default") : filename;
+  for (const Override& o : overrides) {
+    if (::fnmatch(o.shard.c_str(), name.c_str(), 0) == 0) {
+      return ResidencyThreshold{o.min_residency_pct, fmt::format("{}: override '{}'", file, o.shard),
+                                o.reason};
+    }
+  }
+  return ResidencyThreshold{default_min_residency_pct,
+                            filename.empty() ? file : fmt::format("{}: default", file), ""};
+}
+
+Result<ResidencyPolicy> parse_residency_policy(std::string_view text, const std::string& file) {
+  json root;
+  try {
+    root = json::parse(text.begin(), text.end());
+  } catch (const json::parse_error& e) {
+    return make_error(ErrorCode::kFormat, "{}: byte {}: not valid JSON: {}", file, e.byte, e.what());
+  }
+  SG_CHECK(root.is_object(), ErrorCode::kFormat, "{}: expected a JSON object", file);
+  ResidencyPolicy policy;
+  policy.filename = file;
+  SG_CHECK(root.contains("schema_version") && root["schema_version"] == 1, ErrorCode::kFormat,
+           "{}: schema_version: expected 1", file);
+  SG_CHECK(root.value("gate", std::string()) == "residency", ErrorCode::kFormat,
+           "{}: gate: expected \"residency\" (is this a residency policy?)", file);
+  SG_CHECK(root.contains("default") && root["default"].is_object(), ErrorCode::kFormat,
+           "{}: default: expected an object with min_residency_pct", file);
+  const json& def = root["default"];
+  SG_CHECK(def.contains("min_residency_pct"), ErrorCode::kFormat,
+           "{}: default: missing min_residency_pct", file);
+  SG_ASSIGN_OR_RETURN(policy.default_min_residency_pct,
+                      read_pct(def["min_residency_pct"], file, "default.min_residency_pct"));
+  if (root.contains("overrides")) {
+    const json& overrides = root["overrides"];
+    SG_CHECK(overrides.is_array(), ErrorCode::kFormat, "{}: overrides: expected an array", file);
+    for (size_t i = 0; i < overrides.size(); ++i) {
+      const json& o = overrides[i];
+      std::string where = fmt::format("overrides[{}]", i);
+      SG_CHECK(o.is_object(), ErrorCode::kFormat, "{}: {}: expected an object", file, where);
+      ResidencyPolicy::Override ov;
+      SG_CHECK(o.contains("shard") && o["shard"].is_string() && !o["shard"].get<std::string>().empty(),
+               ErrorCode::kFormat, "{}: {}.shard: expected a non-empty shard name or glob", file,
+               where);
+      ov.shard = o["shard"].get<std::string>();
+      SG_CHECK(o.contains("min_residency_pct"), ErrorCode::kFormat,
+               "{}: {}: missing min_residency_pct", file, where);
+      SG_ASSIGN_OR_RETURN(ov.min_residency_pct,
+                          read_pct(o["min_residency_pct"], file, where + ".min_residency_pct"));
+      SG_CHECK(o.contains("reason") && o["reason"].is_string() &&
+                   !o["reason"].get<std::string>().empty(),
+               ErrorCode::kFormat, "{}: {}.reason: every override needs a written reason", file,
+               where);
+      ov.reason = o["reason"].get<std::string>();
+      policy.overrides.push_back(std::move(ov));
+    }
+  }
+  return policy;
+}
+
+Result<ResidencyPolicy> load_residency_policy(const std::string& path) {
+  SG_ASSIGN_OR_RETURN(std::string text, read_file(path));
+  return parse_residency_policy(text, path);
+}
+
+GateVerdict evaluate_residency_gate(const std::vector<OpPlacement>& ops,
+                                    const ResidencySummary& summary,
+                                    const std::vector<std::string>& plan_failures,
+                                    const std::vector<ContractCheckResult>& checks,
+                                    const ResidencyThreshold& threshold, bool strict) {
+  GateVerdict v;
+  if (summary.compute_ops == 0 || !summary.residency_pct) {
+    v.failures.push_back("no compute op in the shard: nothing was checked, so nothing passes");
+  }
+  for (const std::string& f : plan_failures) v.failures.push_back("plan: " + f);
+  if (summary.residency_pct && *summary.residency_pct + 1e-9 < threshold.min_residency_pct) {
+    v.failures.push_back(fmt::format(
+        "residency {:.2f}% < {:g}% ({}); off the ANE: {}", *summary.residency_pct,
+        threshold.min_residency_pct, threshold.origin,
+        group_by_rule(ops, [](const OpPlacement& op) { return !placement_on_ane(op.placement); })));
+  }
+  if (strict && summary.at_risk > 0) {
+    v.failures.push_back(fmt::format(
+        "strict: {} compute op(s) at risk: {}", summary.at_risk,
+        group_by_rule(ops, [](const OpPlacement& op) { return op.placement == Placement::kANERisk; })));
+  }
+  if (strict && summary.unknown > 0) {
+    v.failures.push_back(fmt::format(
+        "strict: {} compute op(s) with unknown placement: {}", summary.unknown,
+        group_by_rule(ops, [](const OpPlacement& op) { return op.placement == Placement::kUnknown; })));
+  }
+  for (const ContractCheckResult& c : checks) {
+    if (c.passed) continue;
+    std::string names;
+    for (size_t i = 0; i < c.offenders.size() && i < 8; ++i) names += (i ? "; " : "") + c.offenders[i];
+    if (c.offenders.size() > 8) names += fmt::format("; ... ({} more)", c.offenders.size() - 8);
+    v.failures.push_back(fmt::format("check {} failed: {}: {}", c.spec, c.detail, names));
+  }
+  v.passed = v.failures.empty();
+  return v;
+}
+
+}  // namespace sg

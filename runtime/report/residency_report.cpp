@@ -1,0 +1,302 @@
+// ane-validator reports. The JSON key order is fixed (ordered_json, insertion order) so two
+// runs of the same inputs give byte-identical reports.
+#include "shardgate/residency_report.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+
+namespace sg {
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+std::string shard_name(const std::string& path) {
+  std::string p = path;
+  while (p.size() > 1 && p.back() == '/') p.pop_back();
+  size_t slash = p.rfind('/');
+  return slash == std::string::npos ? p : p.substr(slash + 1);
+}
+
+ojson optional_number(const std::optional<double>& v) { return v ? ojson(*v) : ojson(nullptr); }
+
+ojson summary_json(const ResidencySummary& s) {
+  ojson j;
+  j["total_ops"] = s.total_ops;
+  j["compile_time_ops"] = s.compile_time_ops;
+  j["compute_ops"] = s.compute_ops;
+  j["on_ane"] = s.on_ane;
+  j["at_risk"] = s.at_risk;
+  j["fallbacks"] = s.fallbacks;
+  j["unknown"] = s.unknown;
+  j["residency_pct"] = optional_number(s.residency_pct);
+  j["cost_weighted_pct"] = optional_number(s.cost_weighted_pct);
+  j["costed_ops"] = s.costed_ops;
+  return j;
+}
+
+ojson op_json(const OpPlacement& op) {
+  ojson j;
+  j["function"] = op.function;
+  j["block_path"] = op.block_path;
+  j["index"] = op.index;
+  j["line"] = op.line;
+  j["type"] = op.type;
+  j["outputs"] = op.outputs;
+  j["dtype"] = op.dtype;
+  j["shape"] = op.shape_known ? ojson(op.shape) : ojson(nullptr);
+  j["class"] = op_class_name(op.op_class);
+  j["placement"] = placement_name(op.placement);
+  j["source"] = placement_source_name(op.source);
+  j["preferred"] = op.preferred.empty() ? ojson(nullptr) : ojson(op.preferred);
+  j["supported"] = op.supported;
+  j["cost"] = optional_number(op.cost);
+  j["predicted"] = placement_name(op.predicted);
+  j["rule"] = op.rule_id;
+  j["reason"] = op.reason;
+  j["detail"] = op.detail;
+  return j;
+}
+
+ojson shard_json(const ShardCheck& s) {
+  ojson j;
+  j["path"] = s.path;
+  j["name"] = shard_name(s.path);
+  j["form"] = s.form.empty() ? ojson(nullptr) : ojson(s.form);
+  j["program_sha256"] = s.program_sha256.empty() ? ojson(nullptr) : ojson(s.program_sha256);
+  j["verdict"] = shard_verdict(s);
+  if (s.error) {
+    j["error"] = ojson{{"code", error_code_name(s.error->code())}, {"message", s.error->message()}};
+  } else {
+    j["error"] = nullptr;
+  }
+  j["placement_source"] = placement_source_name(s.source);
+  j["plan"] = s.plan_path.empty() ? ojson(nullptr) : ojson(s.plan_path);
+  j["summary"] = summary_json(s.summary);
+  ojson gate;
+  gate["min_residency_pct"] = s.threshold.min_residency_pct;
+  gate["origin"] = s.threshold.origin;
+  gate["reason"] = s.threshold.reason;
+  gate["strict"] = s.strict;
+  gate["passed"] = !s.error && s.verdict.passed;
+  gate["failures"] = s.verdict.failures;
+  j["gate"] = gate;
+  ojson checks = ojson::array();
+  for (const ContractCheckResult& c : s.checks) {
+    checks.push_back(ojson{{"name", c.name},
+                           {"spec", c.spec},
+                           {"passed", c.passed},
+                           {"detail", c.detail},
+                           {"offenders", c.offenders}});
+  }
+  j["checks"] = checks;
+  j["plan_failures"] = s.plan_failures;
+  ojson ops = ojson::array();
+  for (const OpPlacement& op : s.ops) ops.push_back(op_json(op));
+  j["ops"] = ops;
+  return j;
+}
+
+std::string xml_escape(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&apos;"; break;
+      default:
+        // XML 1.0 forbids most control characters even when escaped.
+        if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t' && c != '\r') {
+          out += '?';
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out;
+}
+
+std::string md_escape(std::string_view s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '|') out += "\\|";
+    else if (c == '\n') out += ' ';
+    else out += c;
+  }
+  return out;
+}
+
+std::string pct_str(const std::optional<double>& v) {
+  return v ? fmt::format("{:.1f}%", *v) : std::string("n/a");
+}
+
+}  // namespace
+
+const char* shard_verdict(const ShardCheck& shard) {
+  if (shard.error) return "error";
+  return shard.verdict.passed ? "pass" : "fail";
+}
+
+int residency_exit_code(const ResidencyReport& report) {
+  if (report.shards.empty()) return kExitBadInput;
+  bool failed = false;
+  for (const ShardCheck& s : report.shards) {
+    if (s.error) return s.error->code() == ErrorCode::kInternal ? kExitInternal : kExitBadInput;
+    if (!s.verdict.passed) failed = true;
+  }
+  return failed ? kExitGateFailed : kExitPass;
+}
+
+std::string residency_report_json(const ResidencyReport& report) {
+  ojson j;
+  j["schema_version"] = kResidencyReportSchemaVersion;
+  j["tool"] = report.tool;
+  j["tool_version"] = report.tool_version;
+  int code = residency_exit_code(report);
+  j["verdict"] = code == kExitPass ? "pass" : code == kExitGateFailed ? "fail" : "error";
+  j["exit_code"] = code;
+  j["gate_file"] = report.gate_file.empty() ? ojson(nullptr) : ojson(report.gate_file);
+  j["strict"] = report.strict;
+  j["selection"] = ojson{{"shard_index", report.shard_index}, {"shard_count", report.shard_count}};
+  int64_t passed = 0, failed = 0, errors = 0;
+  for (const ShardCheck& s : report.shards) {
+    std::string_view v = shard_verdict(s);
+    (v == "pass" ? passed : v == "fail" ? failed : errors)++;
+  }
+  j["counts"] = ojson{{"shards", static_cast<int64_t>(report.shards.size())},
+                      {"passed", passed},
+                      {"failed", failed},
+                      {"errors", errors}};
+  ojson shards = ojson::array();
+  for (const ShardCheck& s : report.shards) shards.push_back(shard_json(s));
+  j["shards"] = shards;
+  return j.dump(2) + "\n";
+}
+
+std::string residency_report_junit(const ResidencyReport& report) {
+  int64_t failures = 0, errors = 0;
+  for (const ShardCheck& s : report.shards) {
+    if (s.error) ++errors;
+    else if (!s.verdict.passed) ++failures;
+  }
+  std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
+  out += fmt::format("<testsuites name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\">\n",
+                     xml_escape(report.tool), report.shards.size(), failures, errors);
+  out += fmt::format("  <testsuite name=\"residency\" tests=\"{}\" failures=\"{}\" errors=\"{}\">\n",
+                     report.shards.size(), failures, errors);
+  for (const ShardCheck& s : report.shards) {
+    out += fmt::format("    <testcase classname=\"{}.residency\" name=\"{}\">\n",
+                       xml_escape(report.tool), xml_escape(s.path));
+    if (s.error) {
+      out += fmt::format("      <error message=\"{}\">{}</error>\n",
+                         xml_escape(error_code_name(s.error->code())),
+                         xml_escape(s.error->message()));
+    } else if (!s.verdict.passed) {
+      std::string body;
+      for (const std::string& f : s.verdict.failures) body += f + "\n";
+      out += fmt::format("      <failure message=\"{}\">{}</failure>\n",
+                         xml_escape(s.verdict.failures.empty() ? "" : s.verdict.failures[0]),
+                         xml_escape(body));
+    }
+    out += fmt::format("      <system-out>{}</system-out>\n",
+                       xml_escape(residency_summary_line(s)));
+    out += "    </testcase>\n";
+  }
+  out += "  </testsuite>\n</testsuites>\n";
+  return out;
+}
+
+std::string residency_report_markdown(const ResidencyReport& report) {
+  int code = residency_exit_code(report);
+  std::string out = fmt::format("## {}: {}\n\n", report.tool,
+                                code == kExitPass ? "pass" : code == kExitGateFailed ? "fail" : "error");
+  out += "| shard | verdict | compute | on ANE | at risk | fallback | unknown | compile-time | "
+         "residency | min | source |\n";
+  out += "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n";
+  for (const ShardCheck& s : report.shards) {
+    const ResidencySummary& m = s.summary;
+    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {:g}% | {} |\n",
+                       md_escape(shard_name(s.path)), shard_verdict(s), m.compute_ops, m.on_ane,
+                       m.at_risk, m.fallbacks, m.unknown, m.compile_time_ops,
+                       pct_str(m.residency_pct), s.threshold.min_residency_pct,
+                       placement_source_name(s.source));
+  }
+  bool any = false;
+  for (const ShardCheck& s : report.shards) {
+    if (s.error || !s.verdict.passed) {
+      if (!any) out += "\n### Failures\n\n";
+      any = true;
+      if (s.error) out += fmt::format("- `{}`: {}\n", md_escape(s.path), md_escape(s.error->message()));
+      for (const std::string& f : s.verdict.failures) {
+        out += fmt::format("- `{}`: {}\n", md_escape(shard_name(s.path)), md_escape(f));
+      }
+    }
+  }
+  return out;
+}
+
+std::string residency_summary_line(const ShardCheck& s) {
+  if (s.error) return fmt::format("ERROR {}", s.path);
+  const ResidencySummary& m = s.summary;
+  std::string cost = m.cost_weighted_pct ? fmt::format(", cost-weighted {:.1f}%", *m.cost_weighted_pct)
+                                         : std::string();
+  return fmt::format(
+      "{:<5} {}  compute {}, on ANE {}, at risk {}, compile-time {}, fallbacks {}, unknown {}, "
+      "residency {}{} (min {:g}%), {}",
+      s.verdict.passed ? "PASS" : "FAIL", s.path, m.compute_ops, m.on_ane, m.at_risk,
+      m.compile_time_ops, m.fallbacks, m.unknown, pct_str(m.residency_pct), cost,
+      s.threshold.min_residency_pct, placement_source_name(s.source));
+}
+
+std::string residency_failure_lines(const ShardCheck& s) {
+  std::string out;
+  if (s.error) out += "      " + s.error->message() + "\n";
+  if (!s.error) {
+    for (const std::string& f : s.verdict.failures) out += "      " + f + "\n";
+  }
+  return out;
+}
+
+std::string residency_op_table(const ShardCheck& s) {
+  std::vector<std::array<std::string, 10>> rows;
+  rows.push_back({"function", "block", "#", "type", "output", "dtype/shape", "class", "placement",
+                  "rule", "reason / detail"});
+  for (const OpPlacement& op : s.ops) {
+    std::string ty = op.dtype + (op.shape_known ? " " + shape_str(op.shape) : std::string());
+    std::string placement = placement_name(op.placement);
+    if (op.source == PlacementSource::kPlan) {
+      placement += op.preferred.empty() ? " (plan: none)" : " (plan: " + op.preferred + ")";
+    }
+    std::string why = op.detail.empty() ? op.reason : op.detail;
+    rows.push_back({op.function, block_path_str(op.block_path), std::to_string(op.index), op.type,
+                    op.outputs.empty() ? "" : op.outputs[0], ty, op_class_name(op.op_class),
+                    placement, op.rule_id, why});
+  }
+  std::array<size_t, 10> width{};
+  for (const auto& r : rows) {
+    for (size_t c = 0; c + 1 < r.size(); ++c) width[c] = std::max(width[c], std::min<size_t>(r[c].size(), 48));
+  }
+  std::string out;
+  for (const auto& r : rows) {
+    std::string line = "  ";
+    for (size_t c = 0; c < r.size(); ++c) {
+      std::string cell = r[c];
+      if (c + 1 < r.size()) {
+        if (cell.size() > 48) cell = cell.substr(0, 45) + "...";
+        cell.resize(width[c], ' ');
+        line += cell + "  ";
+      } else {
+        line += cell;
+      }
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    out += line + "\n";
+  }
+  return out;
+}
+
+}  // namespace sg

@@ -1,0 +1,109 @@
+// The residency policy file and the gate verdict.
+#include "shardgate/io.h"
+#include "shardgate/placement.h"
+
+#include <gtest/gtest.h>
+
+namespace sg {
+namespace {
+
+OpPlacement op(const std::string& type, const std::string& out, Placement p, const std::string& rule,
+               OpClass c = OpClass::kCompute) {
+  OpPlacement r;
+  r.type = type;
+  r.outputs = {out};
+  r.placement = r.predicted = p;
+  r.rule_id = rule;
+  r.op_class = c;
+  return r;
+}
+
+TEST(ResidencyPolicy, CommittedGateFileLoads) {
+  auto p = load_residency_policy(SG_SOURCE_DIR "/gates/residency.json");
+  ASSERT_TRUE(p.is_ok()) << p.status().to_string();
+  EXPECT_EQ(p->default_min_residency_pct, 100.0);
+  for (const auto& o : p->overrides) EXPECT_FALSE(o.reason.empty());
+  ResidencyThreshold t = p->threshold_for("/x/layer_07.mlmodelc");
+  EXPECT_EQ(t.min_residency_pct, 100.0);
+  EXPECT_NE(t.origin.find("default"), std::string::npos);
+}
+
+TEST(ResidencyPolicy, OverridesMatchTheShardNameFirstMatchWins) {
+  auto p = parse_residency_policy(R"({"schema_version": 1, "gate": "residency",
+      "default": {"min_residency_pct": 100},
+      "overrides": [{"shard": "lm_head_p*", "min_residency_pct": 90, "reason": "vocab split"},
+                    {"shard": "lm_head_p0*", "min_residency_pct": 10, "reason": "never reached"}]})",
+                                  "g.json");
+  ASSERT_TRUE(p.is_ok()) << p.status().to_string();
+  ResidencyThreshold t = p->threshold_for("out/lm_head_p0of3.mlmodelc/");
+  EXPECT_EQ(t.min_residency_pct, 90.0);
+  EXPECT_EQ(t.reason, "vocab split");
+  EXPECT_NE(t.origin.find("g.json: override 'lm_head_p*'"), std::string::npos);
+  EXPECT_EQ(p->threshold_for("layer_0.mlmodelc").min_residency_pct, 100.0);
+}
+
+TEST(ResidencyPolicy, RefusesOverridesWithoutReasonAndBadNumbers) {
+  const char* bad[] = {
+      R"({"schema_version": 1, "gate": "residency", "default": {"min_residency_pct": 100},
+          "overrides": [{"shard": "a*", "min_residency_pct": 90}]})",
+      R"({"schema_version": 1, "gate": "residency", "default": {"min_residency_pct": 101}})",
+      R"({"schema_version": 2, "gate": "residency", "default": {"min_residency_pct": 100}})",
+      R"({"schema_version": 1, "gate": "fidelity", "default": {"min_residency_pct": 100}})",
+      R"({"schema_version": 1, "gate": "residency"})",
+      R"([1, 2])",
+      R"({"schema_version": 1,)",
+  };
+  for (const char* text : bad) {
+    auto p = parse_residency_policy(text, "g.json");
+    EXPECT_FALSE(p.is_ok()) << text;
+    if (!p.is_ok()) {
+      EXPECT_EQ(p.status().message().rfind("g.json: ", 0), 0u) << p.status().message();
+    }
+  }
+}
+
+TEST(ResidencyGate, FailureNamesRuleAndOps) {
+  std::vector<OpPlacement> ops = {
+      op("constexpr_blockwise_shift_scale", "w", Placement::kNoDevice, "R19a", OpClass::kCompileTime),
+      op("conv", "q_proj", Placement::kCPU, "R22"), op("conv", "k_proj", Placement::kCPU, "R22"),
+      op("softmax", "attn", Placement::kANE, "R5"),  op("add", "res", Placement::kANE, "R6"),
+  };
+  ResidencySummary s = summarize_residency(ops);
+  GateVerdict v = evaluate_residency_gate(ops, s, {}, {}, ResidencyThreshold{100, "default", ""}, false);
+  ASSERT_FALSE(v.passed);
+  ASSERT_EQ(v.failures.size(), 1u);
+  EXPECT_NE(v.failures[0].find("residency 50.00% < 100%"), std::string::npos) << v.failures[0];
+  EXPECT_NE(v.failures[0].find("R22 x2: conv 'q_proj', conv 'k_proj'"), std::string::npos)
+      << v.failures[0];
+  v = evaluate_residency_gate(ops, s, {}, {}, ResidencyThreshold{50, "override", "why"}, false);
+  EXPECT_TRUE(v.passed);
+}
+
+TEST(ResidencyGate, StrictFailsOnRiskPlainDoesNot) {
+  std::vector<OpPlacement> ops = {op("scaled_dot_product_attention", "o", Placement::kANERisk, "R3"),
+                                  op("add", "r", Placement::kANE, "R6")};
+  ResidencySummary s = summarize_residency(ops);
+  EXPECT_TRUE(evaluate_residency_gate(ops, s, {}, {}, {}, false).passed);
+  GateVerdict v = evaluate_residency_gate(ops, s, {}, {}, {}, true);
+  ASSERT_FALSE(v.passed);
+  EXPECT_NE(v.failures[0].find("R3 x1: scaled_dot_product_attention 'o'"), std::string::npos);
+}
+
+TEST(ResidencyGate, NothingCheckedNeverPasses) {
+  std::vector<OpPlacement> ops = {op("const", "c", Placement::kNoDevice, "R19", OpClass::kCompileTime)};
+  GateVerdict v = evaluate_residency_gate(ops, summarize_residency(ops), {}, {},
+                                          ResidencyThreshold{0, "t", ""}, false);
+  EXPECT_FALSE(v.passed);
+}
+
+TEST(ResidencyGate, FailedContractCheckFailsTheGate) {
+  std::vector<OpPlacement> ops = {op("add", "r", Placement::kANE, "R6")};
+  ContractCheckResult c{"compression", "compression=1024", false, "1 of 1 ...", {"main: 'w2' ..."}};
+  GateVerdict v = evaluate_residency_gate(ops, summarize_residency(ops), {}, {c}, {}, false);
+  ASSERT_FALSE(v.passed);
+  EXPECT_NE(v.failures[0].find("check compression=1024 failed"), std::string::npos);
+  EXPECT_NE(v.failures[0].find("'w2'"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace sg

@@ -1,0 +1,82 @@
+// Argument groups shared by ane-validator and golden-validator (Polygraphy style): each group
+// owns its fields, registers its options on a CLI11 app with add_to(), and checks itself with
+// validate() after parsing. A tool composes the groups it needs, so the same option has the
+// same spelling, default and meaning in both executables.
+//
+// This header stays light (no CLI11 include): CLI::App is only forward-declared.
+#pragma once
+
+#include "shardgate/status.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace CLI {
+class App;
+}  // namespace CLI
+
+namespace sg::cli {
+
+// Where reports go: --json FILE, --junit FILE, --markdown FILE. Empty means "not requested".
+struct ReportArgs {
+  std::string json;
+  std::string junit;
+  std::string markdown;
+
+  void add_to(CLI::App& app);
+};
+
+// Which policy decides pass/fail: --gate FILE (a gates/*.json policy; empty = the tool's
+// default policy), --strict (at-risk results fail too).
+struct GateArgs {
+  std::string gate_file;
+  bool strict = false;
+
+  void add_to(CLI::App& app);
+};
+
+// How much the tool prints: -q (verdict lines and errors only), -v / -vv (more detail).
+struct LogArgs {
+  bool quiet = false;
+  int verbose = 0;
+
+  void add_to(CLI::App& app);
+  // -1 quiet, 0 normal, 1.. verbose. -q wins over -v.
+  int level() const { return quiet ? -1 : verbose; }
+  Status validate() const;
+};
+
+// A slice of the work for CI splitting: --shard-index I --shard-count N keeps the items whose
+// position p (after sorting) satisfies p % N == I. Defaults select everything.
+struct SelectionArgs {
+  int64_t shard_index = 0;
+  int64_t shard_count = 1;
+
+  void add_to(CLI::App& app);
+  // Usage error when count < 1 or index is outside [0, count).
+  Status validate() const;
+  bool selects(size_t position) const;
+  // The items this slice keeps, in their original order.
+  std::vector<std::string> select(const std::vector<std::string>& items) const;
+};
+
+// Parses argv into `app`. Returns an exit code when the tool must stop now: 0 after --help /
+// --version, kExitBadInput (2) after a usage error (the message is printed to stderr).
+// Returns nullopt when parsing succeeded and the tool should run.
+std::optional<int> parse_command_line(CLI::App& app, int argc, const char* const* argv);
+
+// Expands shard arguments. An argument containing glob characters (* ? [) stands for the models
+// it matches (other files, such as licences, are skipped); a directory that is not itself a
+// model (.mlmodelc / .mlpackage) stands for the models directly inside it; any other path is
+// kept as-is, so opening it later reports what is wrong with it. The result is sorted and free
+// of duplicates. A glob or directory that yields no model is a usage error naming the argument.
+Result<std::vector<std::string>> expand_shard_paths(const std::vector<std::string>& args);
+
+// Whether `path` names a model directory: it ends in .mlmodelc or .mlpackage (a trailing '/'
+// is ignored).
+bool is_model_path(const std::string& path);
+
+}  // namespace sg::cli

@@ -1,0 +1,106 @@
+// A chain against its goldens: run the chain (free-running, teacher-forced or both) and hand
+// every checkpoint to the shared comparison engine. No metric is computed here.
+#include "shardgate/chain.h"
+
+#include "shardgate/golden.h"
+#include "shardgate/io.h"
+
+namespace sg {
+namespace {
+
+std::string fmt_bytes(uint64_t b) {
+  if (b >= (uint64_t{1} << 30)) return fmt::format("{:.2f} GiB", static_cast<double>(b) / (1 << 30));
+  if (b >= (uint64_t{1} << 20)) return fmt::format("{:.1f} MiB", static_cast<double>(b) / (1 << 20));
+  return fmt::format("{:.1f} KiB", static_cast<double>(b) / 1024);
+}
+
+}  // namespace
+
+Result<FidelityRun> run_chain_fidelity(const ChainManifest& chain, const GoldenSource& goldens,
+                                       const ChainFidelityOptions& options) {
+  SG_CHECK(!options.modes.empty(), ErrorCode::kUsage, "{}: no mode to run", chain.path);
+  SG_CHECK(!chain.checkpoints.empty(), ErrorCode::kUsage,
+           "{}: the chain has no checkpoints: nothing to compare", chain.path);
+  // Every golden must exist before anything runs: a typo should not cost a full chain run.
+  for (size_t i = 0; i < chain.checkpoints.size(); ++i) {
+    const ChainCheckpoint& cp = chain.checkpoints[i];
+    SG_CHECK(goldens.find(cp.golden) != nullptr, ErrorCode::kUsage,
+             "{}: checkpoints[{}].golden: '{}' is not in the golden dump {}", chain.path, i,
+             cp.golden, goldens.path());
+  }
+  FidelityRun run;
+  run.command = "run";
+  run.options = options.metrics;
+  SG_ASSIGN_OR_RETURN(const std::string chain_sha, sha256_file(chain.path));
+  run.inputs.push_back({"chain", chain.path, chain_sha});
+  SG_ASSIGN_OR_RETURN(const std::string golden_sha, sha256_file(goldens.identity_file()));
+  run.inputs.push_back({"reference", goldens.path(), golden_sha});
+  run.notes.push_back(fmt::format("chain '{}': {} steps, precision {}", chain.name,
+                                  chain.steps.size(), precision_name(options.precision)));
+
+  const bool label_all = options.modes.size() > 1;
+  for (ChainMode mode : options.modes) {
+    ChainRunOptions ro;
+    ro.mode = mode;
+    ro.precision = options.precision;
+    ro.threads = options.threads;
+    ro.goldens = &goldens;
+    if (options.on_step) ro.on_step = [&](const ChainStepRecord& r) { options.on_step(mode, r); };
+    SG_ASSIGN_OR_RETURN(ChainRunResult result, run_chain(chain, ro));
+
+    std::vector<std::pair<std::string, std::string>> labels;
+    if (label_all || mode == ChainMode::kTeacherForced) labels.emplace_back("mode", chain_mode_name(mode));
+    for (const ChainCheckpoint& cp : chain.checkpoints) {
+      const GoldenEntry* entry = goldens.find(cp.golden);
+      SG_ASSIGN_OR_RETURN(Tensor reference, goldens.load(cp.golden));
+      const Tensor& candidate = result.tensors.at(cp.tensor);
+      CheckIdentity id;
+      id.checkpoint = cp.golden;
+      id.kind = cp.kind;
+      id.layer = cp.layer;
+      const ChainStep* producer = chain.producer(cp.tensor);
+      id.shard = producer ? producer->id : "";
+      id.labels = labels;
+      auto check = compare_tensors(id, candidate, reference, entry->position_axis, options.metrics);
+      if (!check) {
+        return std::move(check).take_status().with_context(
+            fmt::format("{}: checkpoint '{}' (chain tensor '{}')", chain.path, cp.golden, cp.tensor));
+      }
+      if (cp.kind == "hidden") {
+        // The whole tensor as one vector: the "over all positions" number next to the
+        // per-position rows the gate uses.
+        auto whole = compare_tensors(id, candidate, reference, std::nullopt, options.metrics);
+        if (whole && !whole->rows.empty() && whole->rows[0].value(Metric::kCosine)) {
+          const RowResult& row = whole->rows[0];
+          run.notes.push_back(fmt::format(
+              "{}: whole-tensor cosine {:.6f}, norm ratio {:.6f}", id.id(),
+              *row.value(Metric::kCosine), row.value(Metric::kNormRatio).value_or(0.0)));
+        }
+      }
+      run.checks.push_back(std::move(*check));
+    }
+    const std::string tag = label_all ? fmt::format("[{}] ", chain_mode_name(mode)) : "";
+    if (mode == ChainMode::kTeacherForced) {
+      for (const ChainStepRecord& s : result.steps) {
+        for (const auto& [input, golden] : s.teacher_forced) {
+          run.notes.push_back(fmt::format("{}teacher-forced: step '{}' input '{}' <- golden '{}'",
+                                          tag, s.id, input, golden));
+        }
+      }
+    }
+    if (result.first_nonfinite) {
+      const NonFinite& nf = result.first_nonfinite->where;
+      run.notes.push_back(fmt::format(
+          "{}first non-finite value: step '{}', function '{}', op #{} '{}' output '{}' flat index "
+          "{} = {}",
+          tag, result.first_nonfinite->step, nf.function, nf.op_index, nf.op_type, nf.output,
+          nf.flat_index, nf.value));
+    }
+    run.notes.push_back(fmt::format("{}peak memory: chain tensors {}, largest step {}", tag,
+                                    fmt_bytes(result.peak_chain_bytes),
+                                    fmt_bytes(result.peak_step_bytes)));
+  }
+  return run;
+}
+
+}  // namespace sg

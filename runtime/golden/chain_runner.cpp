@@ -1,0 +1,305 @@
+// Running a chain: one shard at a time, chain tensors released after their last consumer,
+// state buffers carried across steps by chain state key, and the teacher-forced variant that
+// feeds every layer the golden of the layer before.
+#include "shardgate/chain.h"
+
+#include "shardgate/golden.h"
+#include "shardgate/half.h"
+#include "shardgate/npy.h"
+#include "shardgate/shard.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <set>
+
+namespace sg {
+namespace {
+
+std::string step_place(const ChainManifest& chain, size_t i) {
+  return fmt::format("{}: steps[{}] '{}'", chain.path, i, chain.steps[i].id);
+}
+
+// The golden of layer `layer` (the residual stream after it): a hidden checkpoint of that layer,
+// else a hidden entry of the dump with that layer.
+std::optional<std::string> golden_of_layer(const ChainManifest& chain, const GoldenSource& goldens,
+                                           int64_t layer) {
+  for (const ChainCheckpoint& c : chain.checkpoints) {
+    if (c.kind == "hidden" && c.layer == layer) return c.golden;
+  }
+  for (const GoldenEntry& e : goldens.entries()) {
+    if (e.kind == "hidden" && e.layer == layer) return e.name;
+  }
+  return std::nullopt;
+}
+
+uint64_t bytes_of(const std::map<std::string, Tensor>& values) {
+  std::set<const std::byte*> seen;
+  uint64_t total = 0;
+  for (const auto& [name, t] : values) {
+    if (t.is_view() || !seen.insert(t.raw()).second) continue;
+    total += t.nbytes();
+  }
+  return total;
+}
+
+Result<Tensor> zeros_state(const ChainStateInit& init) { return Tensor::zeros(init.dtype, init.shape); }
+
+}  // namespace
+
+Result<Tensor> combine_sum(const std::vector<Tensor>& inputs, Precision precision) {
+  SG_CHECK(!inputs.empty(), ErrorCode::kShape, "sum: no inputs");
+  bool all_f16 = true;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Tensor& t = inputs[i];
+    SG_CHECK(dtype_is_float(t.dtype()), ErrorCode::kShape,
+             "sum: input {} has dtype {} (sum takes float tensors)", i, dtype_name(t.dtype()));
+    SG_CHECK(t.shape() == inputs[0].shape(), ErrorCode::kShape,
+             "sum: input {} has shape {}, input 0 has {} (no broadcasting)", i,
+             shape_str(t.shape()), shape_str(inputs[0].shape()));
+    all_f16 = all_f16 && t.dtype() == DType::kF16;
+  }
+  const bool round16 = all_f16 && precision == Precision::kFp16;
+  SG_ASSIGN_OR_RETURN(Tensor first, to_f32(inputs[0]));
+  SG_ASSIGN_OR_RETURN(Tensor acc, Tensor::zeros(DType::kF32, inputs[0].shape()));
+  float* a = acc.mutable_data<float>();
+  const size_t n = static_cast<size_t>(acc.numel());
+  if (n > 0) std::memcpy(a, first.data<float>(), n * sizeof(float));
+  for (size_t i = 1; i < inputs.size(); ++i) {
+    SG_ASSIGN_OR_RETURN(Tensor x, to_f32(inputs[i]));
+    const float* b = x.data<float>();
+    for (size_t k = 0; k < n; ++k) a[k] += b[k];
+    // Each add of a chain of fp16 MIL add ops stores its result in fp16.
+    if (round16) round_to_f16_span(a, n);
+  }
+  if (round16) return cast_tensor(acc, DType::kF16);
+  return acc;
+}
+
+Result<Tensor> combine_concat(const std::vector<Tensor>& inputs, int64_t axis) {
+  SG_CHECK(!inputs.empty(), ErrorCode::kShape, "concat: no inputs");
+  const int64_t rank = inputs[0].rank();
+  SG_CHECK(rank > 0, ErrorCode::kShape, "concat: input 0 is a scalar");
+  SG_CHECK(axis >= -rank && axis < rank, ErrorCode::kShape,
+           "concat: axis {} is out of range for rank {}", axis, rank);
+  const int64_t ax = axis < 0 ? axis + rank : axis;
+  DType dtype = inputs[0].dtype();
+  bool mixed_float = false;
+  Shape out_shape = inputs[0].shape();
+  out_shape[static_cast<size_t>(ax)] = 0;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Tensor& t = inputs[i];
+    SG_CHECK(t.rank() == rank, ErrorCode::kShape, "concat: input {} has rank {}, input 0 has {}", i,
+             t.rank(), rank);
+    for (int64_t d = 0; d < rank; ++d) {
+      if (d == ax) continue;
+      SG_CHECK(t.dim(d) == inputs[0].dim(d), ErrorCode::kShape,
+               "concat: input {} has shape {}, input 0 has {} (only axis {} may differ)", i,
+               shape_str(t.shape()), shape_str(inputs[0].shape()), ax);
+    }
+    SG_CHECK(t.dtype() != DType::kString && !dtype_is_subbyte(t.dtype()), ErrorCode::kUnsupported,
+             "concat: input {} has dtype {}", i, dtype_name(t.dtype()));
+    if (t.dtype() != dtype) {
+      SG_CHECK(dtype_is_float(t.dtype()) && dtype_is_float(dtype), ErrorCode::kShape,
+               "concat: input {} has dtype {}, input 0 has {}", i, dtype_name(t.dtype()),
+               dtype_name(inputs[0].dtype()));
+      mixed_float = true;
+    }
+    out_shape[static_cast<size_t>(ax)] += t.dim(ax);
+  }
+  std::vector<Tensor> parts;
+  parts.reserve(inputs.size());
+  if (mixed_float) {
+    dtype = DType::kF32;
+    for (const Tensor& t : inputs) {
+      SG_ASSIGN_OR_RETURN(Tensor f, to_f32(t));
+      parts.push_back(std::move(f));
+    }
+  } else {
+    parts = inputs;
+  }
+  SG_ASSIGN_OR_RETURN(Tensor out, Tensor::zeros(dtype, out_shape));
+  const size_t elem = static_cast<size_t>(dtype_bits(dtype) / 8);
+  int64_t outer = 1;
+  for (int64_t d = 0; d < ax; ++d) outer *= out_shape[static_cast<size_t>(d)];
+  int64_t inner = 1;
+  for (int64_t d = ax + 1; d < rank; ++d) inner *= out_shape[static_cast<size_t>(d)];
+  std::byte* dst = out.mutable_raw();
+  for (int64_t o = 0; o < outer; ++o) {
+    for (const Tensor& t : parts) {
+      const size_t chunk = static_cast<size_t>(t.dim(ax) * inner) * elem;
+      if (chunk == 0) continue;
+      std::memcpy(dst, t.raw() + static_cast<size_t>(o) * chunk, chunk);
+      dst += chunk;
+    }
+  }
+  return out;
+}
+
+Result<std::vector<std::pair<std::string, std::string>>> teacher_forced_inputs(
+    const ChainManifest& chain, const ChainStep& step, const GoldenSource& goldens) {
+  std::vector<std::pair<std::string, std::string>> out;
+  if (step.is_combine) return out;
+  for (const auto& [input, tensor] : step.inputs) {
+    std::optional<std::string> golden;
+    if (step.residual_input && *step.residual_input == input) {
+      golden = golden_of_layer(chain, goldens, *step.layer - 1);
+      SG_CHECK(golden.has_value(), ErrorCode::kUsage,
+               "{}: step '{}' (layer {}): teacher-forced mode needs the golden of layer {} for "
+               "its residual input '{}', but neither a hidden checkpoint nor the golden dump "
+               "has one",
+               chain.path, step.id, *step.layer, *step.layer - 1, input);
+    } else if (const ChainCheckpoint* cp = chain.find_checkpoint(tensor);
+               cp && cp->kind == "hidden" && cp->layer && (!step.layer || *cp->layer < *step.layer)) {
+      golden = cp->golden;
+    }
+    if (!golden) continue;
+    SG_CHECK(goldens.find(*golden) != nullptr, ErrorCode::kUsage,
+             "{}: step '{}': teacher-forced input '{}' needs golden '{}', which {} does not hold",
+             chain.path, step.id, input, *golden, goldens.path());
+    out.emplace_back(input, *golden);
+  }
+  return out;
+}
+
+Result<ChainRunResult> run_chain(const ChainManifest& chain, const ChainRunOptions& options) {
+  using Clock = std::chrono::steady_clock;
+  ChainRunResult result;
+  SG_CHECK(options.mode != ChainMode::kTeacherForced || options.goldens != nullptr,
+           ErrorCode::kUsage, "{}: teacher-forced mode needs a golden dump", chain.path);
+
+  // What to keep past the last consumer, and when every other tensor may go.
+  std::set<std::string> keep;
+  for (const ChainCheckpoint& c : chain.checkpoints) keep.insert(c.tensor);
+  for (const std::string& k : options.keep) {
+    bool known = chain.producer(k) != nullptr;
+    for (const ChainInput& in : chain.inputs) known = known || in.tensor == k;
+    SG_CHECK(known, ErrorCode::kUsage, "{}: no chain tensor named '{}'", chain.path, k);
+    keep.insert(k);
+  }
+  std::map<std::string, size_t> last_use;
+  for (size_t i = 0; i < chain.steps.size(); ++i) {
+    for (const std::string& t : chain.steps[i].consumed()) last_use[t] = i;
+  }
+
+  std::map<std::string, Tensor> live;  // chain tensors waiting for a consumer
+  auto publish = [&](const std::string& name, Tensor t) {
+    if (keep.count(name)) result.tensors[name] = t;
+    if (last_use.count(name)) live[name] = std::move(t);
+  };
+  auto track_peak = [&] {
+    std::map<std::string, Tensor> all = live;
+    for (const auto& [name, t] : result.tensors) all.emplace("kept:" + name, t);
+    result.peak_chain_bytes = std::max(result.peak_chain_bytes, bytes_of(all));
+  };
+
+  for (const ChainInput& in : chain.inputs) {
+    SG_CHECK(in.source != ChainInput::Source::kGolden || options.goldens != nullptr,
+             ErrorCode::kUsage,
+             "{}: inputs.{}: comes from the golden dump ('{}'), but no golden dump was given",
+             chain.path, in.tensor, in.written);
+    Result<Tensor> t = in.source == ChainInput::Source::kGolden ? options.goldens->load(in.ref)
+                                                                : read_npy(in.ref);
+    if (!t) return std::move(t).take_status().with_context(fmt::format("{}: inputs.{}", chain.path, in.tensor));
+    result.inputs[in.tensor] = *t;
+    publish(in.tensor, std::move(*t));
+  }
+
+  std::map<std::string, Tensor> state_buffers;  // by chain state key
+  for (const ChainStateInit& init : chain.states) {
+    Result<Tensor> t = init.npy.empty() ? zeros_state(init) : read_npy(init.npy);
+    if (!t) return std::move(t).take_status().with_context(fmt::format("{}: states.{}", chain.path, init.key));
+    state_buffers[init.key] = std::move(*t);
+  }
+  track_peak();
+
+  for (size_t i = 0; i < chain.steps.size(); ++i) {
+    const ChainStep& step = chain.steps[i];
+    const auto t0 = Clock::now();
+    ChainStepRecord record;
+    record.id = step.id;
+    record.is_combine = step.is_combine;
+
+    if (step.is_combine) {
+      std::vector<Tensor> parts;
+      for (const std::string& name : step.combine_inputs) parts.push_back(live.at(name));
+      Result<Tensor> out = step.combine == CombineKind::kSum ? combine_sum(parts, options.precision)
+                                                             : combine_concat(parts, step.axis);
+      if (!out) return std::move(out).take_status().with_context(step_place(chain, i));
+      publish(step.output, std::move(*out));
+    } else {
+      std::map<std::string, Tensor> inputs;
+      for (const auto& [name, tensor] : step.inputs) inputs[name] = live.at(tensor);
+      if (options.mode == ChainMode::kTeacherForced) {
+        SG_ASSIGN_OR_RETURN(record.teacher_forced,
+                            teacher_forced_inputs(chain, step, *options.goldens));
+        for (const auto& [name, golden] : record.teacher_forced) {
+          std::string replaced;
+          for (const auto& [in_name, tensor] : step.inputs) {
+            if (in_name == name) replaced = tensor;
+          }
+          Result<Tensor> g = options.goldens->load(golden);
+          if (!g) return std::move(g).take_status().with_context(step_place(chain, i));
+          SG_CHECK(g->shape() == inputs[name].shape(), ErrorCode::kShape,
+                   "{}: teacher-forced input '{}': golden '{}' has shape {}, the chain tensor "
+                   "'{}' it replaces has {}",
+                   step_place(chain, i), name, golden, shape_str(g->shape()), replaced,
+                   shape_str(inputs[name].shape()));
+          inputs[name] = std::move(*g);
+        }
+      }
+      // The shard lives only for this step: its mapping and decoded weights go with it.
+      RunResult run;
+      {
+        auto shard = Shard::open(step.shard);
+        if (!shard) return std::move(shard).take_status().with_context(step_place(chain, i));
+        Executor exec(*shard);
+        StateStore states;
+        for (const auto& [name, key] : step.state) {
+          auto it = state_buffers.find(key);
+          if (it != state_buffers.end()) states.values[name] = it->second;
+        }
+        RunOptions ro;
+        ro.precision = options.precision;
+        ro.threads = options.threads;
+        auto r = exec.run(step.function, inputs, ro, &states);
+        if (!r) return std::move(r).take_status().with_context(step_place(chain, i));
+        run = std::move(*r);
+        for (const auto& [name, key] : step.state) {
+          auto it = states.values.find(name);
+          SG_CHECK(it != states.values.end(), ErrorCode::kShape,
+                   "{}: state '{}' (chain key '{}') is not a state of function '{}'",
+                   step_place(chain, i), name, key, step.function);
+          state_buffers[key] = it->second;
+        }
+      }
+      record.stats = run.stats;
+      result.peak_step_bytes = std::max(result.peak_step_bytes, run.stats.peak_value_bytes);
+      if (run.first_nonfinite && !result.first_nonfinite) {
+        result.first_nonfinite = ChainNonFinite{step.id, *run.first_nonfinite};
+      }
+      for (const auto& [name, tensor] : step.outputs) {
+        auto it = run.outputs.find(name);
+        if (it == run.outputs.end()) {
+          std::vector<std::string> have;
+          for (const auto& [n, t] : run.outputs) have.push_back(n);
+          return make_error(ErrorCode::kShape, "{}: shard '{}' function '{}' has no output '{}' (outputs: {})",
+                            step_place(chain, i), step.shard_written, step.function, name,
+                            fmt::join(have, ", "));
+        }
+        publish(tensor, std::move(it->second));
+      }
+    }
+    track_peak();
+    for (const std::string& t : step.consumed()) {
+      auto lu = last_use.find(t);
+      if (lu != last_use.end() && lu->second == i) live.erase(t);
+    }
+    record.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
+    if (options.on_step) options.on_step(record);
+    result.steps.push_back(std::move(record));
+  }
+  return result;
+}
+
+}  // namespace sg

@@ -1,0 +1,259 @@
+// golden-validator's executing subcommands end to end through the built binary: run (the
+// sample's gate demonstration, teacher-forced, both views), record -> run round trip, exec
+// writing .npy files, probe, and exit codes 0 / 1 / 2.
+#include "shardgate/golden.h"
+#include "shardgate/io.h"
+#include "shardgate/npy.h"
+#include "support/json_schema_lite.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace sg {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct CliRun {
+  int code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+CliRun golden(const std::string& args) {
+  const std::string cmd = std::string(SG_BINARY_DIR "/validators/golden-validator ") + args + " 2>&1";
+  CliRun r;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.output.append(buf, n);
+  const int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+const std::string kSample = SG_SOURCE_DIR "/goldens/sample/";
+// The repository gate without its top-1 rule: the sample's demonstration is the cosine gate
+// (LUT4 flips the argmax of near-tied logits at positions 2 and 4, in the numpy oracle too).
+const std::string kGate = " --no-color --gate " SG_SOURCE_DIR "/gates/fidelity.json --min-top1 none";
+std::string chain(const std::string& variant) { return kSample + "chains/chain_" + variant + ".json"; }
+
+class GoldenRunCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("sg_golden_run_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string out(const std::string& name) const { return (dir_ / name).string(); }
+
+  nlohmann::json report(const std::string& name) const {
+    auto text = read_file(out(name));
+    EXPECT_TRUE(text.is_ok()) << text.status().to_string();
+    if (!text.is_ok()) return {};
+    auto schema = read_file(SG_SOURCE_DIR "/reports/schema/golden-report.schema.json");
+    EXPECT_TRUE(schema.is_ok());
+    if (schema.is_ok()) {
+      EXPECT_EQ(testing::json_schema_violations(*schema, *text), std::vector<std::string>{});
+    }
+    return nlohmann::json::parse(*text);
+  }
+  fs::path dir_;
+};
+
+std::vector<std::string> check_ids(const nlohmann::json& report) {
+  std::vector<std::string> ids;
+  for (const auto& c : report["checks"]) ids.push_back(c["id"].get<std::string>());
+  return ids;
+}
+
+TEST_F(GoldenRunCli, Int8ChainFailsOnTheLogitsOnly) {
+  const CliRun r = golden("run " + chain("int8") + kGate + " --json " + out("r.json"));
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("FAIL"), std::string::npos);
+  EXPECT_NE(r.output.find("first failure: logits"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("trend"), std::string::npos) << r.output;
+  const nlohmann::json j = report("r.json");
+  EXPECT_EQ(j["command"], "run");
+  EXPECT_EQ(check_ids(j), (std::vector<std::string>{"embed", "hidden.0", "hidden.1", "hidden.2",
+                                                    "hidden.3", "logits"}));
+}
+
+TEST_F(GoldenRunCli, Lut4AndFp16ChainsPass) {
+  for (const char* v : {"lut4", "fp16"}) {
+    const CliRun r = golden("run " + chain(v) + kGate);
+    EXPECT_EQ(r.code, 0) << v << "\n" << r.output;
+    EXPECT_NE(r.output.find("PASS"), std::string::npos) << r.output;
+  }
+}
+
+TEST_F(GoldenRunCli, TeacherForcedAndBothViews) {
+  const CliRun tf = golden("run " + chain("lut4") + kGate + " --teacher-forced --json " + out("tf.json"));
+  EXPECT_EQ(tf.code, 0) << tf.output;
+  EXPECT_NE(tf.output.find("teacher-forced: step 'L1.attn' input 'hidden' <- golden 'hidden.0'"),
+            std::string::npos)
+      << tf.output;
+  const nlohmann::json t = report("tf.json");
+  EXPECT_EQ(t["checks"].size(), 6u);
+  EXPECT_EQ(t["checks"][1]["id"], "hidden.0[mode=teacher-forced]");
+
+  const CliRun both = golden("run " + chain("int8") + kGate + " --both --json " + out("both.json"));
+  EXPECT_EQ(both.code, 1) << both.output;
+  const nlohmann::json b = report("both.json");
+  ASSERT_EQ(b["checks"].size(), 12u);
+  EXPECT_EQ(b["checks"][0]["id"], "embed[mode=free-running]");
+  EXPECT_EQ(b["checks"][6]["id"], "embed[mode=teacher-forced]");
+
+  // --teacher-forced and --both exclude each other.
+  EXPECT_EQ(golden("run " + chain("int8") + " --both --teacher-forced").code, 2);
+}
+
+TEST_F(GoldenRunCli, RecordThenRunIsExact) {
+  const CliRun rec = golden("record " + chain("fp16") + " --out " + out("dump"));
+  ASSERT_EQ(rec.code, 0) << rec.output;
+  auto dump = open_golden_dump(out("dump"));
+  ASSERT_TRUE(dump.is_ok()) << dump.status().to_string();
+  EXPECT_TRUE((*dump)->verify_all().is_ok());
+  std::vector<std::string> names;
+  for (const GoldenEntry& e : (*dump)->entries()) names.push_back(e.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"input_ids", "embed", "hidden.0", "hidden.1",
+                                             "hidden.2", "hidden.3", "logits"}));
+  const GoldenEntry* logits = (*dump)->find("logits");
+  ASSERT_NE(logits, nullptr);
+  EXPECT_EQ(logits->shape, (Shape{1, 8, 192}));
+  EXPECT_EQ(logits->dtype, DType::kF16);
+  EXPECT_EQ(logits->position_axis, 1);
+  EXPECT_EQ((*dump)->find("hidden.2")->layer, 2);
+  auto manifest = read_file(out("dump/manifest.json"));
+  ASSERT_TRUE(manifest.is_ok());
+  EXPECT_NE(manifest->find("\"prompt_token_ids\""), std::string::npos);
+  auto schema = read_file(SG_SOURCE_DIR "/reports/schema/golden-dump.schema.json");
+  ASSERT_TRUE(schema.is_ok());
+  EXPECT_EQ(testing::json_schema_violations(*schema, *manifest), std::vector<std::string>{});
+
+  // The same chain against what it just recorded: identical tensors, so every row has max abs
+  // error 0 and cosine 1 (to the last bit of the double-precision division).
+  const CliRun run = golden("run " + chain("fp16") + kGate + " --goldens " + out("dump") +
+                            " --json " + out("r.json"));
+  EXPECT_EQ(run.code, 0) << run.output;
+  const nlohmann::json j = report("r.json");
+  int rows = 0;
+  for (const auto& c : j["checks"]) {
+    for (const auto& row : c["rows"]) {
+      EXPECT_NEAR(row["values"]["cosine"].get<double>(), 1.0, 1e-15) << c["id"];
+      EXPECT_EQ(row["values"]["max_abs"].get<double>(), 0.0) << c["id"];
+      ++rows;
+    }
+  }
+  EXPECT_EQ(rows, 6 * 8);
+
+  // Recording into the dump the chain reads its inputs from is refused.
+  EXPECT_EQ(golden("record " + chain("fp16") + " --out " + kSample + "goldens").code, 2);
+}
+
+TEST_F(GoldenRunCli, ExecWritesOutputsAndCapturesAsNpy) {
+  const std::string shard = kSample + "shards/L0_attn_fp16.mlpackage";
+  const CliRun r = golden("exec " + shard + " --seed 7 --out " + out("x"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("hidden_out"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("no op produced a non-finite value"), std::string::npos) << r.output;
+  auto y = read_npy(out("x/hidden_out.npy"));
+  ASSERT_TRUE(y.is_ok()) << y.status().to_string();
+  EXPECT_EQ(y->shape(), (Shape{1, 8, 64}));
+  EXPECT_EQ(y->dtype(), DType::kF16);
+  auto x = read_npy(out("x/inputs/hidden.npy"));
+  ASSERT_TRUE(x.is_ok()) << x.status().to_string();
+  EXPECT_EQ(x->shape(), (Shape{1, 8, 64}));
+
+  // Feeding the written input back gives the same output; fp32 mode gives fp32 outputs.
+  const CliRun again = golden("exec " + shard + " --input hidden=" + out("x/inputs/hidden.npy") +
+                              " --precision fp32 --out " + out("y"));
+  ASSERT_EQ(again.code, 0) << again.output;
+  auto y32 = read_npy(out("y/hidden_out.npy"));
+  ASSERT_TRUE(y32.is_ok());
+  EXPECT_EQ(y32->dtype(), DType::kF32);
+
+  // An unknown capture name and an unknown input are bad input (2).
+  EXPECT_EQ(golden("exec " + shard + " --capture no_such_value").code, 2);
+  EXPECT_EQ(golden("exec " + shard + " --input nope=" + out("x/inputs/hidden.npy")).code, 2);
+  EXPECT_EQ(golden("exec " + kSample + "shards/missing.mlpackage").code, 2);
+}
+
+TEST_F(GoldenRunCli, ExecCapturesAnIntermediate) {
+  // The first compute op output of the shard, whatever its name: ask exec for all of them.
+  const std::string shard = kSample + "shards/head_p0_fp16.mlpackage";
+  const CliRun all = golden("exec " + shard + " --capture-all --out " + out("all"));
+  ASSERT_EQ(all.code, 0) << all.output;
+  std::string some_capture;
+  for (const auto& e : fs::directory_iterator(out("all"))) {
+    const std::string stem = e.path().stem().string();
+    if (e.path().extension() == ".npy" && stem != "logits") some_capture = stem;
+  }
+  ASSERT_FALSE(some_capture.empty()) << all.output;
+  const CliRun one = golden("exec " + shard + " --capture " + some_capture + " --out " + out("one"));
+  ASSERT_EQ(one.code, 0) << one.output;
+  EXPECT_TRUE(fs::exists(out("one/" + some_capture + ".npy")));
+  EXPECT_TRUE(fs::exists(out("one/logits.npy")));
+}
+
+TEST_F(GoldenRunCli, ProbeOneRowPerSeed) {
+  const std::string shards = kSample + "shards/";
+  const CliRun r = golden("probe " + shards + "L0_moe_p0_lut4.mlpackage --baseline " + shards +
+                          "L0_moe_p0_fp16.mlpackage --seeds 4" + kGate + " --json " + out("p.json"));
+  EXPECT_TRUE(r.code == 0 || r.code == 1) << r.output;
+  const nlohmann::json j = report("p.json");
+  EXPECT_EQ(j["command"], "probe");
+  ASSERT_EQ(j["checks"].size(), 1u);
+  EXPECT_EQ(j["checks"][0]["rows"].size(), 4u);
+
+  // Many shards: each candidate's baseline by name substitution, one check per shard.
+  const CliRun many = golden("probe '" + shards + "L0_moe_p*_lut4.mlpackage' --baseline-replace _lut4=_fp16 --seeds 2" +
+                             kGate + " --json " + out("m.json"));
+  EXPECT_TRUE(many.code == 0 || many.code == 1) << many.output;
+  const nlohmann::json m = report("m.json");
+  EXPECT_EQ(check_ids(m), (std::vector<std::string>{"moe_out[shard=L0_moe_p0_lut4]",
+                                                    "moe_out[shard=L0_moe_p1_lut4]"}));
+  // ... split across CI jobs.
+  const CliRun slice = golden("probe '" + shards + "L0_moe_p*_lut4.mlpackage' --baseline-replace _lut4=_fp16 --seeds 2 "
+                              "--shard-index 1 --shard-count 2" + kGate + " --json " + out("s.json"));
+  EXPECT_TRUE(slice.code == 0 || slice.code == 1) << slice.output;
+  EXPECT_EQ(check_ids(report("s.json")), (std::vector<std::string>{"moe_out"}));
+
+  // A baseline that is the candidate itself passes exactly.
+  const CliRun self = golden("probe " + shards + "L0_moe_p0_fp16.mlpackage --baseline " + shards +
+                             "L0_moe_p0_fp16.mlpackage" + kGate);
+  EXPECT_EQ(self.code, 0) << self.output;
+  // Usage errors.
+  EXPECT_EQ(golden("probe " + shards + "L0_moe_p0_fp16.mlpackage").code, 2);
+  EXPECT_EQ(golden("probe " + shards + "L0_moe_p0_fp16.mlpackage --baseline " + shards +
+                   "embed_fp16.mlpackage").code, 2);
+}
+
+TEST_F(GoldenRunCli, BadInputIsExitTwo) {
+  EXPECT_EQ(golden("run " + out("missing.json")).code, 2);
+  fs::create_directories(out("c"));
+  {
+    FILE* f = std::fopen(out("c/chain.json").c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs(R"({"schema": "shardgate/chain@1", "name": "x", "steps": [{"id": "a", "combine": "mean", "inputs": ["q"], "output": "y"}], "checkpoints": []})", f);
+    std::fclose(f);
+  }
+  const CliRun r = golden("run " + out("c/chain.json"));
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.output.find("chain.json: steps[0].combine: unknown combine 'mean'"), std::string::npos)
+      << r.output;
+  EXPECT_EQ(golden("run " + chain("int8") + " --precision fp8").code, 2);
+  EXPECT_EQ(golden("run " + chain("int8") + " --goldens " + out("nowhere")).code, 2);
+  EXPECT_EQ(golden("record " + chain("fp16")).code, 2);  // --out is required
+}
+
+}  // namespace
+}  // namespace sg

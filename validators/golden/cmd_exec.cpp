@@ -1,0 +1,197 @@
+// golden-validator exec: checks one shard by hand. Runs a function on given or seeded random
+// inputs, prints a table of output (and captured intermediate) shapes and statistics, names the
+// first op that produced NaN/Inf, and writes the tensors as .npy files.
+// Exit codes: 0 every value finite, 1 a NaN/Inf was produced, 2 bad input or usage.
+#include "common/golden_args.h"
+#include "golden/commands.h"
+#include "golden/exec_args.h"
+#include "shardgate/executor.h"
+#include "shardgate/npy.h"
+#include "shardgate/probe.h"
+
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <iostream>
+#include <limits>
+#include <memory>
+
+namespace sg::golden_cli {
+namespace {
+
+struct ExecOptions {
+  std::string shard;
+  std::string function = "main";
+  std::vector<std::string> inputs;
+  uint64_t seed = 0;
+  std::vector<std::string> capture;
+  bool capture_all = false;
+  std::string out;
+  ExecArgs exec;
+  cli::LogArgs log;
+};
+
+struct Stats {
+  double min = 0, max = 0, mean = 0, absmax = 0;
+  int64_t nonfinite = 0;
+};
+
+Stats stats_of(const Tensor& t) {
+  Stats s;
+  s.min = std::numeric_limits<double>::infinity();
+  s.max = -s.min;
+  double sum = 0;
+  int64_t finite = 0;
+  for (int64_t i = 0; i < t.numel(); ++i) {
+    const double v = element_as_double(t, i);
+    if (!std::isfinite(v)) {
+      ++s.nonfinite;
+      continue;
+    }
+    s.min = std::min(s.min, v);
+    s.max = std::max(s.max, v);
+    s.absmax = std::max(s.absmax, std::fabs(v));
+    sum += v;
+    ++finite;
+  }
+  if (finite == 0) s.min = s.max = std::numeric_limits<double>::quiet_NaN();
+  s.mean = finite ? sum / static_cast<double>(finite) : std::numeric_limits<double>::quiet_NaN();
+  return s;
+}
+
+// A file name for a value name: anything outside [A-Za-z0-9._-] becomes '_'.
+std::string file_stem(const std::string& name) {
+  std::string out = name;
+  for (char& c : out) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '.' || c == '_' || c == '-';
+    if (!ok) c = '_';
+  }
+  if (out.empty() || out == "." || out == "..") out = "_" + out;
+  return out;
+}
+
+std::string num(double v) {
+  if (std::isnan(v)) return "-";
+  return fmt::format("{:.5g}", v);
+}
+
+Result<int> exec(const ExecOptions& o) {
+  SG_ASSIGN_OR_RETURN(std::shared_ptr<Shard> shard, Shard::open(o.shard));
+  SG_ASSIGN_OR_RETURN(auto given, read_named_inputs(o.inputs));
+  SG_ASSIGN_OR_RETURN(SeededInputs inputs, make_seeded_inputs(*shard, o.function, o.seed, given));
+  Executor executor(shard);
+  RunOptions ro;
+  ro.precision = o.exec.precision_value();
+  ro.threads = o.exec.threads;
+  ro.capture = o.capture;
+  ro.capture_all = o.capture_all;
+  StateStore states;
+  SG_ASSIGN_OR_RETURN(RunResult run, executor.run(o.function, inputs.inputs, ro, &states));
+
+  struct Row {
+    std::string name, role;
+    const Tensor* t;
+  };
+  std::vector<Row> rows;
+  for (const auto& [name, t] : run.outputs) rows.push_back({name, "output", &t});
+  for (const auto& [name, t] : run.captured) {
+    if (!run.outputs.count(name)) rows.push_back({name, "capture", &t});
+  }
+  for (const auto& [name, t] : states.values) rows.push_back({name, "state", &t});
+
+  bool any_nonfinite = run.first_nonfinite.has_value();
+  const int level = o.log.level();
+  if (level >= 0) {
+    print_notes(inputs.notes, level);
+    std::cout << fmt::format("golden-validator exec: {} function '{}' (precision {}, {} ops, {:.3f} s, "
+                             "peak {:.1f} MiB)\n",
+                             o.shard, o.function, precision_name(ro.precision), run.stats.ops_run,
+                             run.stats.seconds,
+                             static_cast<double>(run.stats.peak_value_bytes) / (1 << 20));
+    for (const auto& [name, t] : inputs.inputs) {
+      std::cout << fmt::format("  input   {:<20} {:<16} {:<6} {}\n", name, shape_str(t.shape()),
+                               dtype_name(t.dtype()),
+                               given.count(name) ? "given" : fmt::format("seeded (seed {})", o.seed));
+    }
+    std::cout << fmt::format("\n  {:<8} {:<20} {:<16} {:<6} {:>11} {:>11} {:>11} {:>11} {:>10}\n",
+                             "role", "name", "shape", "dtype", "min", "max", "mean", "abs max",
+                             "non-finite");
+  }
+  for (const Row& r : rows) {
+    const Stats s = stats_of(*r.t);
+    any_nonfinite = any_nonfinite || s.nonfinite > 0;
+    if (level >= 0) {
+      std::cout << fmt::format("  {:<8} {:<20} {:<16} {:<6} {:>11} {:>11} {:>11} {:>11} {:>10}\n",
+                               r.role, r.name, shape_str(r.t->shape()), dtype_name(r.t->dtype()),
+                               num(s.min), num(s.max), num(s.mean), num(s.absmax), s.nonfinite);
+    }
+  }
+  if (run.first_nonfinite) {
+    const NonFinite& nf = *run.first_nonfinite;
+    std::cout << fmt::format("\nfirst non-finite value: function '{}' op #{} '{}' output '{}' flat "
+                             "index {} = {}\n",
+                             nf.function, nf.op_index, nf.op_type, nf.output, nf.flat_index, nf.value);
+  } else if (level >= 0) {
+    std::cout << "\nno op produced a non-finite value\n";
+  }
+
+  if (!o.out.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(o.out, ec);
+    SG_CHECK(!ec, ErrorCode::kIO, "--out {}: cannot create the directory: {}", o.out, ec.message());
+    int64_t files = 0;
+    for (const Row& r : rows) {
+      const std::string dir = r.role == "state" ? o.out + "/states" : o.out;
+      if (r.role == "state") std::filesystem::create_directories(dir, ec);
+      SG_TRY(write_npy(dir + "/" + file_stem(r.name) + ".npy", *r.t));
+      ++files;
+    }
+    // Seeded inputs too, so the run can be repeated or fed to another tool.
+    std::filesystem::create_directories(o.out + "/inputs", ec);
+    SG_CHECK(!ec, ErrorCode::kIO, "--out {}/inputs: cannot create the directory: {}", o.out, ec.message());
+    for (const auto& [name, t] : inputs.inputs) {
+      SG_TRY(write_npy(o.out + "/inputs/" + file_stem(name) + ".npy", t));
+      ++files;
+    }
+    if (level >= 0) std::cout << fmt::format("wrote {} .npy files under {}\n", files, o.out);
+  }
+  return any_nonfinite ? kExitGateFailed : kExitPass;
+}
+
+}  // namespace
+
+void add_exec_command(CLI::App& app, CommandResult& result) {
+  auto options = std::make_shared<ExecOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "exec", "Run one shard on given or seeded inputs; print output stats, write .npy files");
+  sub->add_option("shard", options->shard, "Shard (.mlmodelc or .mlpackage)")
+      ->option_text("SHARD")
+      ->required();
+  sub->add_option("--function", options->function, "Function to run")->default_val("main");
+  sub->add_option("--input", options->inputs,
+                  "An input from a .npy file (repeatable); others are seeded random: float "
+                  "N(0,1) with unit-norm last axis, int uniform over the gathered table")
+      ->option_text("NAME=FILE.npy");
+  sub->add_option("--seed", options->seed, "Seed of the random inputs")->default_val(0);
+  sub->add_option("--capture", options->capture, "Also keep this intermediate value (repeatable)")
+      ->option_text("NAME");
+  sub->add_flag("--capture-all", options->capture_all, "Keep every op output");
+  sub->add_option("--out", options->out,
+                  "Write outputs, captures, states/ and inputs/ as .npy files here")
+      ->option_text("DIR");
+  options->exec.add_to(*sub);
+  options->log.add_to(*sub);
+  sub->callback([&result, options] {
+    result.run = [options] {
+      if (Status s = options->log.validate(); !s.is_ok()) return cli::report_error(s);
+      auto code = exec(*options);
+      if (!code) return cli::report_error(code.status());
+      return *code;
+    };
+  });
+}
+
+}  // namespace sg::golden_cli

@@ -1,0 +1,156 @@
+// golden-validator record: runs a baseline (FP16) chain through the interpreter and writes its
+// chain inputs and checkpoints as a golden dump (manifest.json with each file's sha256), then
+// reads the dump back and verifies every file.
+#include "common/golden_args.h"
+#include "golden/commands.h"
+#include "golden/exec_args.h"
+#include "shardgate/chain.h"
+#include "shardgate/golden.h"
+#include "shardgate/io.h"
+
+#include <CLI/CLI.hpp>
+
+#include <filesystem>
+#include <iostream>
+#include <memory>
+
+namespace sg::golden_cli {
+namespace {
+
+struct RecordOptions {
+  std::string chain;
+  std::string out;
+  std::string goldens;
+  std::string model;
+  ExecArgs exec;
+  cli::LogArgs log;
+};
+
+// Position axis of a recorded tensor: the one the source dump gives for that name, else axis 1
+// for tensors of rank >= 2 (the [batch, position, ...] layout), else none.
+std::optional<int64_t> position_axis_for(const GoldenSource* source, const std::string& name,
+                                         const Tensor& t) {
+  if (source != nullptr) {
+    if (const GoldenEntry* e = source->find(name); e && e->shape == t.shape()) return e->position_axis;
+  }
+  if (t.rank() >= 2) return 1;
+  return std::nullopt;
+}
+
+bool same_path(const std::string& a, const std::string& b) {
+  std::error_code ec1, ec2;
+  const auto ca = std::filesystem::weakly_canonical(a, ec1);
+  const auto cb = std::filesystem::weakly_canonical(b, ec2);
+  return !ec1 && !ec2 && ca == cb;
+}
+
+Status record(const RecordOptions& o) {
+  SG_ASSIGN_OR_RETURN(ChainManifest chain, load_chain_manifest(o.chain));
+  const std::string source_path = o.goldens.empty() ? chain.goldens : o.goldens;
+  bool needs_source = false;
+  for (const ChainInput& in : chain.inputs) needs_source = needs_source || in.source == ChainInput::Source::kGolden;
+  std::unique_ptr<GoldenSource> source;
+  // The source dump also gives the recorded tensors their position axes when it exists.
+  const bool source_exists = !source_path.empty() && path_exists(source_path);
+  if (needs_source || source_exists) {
+    SG_CHECK(!source_path.empty(), ErrorCode::kUsage,
+             "{}: chain inputs come from a golden dump, but the chain names none; give --goldens",
+             o.chain);
+    SG_CHECK(!same_path(source_path, o.out), ErrorCode::kUsage,
+             "--out {}: is the dump the chain reads its inputs from; record into another directory",
+             o.out);
+    SG_ASSIGN_OR_RETURN(source, open_golden_source(source_path));
+  }
+
+  ChainRunOptions ro;
+  ro.precision = o.exec.precision_value();
+  ro.threads = o.exec.threads;
+  ro.goldens = source.get();
+  if (o.log.level() > 0) {
+    ro.on_step = [](const ChainStepRecord& r) {
+      std::cerr << fmt::format("  step {:<16} {:8.3f} s\n", r.id, r.seconds);
+    };
+  }
+  SG_ASSIGN_OR_RETURN(ChainRunResult result, run_chain(chain, ro));
+  if (result.first_nonfinite) {
+    const NonFinite& nf = result.first_nonfinite->where;
+    return make_error(ErrorCode::kNumeric,
+                      "{}: the baseline chain produced a non-finite value (step '{}', op #{} '{}' "
+                      "output '{}' flat index {} = {}); refusing to record it as a golden",
+                      o.chain, result.first_nonfinite->step, nf.op_index, nf.op_type, nf.output,
+                      nf.flat_index, nf.value);
+  }
+
+  std::vector<int64_t> prompt;
+  if (auto ids = result.inputs.find("input_ids");
+      ids != result.inputs.end() && dtype_is_integer(ids->second.dtype())) {
+    SG_ASSIGN_OR_RETURN(prompt, to_int64_vector(ids->second));
+  }
+  const std::string dtype = ro.precision == Precision::kFp32 ? "fp32" : "fp16";
+  SG_ASSIGN_OR_RETURN(GoldenDumpWriter writer,
+                      GoldenDumpWriter::create(o.out, o.model.empty() ? chain.name : o.model, dtype,
+                                               prompt));
+  for (const ChainInput& in : chain.inputs) {
+    GoldenEntry e;
+    e.name = in.source == ChainInput::Source::kGolden ? in.ref : in.tensor;
+    e.kind = "input";
+    const Tensor& t = result.inputs.at(in.tensor);
+    e.position_axis = position_axis_for(source.get(), e.name, t);
+    if (const GoldenEntry* src = source ? source->find(e.name) : nullptr; src && src->layer) e.layer = src->layer;
+    SG_TRY(writer.add(std::move(e), t));
+  }
+  for (const ChainCheckpoint& cp : chain.checkpoints) {
+    const Tensor& t = result.tensors.at(cp.tensor);
+    GoldenEntry e;
+    e.name = cp.golden;
+    e.kind = cp.kind;
+    e.layer = cp.layer;
+    e.position_axis = position_axis_for(source.get(), cp.golden, t);
+    SG_TRY(writer.add(std::move(e), t));
+  }
+  SG_TRY(writer.finish());
+  // What record promises: every file is there and matches its manifest entry.
+  SG_ASSIGN_OR_RETURN(auto written, open_golden_dump(o.out));
+  SG_TRY(written->verify_all());
+
+  if (o.log.level() >= 0) {
+    std::cout << fmt::format("golden-validator record: {} ({} steps, precision {}) -> {}\n",
+                             chain.name, chain.steps.size(), precision_name(ro.precision), o.out);
+    for (const GoldenEntry& e : writer.manifest().tensors) {
+      std::cout << fmt::format("  {:<16} {:<7} {:>6} {:<16} {:<6} {}\n", e.name, e.kind,
+                               e.layer ? std::to_string(*e.layer) : "-", shape_str(e.shape),
+                               dtype_name(e.dtype), e.sha256.substr(0, 12));
+    }
+    std::cout << fmt::format("wrote {} tensors and manifest.json\n", writer.manifest().tensors.size());
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+void add_record_command(CLI::App& app, CommandResult& result) {
+  auto options = std::make_shared<RecordOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "record", "Run a baseline chain and write its inputs and checkpoints as a golden dump");
+  sub->add_option("chain", options->chain, "Chain manifest of the baseline (FP16) shards")
+      ->option_text("CHAIN.json")
+      ->required();
+  sub->add_option("--out", options->out, "Dump directory to write (created when missing)")
+      ->option_text("DIR")
+      ->required();
+  sub->add_option("--goldens", options->goldens,
+                  "Dump the chain's \"golden:\" inputs come from (default: the chain's)")
+      ->option_text("DIR|FILE");
+  sub->add_option("--model", options->model, "Model name in the manifest (default: the chain's name)");
+  options->exec.add_to(*sub);
+  options->log.add_to(*sub);
+  sub->callback([&result, options] {
+    result.run = [options] {
+      if (Status s = options->log.validate(); !s.is_ok()) return cli::report_error(s);
+      if (Status s = record(*options); !s.is_ok()) return cli::report_error(s);
+      return kExitPass;
+    };
+  });
+}
+
+}  // namespace sg::golden_cli

@@ -1,0 +1,105 @@
+// golden-validator run: a chain of shards end to end against golden dumps (per layer, per
+// position, first failing layer and position, trend), teacher-forced on request, or both views
+// in one report.
+#include "common/golden_args.h"
+#include "golden/commands.h"
+#include "golden/exec_args.h"
+#include "shardgate/chain.h"
+#include "shardgate/golden.h"
+
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+#include <memory>
+
+namespace sg::golden_cli {
+namespace {
+
+struct RunCommandOptions {
+  std::string chain;
+  std::string goldens;
+  bool teacher_forced = false;
+  bool both = false;
+  ExecArgs exec;
+  cli::ReportArgs reports;
+  cli::GateArgs gate;
+  cli::LogArgs log;
+  cli::ThresholdArgs thresholds;
+  cli::MetricArgs metrics;
+  cli::GoldenOutputArgs output;
+};
+
+int run_run(const RunCommandOptions& o) {
+  if (Status s = o.log.validate(); !s.is_ok()) return cli::report_error(s);
+  auto policy = cli::build_gate_policy(o.gate, o.thresholds);
+  if (!policy) return cli::report_error(policy.status());
+  if (o.metrics.topk > 0) policy->topk = o.metrics.topk;
+  auto chain = load_chain_manifest(o.chain);
+  if (!chain) return cli::report_error(chain.status());
+  const std::string golden_path = o.goldens.empty() ? chain->goldens : o.goldens;
+  if (golden_path.empty()) {
+    return cli::report_error(make_error(
+        ErrorCode::kUsage, "{}: the chain names no golden dump; give --goldens DIR", o.chain));
+  }
+  auto goldens = open_golden_source(golden_path);
+  if (!goldens) return cli::report_error(goldens.status());
+
+  ChainFidelityOptions fo;
+  if (o.both) {
+    fo.modes = {ChainMode::kFreeRunning, ChainMode::kTeacherForced};
+  } else if (o.teacher_forced) {
+    fo.modes = {ChainMode::kTeacherForced};
+  }
+  fo.precision = o.exec.precision_value();
+  fo.threads = o.exec.threads;
+  fo.metrics = o.metrics.options(*policy);
+  const int level = o.log.level();
+  if (level > 0) {
+    fo.on_step = [](ChainMode mode, const ChainStepRecord& r) {
+      std::cerr << fmt::format("  [{}] step {:<16} {:8.3f} s", chain_mode_name(mode), r.id, r.seconds);
+      if (!r.is_combine) {
+        std::cerr << fmt::format("  {} ops, peak {:.1f} MiB", r.stats.ops_run,
+                                 static_cast<double>(r.stats.peak_value_bytes) / (1 << 20));
+      }
+      std::cerr << "\n";
+    };
+  }
+  auto run = run_chain_fidelity(*chain, **goldens, fo);
+  if (!run) return cli::report_error(run.status());
+  if (!policy->sha256.empty()) run->inputs.push_back({"gate", policy->source, policy->sha256});
+  print_notes(run->notes, level);
+  auto report = make_golden_report(std::move(*run), std::move(*policy), o.gate.strict,
+                                   cli::kGoldenValidatorVersion);
+  if (!report) return cli::report_error(report.status());
+  return cli::emit_golden_report(*report, o.reports, o.output, o.log);
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app, CommandResult& result) {
+  auto options = std::make_shared<RunCommandOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "run", "Run a chain of shards end to end and compare its checkpoints with golden dumps");
+  sub->add_option("chain", options->chain, "Chain manifest (JSON, schema shardgate/chain@1)")
+      ->option_text("CHAIN.json")
+      ->required();
+  sub->add_option("--goldens", options->goldens,
+                  "Golden dump (directory or .safetensors) instead of the one the chain names")
+      ->option_text("DIR|FILE");
+  auto* tf = sub->add_flag("--teacher-forced", options->teacher_forced,
+                           "Feed every layer the golden of the layer before (a layer's own error, "
+                           "without upstream drift)");
+  sub->add_flag("--both", options->both,
+                "Free-running and teacher-forced views in one report")
+      ->excludes(tf);
+  options->exec.add_to(*sub);
+  options->reports.add_to(*sub);
+  options->gate.add_to(*sub);
+  options->log.add_to(*sub);
+  options->thresholds.add_to(*sub);
+  options->metrics.add_to(*sub);
+  options->output.add_to(*sub);
+  sub->callback([&result, options] { result.run = [options] { return run_run(*options); }; });
+}
+
+}  // namespace sg::golden_cli

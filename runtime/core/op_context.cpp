@@ -99,9 +99,12 @@ void OpContext::set_output(size_t i, Tensor t) {
 
 std::string OpContext::where() const {
   const Op& o = op();
-  std::string s = fmt::format("function '{}', op #{} '{}'", function().name, o.index, o.type);
+  std::string s;
+  const std::string file = source_file();
+  if (!file.empty()) s = o.line > 0 ? fmt::format("{}:{}: ", file, o.line) : file + ": ";
+  s += fmt::format("function '{}', op #{} '{}'", function().name, o.index, o.type);
   if (!o.outputs.empty()) s += " -> " + o.outputs[0].name;
-  if (o.line > 0) s += fmt::format(" (model.mil:{})", o.line);
+  if (file.empty() && o.line > 0) s += fmt::format(" (model.mil:{})", o.line);
   return s;
 }
 

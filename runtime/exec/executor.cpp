@@ -68,6 +68,7 @@ class ExecContext final : public OpContext {
   const Function& function() const override;
   Precision precision() const override;
   int threads() const override;
+  std::string source_file() const override;
   bool has(std::string_view name) const override {
     return op_.input(name) != nullptr || op_.attribute(name) != nullptr;
   }
@@ -315,6 +316,7 @@ class Run {
 const Function& ExecContext::function() const { return run_.function(); }
 Precision ExecContext::precision() const { return run_.options().precision; }
 int ExecContext::threads() const { return std::max(1, run_.options().threads); }
+std::string ExecContext::source_file() const { return run_.shard().program_file(); }
 
 Result<Tensor> ExecContext::binding_value(const Binding& b, std::string_view name) {
   Result<Tensor> r = b.is_reference() ? run_.value(b.name, depth_ + 1)

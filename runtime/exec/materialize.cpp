@@ -25,6 +25,7 @@ class MaterializeContext final : public OpContext {
   const Op& op() const override { return op_; }
   const Function& function() const override { return fn_; }
   Precision precision() const override { return Precision::kFp16; }
+  std::string source_file() const override;
   bool has(std::string_view name) const override {
     return op_.input(name) != nullptr || op_.attribute(name) != nullptr;
   }
@@ -171,6 +172,8 @@ Result<std::vector<Tensor>> MaterializeContext::get_all(std::string_view name) {
 }
 
 }  // namespace
+
+std::string MaterializeContext::source_file() const { return m_.shard().program_file(); }
 
 Result<Tensor> materialize_weight(const Shard& shard, const Function& function,
                                   std::string_view value_name) {

@@ -401,7 +401,7 @@ TEST(Executor, KernelErrorsCarryTheOpIdentity) {
   auto r = Executor(shard).run("main", {{"x", h16({2, 3}, {1, 2, 3, 4, 5, 6})}}, {});
   ASSERT_FALSE(r.is_ok());
   EXPECT_EQ(r.status().code(), ErrorCode::kShape);
-  EXPECT_NE(r.status().message().find("function 'main', op #0 'reshape' -> a (model.mil:3)"),
+  EXPECT_NE(r.status().message().find("<in-memory program>:3: function 'main', op #0 'reshape' -> a:"),
             std::string::npos)
       << r.status().message();
 }

@@ -35,6 +35,9 @@ class OpContext {
   // Threads a kernel may use. Kernels split work only over independent output ranges, so
   // results are identical for any value.
   virtual int threads() const { return 1; }
+  // The file the op was read from (model.mil or model.mlmodel), so every op-located error
+  // names it; empty when the op was not read from a file.
+  virtual std::string source_file() const { return {}; }
 
   // True when the op has an input or (constexpr) attribute of this name.
   virtual bool has(std::string_view name) const = 0;
@@ -66,8 +69,8 @@ class OpContext {
   void set_output(size_t i, Tensor t);
   std::vector<Tensor>& outputs() { return outputs_; }
 
-  // An error carrying the op's identity: "function 'main', op #12 'conv' -> var_3
-  // (model.mil:40): <message>".
+  // An error carrying the op's identity: ".../model.mil:40: function 'main', op #12 'conv' ->
+  // var_3: <message>" (the file and line when known).
   Status error(ErrorCode code, const std::string& message) const;
   std::string where() const;
 

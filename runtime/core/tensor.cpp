@@ -37,6 +37,12 @@ std::string shape_str(const Shape& shape) {
 }
 
 Result<Tensor> Tensor::zeros(DType dtype, const Shape& shape) {
+  SG_ASSIGN_OR_RETURN(Tensor t, uninitialized(dtype, shape));
+  std::memset(t.data_, 0, (t.nbytes_ + 63) / 64 * 64 + 64);
+  return t;
+}
+
+Result<Tensor> Tensor::uninitialized(DType dtype, const Shape& shape) {
   SG_CHECK(dtype != DType::kInvalid && dtype != DType::kString, ErrorCode::kInternal,
            "cannot allocate a tensor of dtype {}", dtype_name(dtype));
   SG_ASSIGN_OR_RETURN(int64_t n, checked_numel(shape));
@@ -47,7 +53,6 @@ Result<Tensor> Tensor::zeros(DType dtype, const Shape& shape) {
   const size_t alloc = (bytes + 63) / 64 * 64 + 64;
   void* p = std::aligned_alloc(64, alloc);
   SG_CHECK(p != nullptr, ErrorCode::kInternal, "out of memory allocating {} bytes", alloc);
-  std::memset(p, 0, alloc);
   Tensor t;
   t.dtype_ = dtype;
   t.shape_ = shape;

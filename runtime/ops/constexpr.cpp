@@ -9,6 +9,8 @@
 #include "shardgate/half.h"
 #include "shardgate/ops.h"
 
+#include "core/parallel.h"
+
 #include <bit>
 #include <cstring>
 #include <vector>
@@ -380,10 +382,78 @@ Status lut_to_dense_ios16(OpContext& ctx) {
   return Status::ok();
 }
 
+// Scalar palettization (one value per index: the per-tensor and per-grouped-channel forms
+// coremltools writes for weights) decoded straight from the packed indices. The group's table
+// is found once per row and column block, so the inner loop is an index fetch and a table
+// load. Rows are independent, so splitting them across threads changes nothing in the result.
+template <int Bits, typename T>
+void decode_scalar_lut(const LutLayout& l, const std::byte* packed, int bits, const T* lut,
+                       T* out) {
+  const size_t k = l.indices_shape.size();
+  const int64_t cols = l.indices_shape[k - 1];
+  if (cols == 0) return;
+  const int64_t rows = numel(l.indices_shape) / cols;
+  const int64_t col_block = l.block[k - 1];
+  const int64_t col_stride = l.group_stride[k - 1];
+  const int64_t palettes = l.palettes;
+  parallel_for(rows, 16, [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      int64_t group = 0;
+      int64_t rest = r;
+      for (size_t d = k - 1; d-- > 0;) {  // coordinates of row r in the leading dims
+        const int64_t p = rest % l.indices_shape[d];
+        rest /= l.indices_shape[d];
+        group += (p / l.block[d]) * l.group_stride[d];
+      }
+      const int64_t e0 = r * cols;
+      for (int64_t c0 = 0; c0 < cols; c0 += col_block) {
+        const T* table = lut + (group + (c0 / col_block) * col_stride) * palettes;
+        for (int64_t e = e0 + c0, end = e0 + c0 + col_block; e < end; ++e) {
+          uint32_t idx;
+          if constexpr (Bits == 4) {
+            idx = (static_cast<uint32_t>(packed[e >> 1]) >> ((e & 1) * 4)) & 15u;
+          } else if constexpr (Bits == 8) {
+            idx = static_cast<uint32_t>(packed[e]);
+          } else {
+            idx = get_field(packed, bits, e);
+          }
+          out[e] = table[idx];
+        }
+      }
+    }
+  });
+}
+
+template <typename T>
+void decode_scalar_lut_any(const LutLayout& l, const Tensor& indices, const Tensor& lut,
+                           Tensor& out) {
+  const int bits = dtype_bits(indices.dtype());
+  const T* table = lut.data<T>();
+  T* dst = out.mutable_data<T>();
+  if (bits == 4) {
+    decode_scalar_lut<4>(l, indices.raw(), bits, table, dst);
+  } else if (bits == 8) {
+    decode_scalar_lut<8>(l, indices.raw(), bits, table, dst);
+  } else {
+    decode_scalar_lut<0>(l, indices.raw(), bits, table, dst);
+  }
+}
+
 Status lut_to_dense_ios18(OpContext& ctx) {
   SG_ASSIGN_OR_RETURN(Tensor indices, ctx.get("indices"));
   SG_ASSIGN_OR_RETURN(Tensor lut, ctx.get("lut"));
   SG_ASSIGN_OR_RETURN(LutLayout l, lut_layout(ctx, indices.shape(), indices.dtype(), lut));
+  if (l.vector_size == 1 && dtype_bits(lut.dtype()) >= 8) {
+    SG_ASSIGN_OR_RETURN(Tensor out, Tensor::uninitialized(lut.dtype(), l.output_shape));
+    ParallelScope threads(ctx.threads());
+    switch (dtype_bits(lut.dtype())) {
+      case 8: decode_scalar_lut_any<uint8_t>(l, indices, lut, out); break;
+      case 16: decode_scalar_lut_any<uint16_t>(l, indices, lut, out); break;
+      default: decode_scalar_lut_any<uint32_t>(l, indices, lut, out); break;
+    }
+    ctx.set_output(0, std::move(out));
+    return Status::ok();
+  }
   SG_ASSIGN_OR_RETURN(std::vector<uint8_t> idx, unpack_indices(ctx, indices));
   SG_ASSIGN_OR_RETURN(Tensor out, Tensor::zeros(lut.dtype(), l.output_shape));
   const int64_t v = l.vector_size;

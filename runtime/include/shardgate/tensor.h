@@ -38,6 +38,9 @@ class Tensor {
 
   // Owned, zero-filled storage. Fails on overflow or when larger than kMaxTensorBytes.
   static Result<Tensor> zeros(DType dtype, const Shape& shape);
+  // Owned storage left uninitialised, for kernels that write every element (saves a pass
+  // over large decoded weights).
+  static Result<Tensor> uninitialized(DType dtype, const Shape& shape);
   // Read-only view of `nbytes` at `data`; `keepalive` owns the memory (may be null for
   // static data). Fails when nbytes is smaller than the shape needs.
   static Result<Tensor> view(DType dtype, const Shape& shape, const void* data, size_t nbytes,

@@ -1,0 +1,285 @@
+// ane-validator on bad input, through the built binary (build the ane-validator target first):
+// every broken shard is exit 2 with a message naming the broken file, a good one is 0 or 1,
+// and a run never leaves a partial report behind (--json names a complete report or nothing).
+#include "shardgate/io.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kBinary = SG_BINARY_DIR "/validators/ane-validator";
+const std::string kCorpus = std::string(SG_TEST_DATA_DIR) + "/corpus/silero-vad/";
+
+struct CliResult {
+  int code = -1;
+  std::string out;  // stdout and stderr together
+};
+
+std::string slurp(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void spit(const fs::path& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+// Replaces the first `from` in a file; fails the test when it is not there.
+void replace_in_file(const fs::path& path, const std::string& from, const std::string& to) {
+  std::string text = slurp(path);
+  const size_t at = text.find(from);
+  ASSERT_NE(at, std::string::npos) << from << " not in " << path;
+  text.replace(at, from.size(), to);
+  spit(path, text);
+}
+
+class AneValidatorBadInput : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(fs::exists(kBinary)) << kBinary << " is missing: build the ane-validator target";
+    dir_ = fs::temp_directory_path() /
+           ("sg_ane_bad_input_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_ / "reports");
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+
+  // A private copy of a corpus model, free to break.
+  fs::path copy_model(const std::string& name) {
+    const fs::path to = dir_ / name;
+    fs::copy(kCorpus + name, to, fs::copy_options::recursive);
+    return to;
+  }
+
+  // Runs the binary from the source directory (so gates/residency.json is the default
+  // policy), output captured to a file.
+  CliResult run(const std::string& args) {
+    const fs::path log = dir_ / "output.txt";
+    const std::string cmd = "cd '" SG_SOURCE_DIR "' && '" + kBinary + "' " + args + " > '" +
+                            log.string() + "' 2>&1";
+    const int status = std::system(cmd.c_str());
+    CliResult r;
+    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.out = slurp(log);
+    return r;
+  }
+
+  fs::path report_path() const { return dir_ / "reports" / "out.json"; }
+
+  // The report directory holds either nothing or one complete, valid report whose exit code
+  // is the process's: never a partial file or a left-over temporary.
+  void expect_no_partial_report(const CliResult& r) {
+    std::vector<std::string> names;
+    for (const auto& e : fs::directory_iterator(dir_ / "reports")) {
+      names.push_back(e.path().filename().string());
+    }
+    if (names.empty()) return;
+    ASSERT_EQ(names, std::vector<std::string>{"out.json"}) << "stray files next to the report";
+    nlohmann::json j = nlohmann::json::parse(slurp(report_path()), nullptr, false);
+    ASSERT_FALSE(j.is_discarded()) << "report is not valid JSON:\n" << slurp(report_path());
+    EXPECT_EQ(j.value("exit_code", -1), r.code);
+    EXPECT_TRUE(j.contains("schema_version"));
+    EXPECT_TRUE(j.contains("shards"));
+  }
+
+  // Exit 2, the output names `file`, and the report (if any) records the error.
+  void expect_bad_input(const CliResult& r, const std::string& file) {
+    EXPECT_EQ(r.code, 2) << r.out;
+    EXPECT_NE(r.out.find(file), std::string::npos) << "message does not name " << file << ":\n"
+                                                   << r.out;
+    expect_no_partial_report(r);
+    if (fs::exists(report_path())) {
+      nlohmann::json j = nlohmann::json::parse(slurp(report_path()), nullptr, false);
+      ASSERT_FALSE(j.is_discarded());
+      ASSERT_EQ(j["shards"].size(), 1u);
+      EXPECT_EQ(j["shards"][0]["verdict"], "error");
+      ASSERT_TRUE(j["shards"][0]["error"].is_object());
+      EXPECT_NE(j["shards"][0]["error"]["message"].get<std::string>().find(file), std::string::npos);
+      EXPECT_NE(j["shards"][0]["error"]["code"], "internal");
+    }
+  }
+
+  std::string json_arg() const { return " --json '" + report_path().string() + "'"; }
+
+  fs::path dir_;
+};
+
+TEST_F(AneValidatorBadInput, MissingPathIsExitTwoNamingIt) {
+  const std::string path = (dir_ / "ghost.mlmodelc").string();
+  CliResult r = run("'" + path + "'" + json_arg());
+  expect_bad_input(r, "ghost.mlmodelc");
+}
+
+TEST_F(AneValidatorBadInput, DirectoryThatIsNotAModelIsExitTwo) {
+  // A plain folder holding no model.
+  fs::create_directories(dir_ / "notes");
+  spit(dir_ / "notes" / "README.txt", "not a model\n");
+  CliResult r = run("'" + (dir_ / "notes").string() + "'" + json_arg());
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("notes"), std::string::npos) << r.out;
+  expect_no_partial_report(r);
+
+  // A folder named like a model, holding nothing it needs.
+  fs::remove_all(dir_ / "reports");
+  fs::create_directories(dir_ / "reports");
+  fs::create_directories(dir_ / "hollow.mlmodelc");
+  r = run("'" + (dir_ / "hollow.mlmodelc").string() + "'" + json_arg());
+  expect_bad_input(r, "model.mil");
+
+  fs::remove_all(dir_ / "reports");
+  fs::create_directories(dir_ / "reports");
+  fs::create_directories(dir_ / "hollow.mlpackage");
+  r = run("'" + (dir_ / "hollow.mlpackage").string() + "'" + json_arg());
+  expect_bad_input(r, "Manifest.json");
+
+  // A regular file where a model directory should be.
+  fs::remove_all(dir_ / "reports");
+  fs::create_directories(dir_ / "reports");
+  spit(dir_ / "flat.mlmodelc", "program(1.0)\n");
+  r = run("'" + (dir_ / "flat.mlmodelc").string() + "'" + json_arg());
+  expect_bad_input(r, "flat.mlmodelc");
+}
+
+TEST_F(AneValidatorBadInput, TruncatedWeightBinIsExitTwo) {
+  const fs::path model = copy_model("unified_palette_4bit.mlmodelc");
+  const fs::path weights = model / "weights" / "weight.bin";
+  // Inside the first blob's data: every blob from the first on is cut off.
+  fs::resize_file(weights, 100);
+  CliResult r = run("'" + model.string() + "' --min-residency 0" + json_arg());
+  expect_bad_input(r, "weight.bin");
+}
+
+TEST_F(AneValidatorBadInput, WrongSentinelIsExitTwo) {
+  const fs::path model = copy_model("unified_int8.mlmodelc");
+  const fs::path weights = model / "weights" / "weight.bin";
+  std::string bytes = slurp(weights);
+  ASSERT_GE(bytes.size(), 128u);
+  ASSERT_EQ(bytes.substr(64, 4), std::string("\xEF\xBE\xAD\xDE", 4));  // 0xDEADBEEF, LE
+  bytes[64] = '\xEE';  // the first record, which model.mil references at offset 64
+  spit(weights, bytes);
+  CliResult r = run("'" + model.string() + "' --min-residency 0" + json_arg());
+  expect_bad_input(r, "weight.bin");
+}
+
+TEST_F(AneValidatorBadInput, ModelMilSyntaxErrorIsExitTwoWithLine) {
+  const fs::path model = copy_model("silero-vad-unified-v6.0.0.mlmodelc");
+  // Line 4 is the function header: an extra '(' breaks its parameter list.
+  replace_in_file(model / "model.mil", "func main<ios15>(", "func main<ios15>((");
+  CliResult r = run("'" + model.string() + "'" + json_arg());
+  expect_bad_input(r, "model.mil:4:");
+}
+
+TEST_F(AneValidatorBadInput, UnknownOpIsListedByTheDefaultRule) {
+  const fs::path model = copy_model("silero-vad-unified-v6.0.0.mlmodelc");
+  replace_in_file(model / "model.mil", "= sigmoid(x = input_cast_fp16)",
+                  "= frobnicate(x = input_cast_fp16)");
+  // Unknown placement is not on the ANE, but only --strict fails on it by itself.
+  CliResult r = run("'" + model.string() + "' --ops --min-residency 0" + json_arg());
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("frobnicate"), std::string::npos) << r.out;
+  expect_no_partial_report(r);
+  nlohmann::json j = nlohmann::json::parse(slurp(report_path()), nullptr, false);
+  ASSERT_FALSE(j.is_discarded());
+  const nlohmann::json& shard = j["shards"][0];
+  EXPECT_TRUE(shard["error"].is_null());
+  int found = 0;
+  for (const auto& op : shard["ops"]) {
+    if (op["type"] != "frobnicate") continue;
+    ++found;
+    EXPECT_EQ(op["placement"], "UNKNOWN");
+    EXPECT_EQ(op["rule"], "DEFAULT");
+    EXPECT_EQ(op["class"], "compute");
+    EXPECT_EQ(op["line"], 131);
+    EXPECT_EQ(op["outputs"][0], "var_124_cast_fp16");
+  }
+  EXPECT_EQ(found, 1);
+  // Every op is still listed and the unknown one is counted apart, off the ANE.
+  EXPECT_EQ(shard["summary"]["total_ops"], 137);
+  EXPECT_EQ(shard["summary"]["compute_ops"], 48);
+  EXPECT_EQ(shard["summary"]["unknown"], 1);
+
+  fs::remove(report_path());
+  r = run("'" + model.string() + "' --min-residency 0 --strict" + json_arg());
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("unknown placement"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("DEFAULT"), std::string::npos) << r.out;
+  expect_no_partial_report(r);
+}
+
+TEST_F(AneValidatorBadInput, MalformedManifestIsExitTwo) {
+  const fs::path model = copy_model("unified_int8.mlpackage");
+  const std::string manifest = slurp(model / "Manifest.json");
+  spit(model / "Manifest.json", manifest.substr(0, manifest.size() / 2));
+  CliResult r = run("'" + model.string() + "'" + json_arg());
+  expect_bad_input(r, "Manifest.json");
+
+  // Valid JSON whose root model entry is missing.
+  fs::remove(report_path());
+  spit(model / "Manifest.json",
+       "{\"fileFormatVersion\": \"1.0.0\", \"itemInfoEntries\": {}, \"rootModelIdentifier\": \"X\"}");
+  r = run("'" + model.string() + "'" + json_arg());
+  expect_bad_input(r, "Manifest.json");
+}
+
+TEST_F(AneValidatorBadInput, GoodShardIsZeroOrOneWithACompleteReport) {
+  for (const char* name : {"unified_int8.mlmodelc", "unified_palette_4bit.mlpackage"}) {
+    fs::remove_all(dir_ / "reports");
+    fs::create_directories(dir_ / "reports");
+    CliResult r = run("'" + kCorpus + name + "'" + json_arg());
+    EXPECT_TRUE(r.code == 0 || r.code == 1) << name << "\n" << r.out;
+    ASSERT_TRUE(fs::exists(report_path())) << name;
+    expect_no_partial_report(r);
+    nlohmann::json j = nlohmann::json::parse(slurp(report_path()), nullptr, false);
+    EXPECT_TRUE(j["shards"][0]["error"].is_null()) << name;
+    EXPECT_EQ(j["shards"][0]["summary"]["total_ops"], 137) << name;
+  }
+}
+
+TEST_F(AneValidatorBadInput, RunsThatFailBeforeReportingWriteNoReport) {
+  const std::string good = "'" + kCorpus + "unified_int8.mlmodelc'";
+  // A gate file that does not exist: refused before any shard is checked.
+  CliResult r = run(good + " --gate '" + (dir_ / "missing_gate.json").string() + "'" + json_arg());
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("missing_gate.json"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(report_path())) << r.out;
+  expect_no_partial_report(r);
+
+  // A malformed gate file.
+  spit(dir_ / "bad_gate.json", "{\"schema_version\": 1, \"default\": ");
+  r = run(good + " --gate '" + (dir_ / "bad_gate.json").string() + "'" + json_arg());
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("bad_gate.json"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(report_path())) << r.out;
+
+  // Usage errors.
+  r = run(good + " --shard-count 0" + json_arg());
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_FALSE(fs::exists(report_path())) << r.out;
+
+  // A report that cannot be written: exit 2 naming it, and nothing half-written.
+  const std::string unwritable = (dir_ / "no_such_dir" / "out.json").string();
+  r = run(good + " --json '" + unwritable + "'");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find("out.json"), std::string::npos) << r.out;
+  EXPECT_FALSE(fs::exists(dir_ / "no_such_dir"));
+}
+
+}  // namespace

@@ -46,35 +46,7 @@ double cosine_threshold(const GoldenReport& report, size_t check) {
   return 0.97;
 }
 
-std::string xml_escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
-      default:
-        // Control characters are not allowed in XML 1.0 text.
-        if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t' && c != '\r') {
-          out += ' ';
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out;
-}
 
-std::string md_escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '|' || c == '*' || c == '_' || c == '`' || c == '[' || c == ']') out += '\\';
-    out += c == '\n' ? ' ' : c;
-  }
-  return out;
-}
 
 std::string layer_text(const CheckIdentity& id) {
   return id.layer ? std::to_string(*id.layer) : std::string("-");

@@ -2,6 +2,8 @@
 // JUnit, HTML): number formatting, escaping and the per-check summary values they all show.
 #pragma once
 
+#include "report/escape.h"
+
 #include "shardgate/golden_report.h"
 
 #include <cmath>
@@ -10,6 +12,9 @@
 #include <vector>
 
 namespace sg::report_util {
+
+using sg::md_escape;
+using sg::xml_escape;
 
 // "0.97312", "inf", "nan", "-" for absent.
 std::string fmt_num(std::optional<double> v, int digits = 5);
@@ -27,8 +32,6 @@ std::optional<double> min_cosine(const CheckResult& c);
 // The cosine threshold applied to a check, or the policy default, or 0.97.
 double cosine_threshold(const GoldenReport& report, size_t check);
 
-std::string xml_escape(const std::string& s);
-std::string md_escape(const std::string& s);
 
 // "L3" for layer 3, "-" for none.
 std::string layer_text(const CheckIdentity& id);

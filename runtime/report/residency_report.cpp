@@ -2,6 +2,8 @@
 // runs of the same inputs give byte-identical reports.
 #include "shardgate/residency_report.h"
 
+#include "report/escape.h"
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -98,37 +100,7 @@ ojson shard_json(const ShardCheck& s) {
   return j;
 }
 
-std::string xml_escape(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (char c : s) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&apos;"; break;
-      default:
-        // XML 1.0 forbids most control characters even when escaped.
-        if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t' && c != '\r') {
-          out += '?';
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out;
-}
 
-std::string md_escape(std::string_view s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '|') out += "\\|";
-    else if (c == '\n') out += ' ';
-    else out += c;
-  }
-  return out;
-}
 
 std::string pct_str(const std::optional<double>& v) {
   return v ? fmt::format("{:.1f}%", *v) : std::string("n/a");

@@ -55,6 +55,30 @@ const char* shard_form_name(ShardForm form) {
   return form == ShardForm::kCompiled ? "mlmodelc" : "mlpackage";
 }
 
+// Checks both readers leave to the shard: every `const` carries the value it materialises, so a
+// damaged program is refused when it is opened rather than when the weight is first decoded.
+static Status check_block_consts(const Block& block, const std::string& function, const std::string& file) {
+  for (const Op& op : block.ops) {
+    if (op.is_const()) {
+      const Value* val = op.attribute("val");
+      if (val == nullptr) {
+        const std::string where = op.line > 0 ? fmt::format("{}:{}", file, op.line) : file;
+        return make_error(ErrorCode::kFormat,
+                          "{}: function '{}', op #{} 'const'{}: has no 'val' attribute", where,
+                          function, op.index,
+                          op.outputs.empty() ? std::string() : " -> " + op.outputs[0].name);
+      }
+    }
+    for (const Block& nested : op.blocks) SG_TRY(check_block_consts(nested, function, file));
+  }
+  return Status::ok();
+}
+
+static Status check_const_values(const Program& program, const std::string& file) {
+  for (const Function& fn : program.functions) SG_TRY(check_block_consts(fn.block, fn.name, file));
+  return Status::ok();
+}
+
 Result<std::shared_ptr<Shard>> open_shard_impl(const std::string& raw_path) {
   const std::string path = strip_trailing_slashes(raw_path);
   SG_CHECK(!path.empty(), ErrorCode::kIO, "empty model path");
@@ -103,6 +127,7 @@ Result<std::shared_ptr<Shard>> open_shard_impl(const std::string& raw_path) {
     shard->info_ = std::move(model.info);
     shard->model_dir_ = strip_trailing_slashes(layout.model_dir);
   }
+  SG_TRY(check_const_values(shard->program_, shard->program_file_));
   shard->weight_file_bytes_ = directory_bytes(join(shard->model_dir_, "weights"));
   return shard;
 }

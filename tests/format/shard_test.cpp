@@ -219,3 +219,30 @@ TEST(Shard, ResolvesProgramLiterals) {
 
 }  // namespace
 }  // namespace sg
+
+namespace sg {
+namespace {
+
+// A const without its value is refused when the shard is opened, naming the file and line,
+// not later when something first decodes it.
+TEST_F(ShardFiles, ConstWithoutValueIsRefusedAtOpen) {
+  const fs::path model = dir_ / "m.mlmodelc";
+  fs::create_directories(model);
+  std::ofstream(model / "model.mil") << R"(program(1.0)
+{
+    func main<ios16>(tensor<fp16, [1, 2]> x) {
+            tensor<fp16, [1, 2]> w = const()[name = tensor<string, []>("w")];
+            tensor<fp16, [1, 2]> y = add(x = x, y = w)[name = tensor<string, []>("y")];
+        } -> (y);
+}
+)";
+  auto shard = Shard::open(model.string());
+  ASSERT_FALSE(shard.is_ok());
+  EXPECT_EQ(shard.status().code(), ErrorCode::kFormat);
+  EXPECT_NE(shard.status().message().find("model.mil:4: function 'main', op #0 'const' -> w: has no 'val'"),
+            std::string::npos)
+      << shard.status().message();
+}
+
+}  // namespace
+}  // namespace sg

@@ -19,10 +19,7 @@ namespace fs = std::filesystem;
 // with knobs to break each field.
 class BlobBuilder {
  public:
-  explicit BlobBuilder(uint32_t version = 2) {
-    bytes_.resize(64, 0);
-    put32(4, version);
-  }
+  explicit BlobBuilder(uint32_t version = 2) : bytes_(64, 0) { put32(4, version); }
   // Appends a record + data at the next 64-byte boundary; returns the metadata offset.
   uint64_t add(uint32_t code, const std::vector<uint8_t>& data, uint64_t padding_bits = 0) {
     align();

@@ -3,6 +3,8 @@
 // messages and reports.
 #include "shardgate/io.h"
 
+#include "support/cli_run.h"
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 #include <sys/wait.h>
@@ -14,27 +16,16 @@
 
 namespace {
 
+using sg::CliRun;
+using sg::run_command;
+
 const std::string kBinary = SG_BINARY_DIR "/validators/ane-validator";
 const std::string kCorpus = "tests/data/corpus/silero-vad/";
 const std::string kFp16 = kCorpus + "silero-vad-unified-v6.0.0.mlmodelc";
 const std::string kLlm = "tests/data/fixtures/llm/";
 
-struct CliRun {
-  int code = -1;
-  std::string out;  // stdout and stderr
-};
-
 CliRun run(const std::string& args) {
-  CliRun r;
-  std::string cmd = "cd '" SG_SOURCE_DIR "' && '" + kBinary + "' " + args + " 2>&1";
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (!pipe) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) r.out.append(buf, n);
-  int status = pclose(pipe);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  return run_command("cd '" SG_SOURCE_DIR "' && '" + kBinary + "' " + args);
 }
 
 std::string temp_path(const std::string& name) {
@@ -58,13 +49,13 @@ class AneValidator : public ::testing::Test {
 
 TEST_F(AneValidator, NothingToCheckIsAUsageError) {
   CliRun r = run("");
-  EXPECT_EQ(r.code, 2) << r.out;
-  EXPECT_NE(r.out.find("no shard given"), std::string::npos) << r.out;
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("no shard given"), std::string::npos) << r.output;
   r = run("--frobnicate " + kFp16);
-  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_EQ(r.code, 2) << r.output;
   r = run("--help");
   EXPECT_EQ(r.code, 0);
-  EXPECT_NE(r.out.find("--min-residency"), std::string::npos);
+  EXPECT_NE(r.output.find("--min-residency"), std::string::npos);
 }
 
 TEST_F(AneValidator, EveryCorpusModelExitsZeroOrOneWithFullOpCount) {
@@ -72,7 +63,7 @@ TEST_F(AneValidator, EveryCorpusModelExitsZeroOrOneWithFullOpCount) {
     for (const char* ext : {".mlmodelc", ".mlpackage"}) {
       std::string json = temp_path("corpus.json");
       CliRun r = run(kCorpus + name + ext + " --min-residency 100 --json " + json);
-      EXPECT_EQ(r.code, 1) << name << ext << "\n" << r.out;  // fp32 LSTM path: below 100%
+      EXPECT_EQ(r.code, 1) << name << ext << "\n" << r.output;  // fp32 LSTM path: below 100%
       auto j = read_json(json);
       EXPECT_EQ(j["shards"][0]["summary"]["total_ops"], 137) << name << ext;
       EXPECT_EQ(j["shards"][0]["summary"]["compute_ops"], 48) << name << ext;
@@ -83,30 +74,30 @@ TEST_F(AneValidator, EveryCorpusModelExitsZeroOrOneWithFullOpCount) {
 TEST_F(AneValidator, DefaultGateFileOverridesApply) {
   // gates/residency.json gates the Silero corpus at 85% with a written reason.
   CliRun r = run(kFp16 + " -v");
-  EXPECT_EQ(r.code, 0) << r.out;
-  EXPECT_NE(r.out.find("PASS"), std::string::npos);
-  EXPECT_NE(r.out.find("residency 85.4% (min 85%)"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("LSTM"), std::string::npos) << "the override reason is printed with -v";
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("PASS"), std::string::npos);
+  EXPECT_NE(r.output.find("residency 85.4% (min 85%)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("LSTM"), std::string::npos) << "the override reason is printed with -v";
   r = run(kFp16 + " --min-residency 100");
-  EXPECT_EQ(r.code, 1) << r.out;
-  EXPECT_NE(r.out.find("G2 x7"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("lstm 'lstm_out_batch_first_0'"), std::string::npos) << r.out;
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("G2 x7"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("lstm 'lstm_out_batch_first_0'"), std::string::npos) << r.output;
 }
 
 TEST_F(AneValidator, StrictFailsOnAtRiskOps) {
   CliRun r = run(kFp16 + " --min-residency 0");
-  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(r.code, 0) << r.output;
   r = run(kFp16 + " --min-residency 0 --strict");
-  EXPECT_EQ(r.code, 1) << r.out;
-  EXPECT_NE(r.out.find("strict: 6 compute op(s) at risk: G2a x6"), std::string::npos) << r.out;
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("strict: 6 compute op(s) at risk: G2a x6"), std::string::npos) << r.output;
 }
 
 TEST_F(AneValidator, ShardThatFailsToOpenIsExitTwoAndReported) {
   std::string json = temp_path("broken.json");
   std::string junit = temp_path("broken.xml");
   CliRun r = run(kFp16 + " " + kCorpus + "missing.mlmodelc --json " + json + " --junit " + junit);
-  EXPECT_EQ(r.code, 2) << r.out;
-  EXPECT_NE(r.out.find("missing.mlmodelc"), std::string::npos) << r.out;
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("missing.mlmodelc"), std::string::npos) << r.output;
   auto j = read_json(json);
   EXPECT_EQ(j["schema_version"], 1);
   EXPECT_EQ(j["exit_code"], 2);
@@ -130,33 +121,33 @@ TEST_F(AneValidator, ShardThatFailsToOpenIsExitTwoAndReported) {
 TEST_F(AneValidator, GlobsSkipNonModelsAndSelectionSplitsTheList) {
   std::string json = temp_path("glob.json");
   CliRun r = run("'" + kCorpus + "*' --min-residency 0 --json " + json);
-  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(r.code, 0) << r.output;
   EXPECT_EQ(read_json(json)["counts"]["shards"], 6);
   r = run("'" + kCorpus + "*' --min-residency 0 --shard-index 1 --shard-count 4 --json " + json);
-  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(r.code, 0) << r.output;
   auto j = read_json(json);
   ASSERT_EQ(j["counts"]["shards"], 2);  // positions 1 and 5 of the sorted six
   EXPECT_EQ(j["shards"][0]["name"], "silero-vad-unified-v6.0.0.mlpackage");
   EXPECT_EQ(j["shards"][1]["name"], "unified_palette_4bit.mlpackage");
   r = run("'" + kCorpus + "*' --shard-index 4 --shard-count 4");
-  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_EQ(r.code, 2) << r.output;
   r = run("'" + kCorpus + "nothing*'");
-  EXPECT_EQ(r.code, 2) << r.out;
-  EXPECT_NE(r.out.find("nothing*"), std::string::npos);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("nothing*"), std::string::npos);
 }
 
 TEST_F(AneValidator, ImportsAMatchingPlanAndRefusesAnother) {
   std::string plan = "tests/data/placement/silero-vad-fp16.plan.json";
   CliRun r = run(kFp16 + " --plan " + plan + " --min-residency 90");
-  EXPECT_EQ(r.code, 0) << r.out;
-  EXPECT_NE(r.out.find("cost-weighted 91.7%"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find(", plan"), std::string::npos) << r.out;
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("cost-weighted 91.7%"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(", plan"), std::string::npos) << r.output;
   r = run(kCorpus + "unified_int8.mlmodelc --plan " + plan);
-  EXPECT_EQ(r.code, 2) << r.out;
-  EXPECT_NE(r.out.find("sha256_model_mil"), std::string::npos) << r.out;
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("sha256_model_mil"), std::string::npos) << r.output;
   r = run(kFp16 + " --plan tests/data/placement/no-such-plan.json");
-  EXPECT_EQ(r.code, 2) << r.out;
-  EXPECT_NE(r.out.find("no-such-plan.json"), std::string::npos) << r.out;
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("no-such-plan.json"), std::string::npos) << r.output;
 }
 
 TEST_F(AneValidator, PairsPlansWithShardsByNameOrDirectory) {
@@ -165,7 +156,7 @@ TEST_F(AneValidator, PairsPlansWithShardsByNameOrDirectory) {
   // Two shards: the dump's model.name picks the fp16 one; the int8 one stays predicted.
   CliRun r = run(kFp16 + " " + kCorpus + "unified_int8.mlmodelc --plan " + plan +
                  " --min-residency 0 --json " + json);
-  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(r.code, 0) << r.output;
   auto j = read_json(json);
   ASSERT_EQ(j["shards"].size(), 2u);
   for (const auto& s : j["shards"]) {
@@ -178,25 +169,25 @@ TEST_F(AneValidator, PairsPlansWithShardsByNameOrDirectory) {
                              dir / "silero-vad-unified-v6.0.0.mlmodelc.json",
                              std::filesystem::copy_options::overwrite_existing);
   r = run(kFp16 + " --plan-dir " + dir.string() + " --min-residency 90");
-  EXPECT_EQ(r.code, 0) << r.out;
-  EXPECT_NE(r.out.find(", plan"), std::string::npos) << r.out;
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find(", plan"), std::string::npos) << r.output;
   r = run(kCorpus + "unified_int8.mlmodelc --plan-dir " + dir.string());
-  EXPECT_EQ(r.code, 2) << r.out;
-  EXPECT_NE(r.out.find("no plan for shard"), std::string::npos) << r.out;
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("no plan for shard"), std::string::npos) << r.output;
   std::filesystem::remove_all(dir);
 }
 
 TEST_F(AneValidator, ContractChecksFailTheGateWithNames) {
   CliRun r = run(kFp16 + " --check compression=4096 --check fp16-io --check dims");
-  EXPECT_EQ(r.code, 1) << r.out;
-  EXPECT_NE(r.out.find("check compression=4096 failed"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("stft_forward_basis_to_fp16"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("input 'audio_input' is fp32"), std::string::npos) << r.out;
-  EXPECT_EQ(r.out.find("check dims failed"), std::string::npos) << r.out;
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("check compression=4096 failed"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("stft_forward_basis_to_fp16"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("input 'audio_input' is fp32"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("check dims failed"), std::string::npos) << r.output;
   r = run(kCorpus + "unified_palette_4bit.mlmodelc --check compression=4096");
-  EXPECT_EQ(r.code, 0) << r.out;  // every large weight is palettized
+  EXPECT_EQ(r.code, 0) << r.output;  // every large weight is palettized
   r = run(kFp16 + " --check speed");
-  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_EQ(r.code, 2) << r.output;
 }
 
 // LLM fixtures (tests/generators/generate_fixtures.py). Skipped only while the fixture folder
@@ -212,8 +203,8 @@ class AneValidatorLlm : public AneValidator {
 TEST_F(AneValidatorLlm, Int4PerBlockShardFailsNamingR22) {
   std::string json = temp_path("int4.json");
   CliRun r = run(kLlm + "attention_int4blk.mlpackage --min-residency 100 --json " + json);
-  EXPECT_EQ(r.code, 1) << r.out;
-  EXPECT_NE(r.out.find("R22 x"), std::string::npos) << r.out;
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("R22 x"), std::string::npos) << r.output;
   auto j = read_json(json);
   int r22 = 0;
   for (const auto& op : j["shards"][0]["ops"]) {
@@ -229,7 +220,7 @@ TEST_F(AneValidatorLlm, Int4PerBlockShardFailsNamingR22) {
 TEST_F(AneValidatorLlm, LutGroupedShardPassesAndCompileTimeOpsDoNotCount) {
   std::string json = temp_path("lut4.json");
   CliRun r = run(kLlm + "attention_lut4.mlpackage --min-residency 100 --json " + json);
-  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(r.code, 0) << r.output;
   auto j = read_json(json);
   int compile_time = 0;
   for (const auto& op : j["shards"][0]["ops"]) {
@@ -247,7 +238,7 @@ TEST_F(AneValidatorLlm, LutGroupedShardPassesAndCompileTimeOpsDoNotCount) {
 
 TEST_F(AneValidatorLlm, EveryFixtureExitsZeroOrOne) {
   CliRun r = run("'" + kLlm + "*'");
-  EXPECT_TRUE(r.code == 0 || r.code == 1) << r.out;
+  EXPECT_TRUE(r.code == 0 || r.code == 1) << r.output;
 }
 
 }  // namespace

@@ -5,6 +5,8 @@
 #include "shardgate/io.h"
 #include "support/json_schema_lite.h"
 
+#include "support/cli_run.h"
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -19,22 +21,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct CliRun {
-  int code = -1;
-  std::string output;  // stdout and stderr together
-};
-
 CliRun golden(const std::string& args) {
-  const std::string cmd = std::string(SG_BINARY_DIR "/validators/golden-validator ") + args + " 2>&1";
-  CliRun r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.output.append(buf, n);
-  const int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  return run_command(std::string(SG_BINARY_DIR "/validators/golden-validator ") + args);
 }
 
 const std::string kData = SG_TEST_DATA_DIR "/golden/";

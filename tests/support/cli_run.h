@@ -1,0 +1,17 @@
+// Runs a built executable through the shell for the CLI tests: exit code and the merged
+// stdout/stderr text.
+#pragma once
+
+#include <string>
+
+namespace sg {
+
+struct CliRun {
+  int code = -1;        // exit status; -1 when the process did not exit normally
+  std::string output;  // stdout and stderr together
+};
+
+// Runs `command` with `2>&1` appended.
+CliRun run_command(const std::string& command);
+
+}  // namespace sg

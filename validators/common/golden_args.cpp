@@ -171,6 +171,23 @@ Result<GatePolicy> build_gate_policy(const GateArgs& gate, const ThresholdArgs& 
   return policy;
 }
 
+Result<GatePolicy> build_gate_policy(const GateArgs& gate, const ThresholdArgs& thresholds,
+                                     const MetricArgs& metrics) {
+  SG_ASSIGN_OR_RETURN(GatePolicy policy, build_gate_policy(gate, thresholds));
+  if (metrics.topk > 0) policy.topk = metrics.topk;
+  return policy;
+}
+
+int finish_golden_report(FidelityRun run, GatePolicy policy, const GateArgs& gate,
+                         const ReportArgs& reports, const GoldenOutputArgs& output,
+                         const LogArgs& log) {
+  if (!policy.sha256.empty()) run.inputs.push_back({"gate", policy.source, policy.sha256});
+  auto report = make_golden_report(std::move(run), std::move(policy), gate.strict,
+                                   kGoldenValidatorVersion);
+  if (!report) return report_error(report.status());
+  return emit_golden_report(*report, reports, output, log);
+}
+
 int report_error(const Status& status) {
   std::cerr << "golden-validator: " << error_code_name(status.code()) << ": " << status.message()
             << "\n";

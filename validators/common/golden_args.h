@@ -61,6 +61,15 @@ struct GoldenOutputArgs {
 // --gate FILE, else ./gates/fidelity.json when present, else the built-in policy; then the
 // threshold options applied on top.
 Result<GatePolicy> build_gate_policy(const GateArgs& gate, const ThresholdArgs& thresholds);
+// The same, then an explicit --topk wins over the policy's k (like every command-line threshold).
+Result<GatePolicy> build_gate_policy(const GateArgs& gate, const ThresholdArgs& thresholds,
+                                     const MetricArgs& metrics);
+
+// The end of every comparing command: records the gate file among the run's inputs, builds the
+// report and emits it (see emit_golden_report); returns the exit code.
+int finish_golden_report(FidelityRun run, GatePolicy policy, const GateArgs& gate,
+                         const ReportArgs& reports, const GoldenOutputArgs& output,
+                         const LogArgs& log);
 
 // Writes every requested report (JSON, JUnit, Markdown, HTML), prints the terminal table
 // (unless -q: then only the summary line) and returns the exit code: the report's verdict, or

@@ -25,21 +25,16 @@ struct CompareOptions {
 
 int run_compare(const CompareOptions& o) {
   if (Status s = o.log.validate(); !s.is_ok()) return cli::report_error(s);
-  auto policy = cli::build_gate_policy(o.gate, o.thresholds);
+  auto policy = cli::build_gate_policy(o.gate, o.thresholds, o.metrics);
   if (!policy) return cli::report_error(policy.status());
-  // An explicit --topk wins over the policy's k, like every other command-line threshold.
-  if (o.metrics.topk > 0) policy->topk = o.metrics.topk;
   auto candidate = open_golden_source(o.candidate);
   if (!candidate) return cli::report_error(candidate.status());
   auto reference = open_golden_source(o.reference);
   if (!reference) return cli::report_error(reference.status());
   auto run = compare_sources(**candidate, **reference, o.metrics.options(*policy));
   if (!run) return cli::report_error(run.status());
-  if (!policy->sha256.empty()) run->inputs.push_back({"gate", policy->source, policy->sha256});
-  auto report = make_golden_report(std::move(*run), std::move(*policy), o.gate.strict,
-                                   cli::kGoldenValidatorVersion);
-  if (!report) return cli::report_error(report.status());
-  return cli::emit_golden_report(*report, o.reports, o.output, o.log);
+  return cli::finish_golden_report(std::move(*run), std::move(*policy), o.gate, o.reports,
+                                   o.output, o.log);
 }
 
 }  // namespace

@@ -65,9 +65,8 @@ int run_probe(const ProbeCommandOptions& o) {
     return cli::report_error(make_error(
         ErrorCode::kUsage, "probe: give exactly one of --baseline SHARD and --baseline-replace OLD=NEW"));
   }
-  auto policy = cli::build_gate_policy(o.gate, o.thresholds);
+  auto policy = cli::build_gate_policy(o.gate, o.thresholds, o.metrics);
   if (!policy) return cli::report_error(policy.status());
-  if (o.metrics.topk > 0) policy->topk = o.metrics.topk;
   auto expanded = cli::expand_shard_paths(o.candidates);
   if (!expanded) return cli::report_error(expanded.status());
   const std::vector<std::string> candidates = o.selection.select(*expanded);
@@ -120,12 +119,9 @@ int run_probe(const ProbeCommandOptions& o) {
   run.notes.push_back(fmt::format("precision {}, function '{}', seeds {}..{}",
                                   precision_name(po.precision), o.function, o.seed,
                                   o.seed + static_cast<uint64_t>(o.seeds) - 1));
-  if (!policy->sha256.empty()) run.inputs.push_back({"gate", policy->source, policy->sha256});
   print_notes(run.notes, o.log.level());
-  auto report = make_golden_report(std::move(run), std::move(*policy), o.gate.strict,
-                                   cli::kGoldenValidatorVersion);
-  if (!report) return cli::report_error(report.status());
-  return cli::emit_golden_report(*report, o.reports, o.output, o.log);
+  return cli::finish_golden_report(std::move(run), std::move(*policy), o.gate, o.reports,
+                                   o.output, o.log);
 }
 
 }  // namespace

@@ -31,9 +31,8 @@ struct RunCommandOptions {
 
 int run_run(const RunCommandOptions& o) {
   if (Status s = o.log.validate(); !s.is_ok()) return cli::report_error(s);
-  auto policy = cli::build_gate_policy(o.gate, o.thresholds);
+  auto policy = cli::build_gate_policy(o.gate, o.thresholds, o.metrics);
   if (!policy) return cli::report_error(policy.status());
-  if (o.metrics.topk > 0) policy->topk = o.metrics.topk;
   auto chain = load_chain_manifest(o.chain);
   if (!chain) return cli::report_error(chain.status());
   const std::string golden_path = o.goldens.empty() ? chain->goldens : o.goldens;
@@ -66,12 +65,9 @@ int run_run(const RunCommandOptions& o) {
   }
   auto run = run_chain_fidelity(*chain, **goldens, fo);
   if (!run) return cli::report_error(run.status());
-  if (!policy->sha256.empty()) run->inputs.push_back({"gate", policy->source, policy->sha256});
   print_notes(run->notes, level);
-  auto report = make_golden_report(std::move(*run), std::move(*policy), o.gate.strict,
-                                   cli::kGoldenValidatorVersion);
-  if (!report) return cli::report_error(report.status());
-  return cli::emit_golden_report(*report, o.reports, o.output, o.log);
+  return cli::finish_golden_report(std::move(*run), std::move(*policy), o.gate, o.reports,
+                                   o.output, o.log);
 }
 
 }  // namespace

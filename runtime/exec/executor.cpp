@@ -13,6 +13,7 @@
 #include "shardgate/executor.h"
 
 #include "exec/exec_util.h"
+#include "exec/shard_op_context.h"
 #include "shardgate/half.h"
 #include "shardgate/ops.h"
 
@@ -60,29 +61,21 @@ Plan make_plan(const Function& fn) {
 
 class Run;
 
-class ExecContext final : public OpContext {
+class ExecContext final : public ShardOpContext {
  public:
-  ExecContext(Run& run, const Op& op, int depth) : run_(run), op_(op), depth_(depth) {}
+  ExecContext(Run& run, const Op& op, int depth);
 
-  const Op& op() const override { return op_; }
   const Function& function() const override;
   Precision precision() const override;
   int threads() const override;
-  std::string source_file() const override;
-  bool has(std::string_view name) const override {
-    return op_.input(name) != nullptr || op_.attribute(name) != nullptr;
-  }
-  Result<Tensor> get(std::string_view name) override;
-  Result<std::vector<Tensor>> get_all(std::string_view name) override;
   Result<Tensor> read_state(std::string_view name) override;
   Status write_state(std::string_view name, Tensor value) override;
 
  private:
-  Result<Tensor> binding_value(const Binding& b, std::string_view name);
+  Result<Tensor> binding_value(const Binding& b, std::string_view name) override;
   Result<const NamedType*> state_param(std::string_view name);
 
   Run& run_;
-  const Op& op_;
   int depth_;
 };
 
@@ -313,10 +306,12 @@ class Run {
   RunResult result_;
 };
 
+ExecContext::ExecContext(Run& run, const Op& op, int depth)
+    : ShardOpContext(run.shard(), op), run_(run), depth_(depth) {}
+
 const Function& ExecContext::function() const { return run_.function(); }
 Precision ExecContext::precision() const { return run_.options().precision; }
 int ExecContext::threads() const { return std::max(1, run_.options().threads); }
-std::string ExecContext::source_file() const { return run_.shard().program_file(); }
 
 Result<Tensor> ExecContext::binding_value(const Binding& b, std::string_view name) {
   Result<Tensor> r = b.is_reference() ? run_.value(b.name, depth_ + 1)
@@ -327,40 +322,8 @@ Result<Tensor> ExecContext::binding_value(const Binding& b, std::string_view nam
   return r;
 }
 
-Result<Tensor> ExecContext::get(std::string_view name) {
-  if (const Argument* arg = op_.input(name)) {
-    if (arg->bindings.size() != 1) {
-      return error(ErrorCode::kShape, fmt::format("parameter '{}' has {} bindings, expected 1",
-                                                  name, arg->bindings.size()));
-    }
-    return binding_value(arg->bindings[0], name);
-  }
-  if (const Value* v = op_.attribute(name)) {
-    auto r = run_.shard().resolve(*v);
-    if (!r.is_ok()) {
-      return error(r.status().code(), fmt::format("parameter '{}': {}", name, r.status().message()));
-    }
-    return r;
-  }
-  return error(ErrorCode::kShape, fmt::format("missing parameter '{}'", name));
-}
-
-Result<std::vector<Tensor>> ExecContext::get_all(std::string_view name) {
-  std::vector<Tensor> out;
-  if (const Argument* arg = op_.input(name)) {
-    for (const Binding& b : arg->bindings) {
-      SG_ASSIGN_OR_RETURN(Tensor t, binding_value(b, name));
-      out.push_back(std::move(t));
-    }
-    return out;
-  }
-  SG_ASSIGN_OR_RETURN(Tensor t, get(name));
-  out.push_back(std::move(t));
-  return out;
-}
-
 Result<const NamedType*> ExecContext::state_param(std::string_view name) {
-  const Argument* arg = op_.input(name);
+  const Argument* arg = op().input(name);
   if (arg == nullptr || arg->bindings.size() != 1 || !arg->bindings[0].is_reference()) {
     return error(ErrorCode::kShape, fmt::format("parameter '{}' must name one state", name));
   }

@@ -4,6 +4,8 @@
 #include "shardgate/executor.h"
 #include "shardgate/ops.h"
 
+#include "exec/shard_op_context.h"
+
 #include <map>
 #include <set>
 #include <string>
@@ -17,20 +19,12 @@ class Materializer;
 
 // The OpContext a compile-time kernel sees here: parameters come from literals (resolved
 // through the shard) or from other compile-time values, materialised on demand.
-class MaterializeContext final : public OpContext {
+class MaterializeContext final : public ShardOpContext {
  public:
-  MaterializeContext(Materializer& m, const Function& fn, const Op& op, int depth)
-      : m_(m), fn_(fn), op_(op), depth_(depth) {}
+  MaterializeContext(Materializer& m, const Function& fn, const Op& op, int depth);
 
-  const Op& op() const override { return op_; }
   const Function& function() const override { return fn_; }
   Precision precision() const override { return Precision::kFp16; }
-  std::string source_file() const override;
-  bool has(std::string_view name) const override {
-    return op_.input(name) != nullptr || op_.attribute(name) != nullptr;
-  }
-  Result<Tensor> get(std::string_view name) override;
-  Result<std::vector<Tensor>> get_all(std::string_view name) override;
   Result<Tensor> read_state(std::string_view name) override {
     return error(ErrorCode::kUnsupported,
                  fmt::format("state parameter '{}' in a compile-time op", name));
@@ -41,11 +35,10 @@ class MaterializeContext final : public OpContext {
   }
 
  private:
-  Result<Tensor> binding_value(const Binding& b, std::string_view name);
+  Result<Tensor> binding_value(const Binding& b, std::string_view name) override;
 
   Materializer& m_;
   const Function& fn_;
-  const Op& op_;
   int depth_;
 };
 
@@ -138,42 +131,10 @@ Result<Tensor> MaterializeContext::binding_value(const Binding& b, std::string_v
   return r;
 }
 
-Result<Tensor> MaterializeContext::get(std::string_view name) {
-  if (const Argument* arg = op_.input(name)) {
-    if (arg->bindings.size() != 1) {
-      return error(ErrorCode::kShape, fmt::format("parameter '{}' has {} bindings, expected 1",
-                                                  name, arg->bindings.size()));
-    }
-    return binding_value(arg->bindings[0], name);
-  }
-  if (const Value* v = op_.attribute(name)) {
-    auto r = m_.shard().resolve(*v);
-    if (!r.is_ok()) {
-      return error(r.status().code(),
-                   fmt::format("parameter '{}': {}", name, r.status().message()));
-    }
-    return r;
-  }
-  return error(ErrorCode::kShape, fmt::format("missing parameter '{}'", name));
-}
-
-Result<std::vector<Tensor>> MaterializeContext::get_all(std::string_view name) {
-  std::vector<Tensor> out;
-  if (const Argument* arg = op_.input(name)) {
-    for (const Binding& b : arg->bindings) {
-      SG_ASSIGN_OR_RETURN(Tensor t, binding_value(b, name));
-      out.push_back(std::move(t));
-    }
-    return out;
-  }
-  SG_ASSIGN_OR_RETURN(Tensor t, get(name));
-  out.push_back(std::move(t));
-  return out;
-}
-
 }  // namespace
 
-std::string MaterializeContext::source_file() const { return m_.shard().program_file(); }
+MaterializeContext::MaterializeContext(Materializer& m, const Function& fn, const Op& op, int depth)
+    : ShardOpContext(m.shard(), op), m_(m), fn_(fn), depth_(depth) {}
 
 Result<Tensor> materialize_weight(const Shard& shard, const Function& function,
                                   std::string_view value_name) {

@@ -2,6 +2,7 @@
 // bits); operands of different dtypes (an fp16 weight next to an fp32 activation in the
 // reference mode) are widened to fp32 first. Every index and size is validated before use.
 #include "ops/kernel_util.h"
+#include "ops/slice_index.h"
 #include "shardgate/half.h"
 #include "shardgate/ops.h"
 
@@ -48,13 +49,6 @@ Result<std::vector<int64_t>> int_list(OpContext& ctx, const char* name) {
   return ctx.get_ints(name);
 }
 
-// Python slice bounds for one dim: the first index and the count, numpy clamping rules.
-struct SliceDim {
-  int64_t start = 0;
-  int64_t step = 1;
-  int64_t count = 0;
-};
-
 // Indices and steps beyond +-2^48 act like +-2^48 on any real dim; clamping first keeps the
 // arithmetic below free of overflow whatever a model writes.
 int64_t clamp_index(int64_t v) {
@@ -62,37 +56,6 @@ int64_t clamp_index(int64_t v) {
   return std::clamp<int64_t>(v, -kBig, kBig);
 }
 
-SliceDim python_slice(int64_t len, std::optional<int64_t> begin, std::optional<int64_t> end,
-                      int64_t step) {
-  if (begin) begin = clamp_index(*begin);
-  if (end) end = clamp_index(*end);
-  step = clamp_index(step);
-  SliceDim s;
-  s.step = step;
-  int64_t start, stop;
-  if (step > 0) {
-    start = begin ? *begin : 0;
-    stop = end ? *end : len;
-    if (start < 0) start = std::max<int64_t>(start + len, 0);
-    if (start > len) start = len;
-    if (stop < 0) stop = std::max<int64_t>(stop + len, 0);
-    if (stop > len) stop = len;
-    s.count = stop > start ? (stop - start + step - 1) / step : 0;
-  } else {
-    start = begin ? *begin : len - 1;
-    stop = end ? *end : -1;
-    const bool stop_given = end.has_value();
-    if (start < 0) start = std::max<int64_t>(start + len, -1);
-    if (start >= len) start = len - 1;
-    if (stop_given) {
-      if (stop < 0) stop = std::max<int64_t>(stop + len, -1);
-      if (stop >= len) stop = len - 1;
-    }
-    s.count = start > stop ? (start - stop + (-step) - 1) / (-step) : 0;
-  }
-  s.start = start;
-  return s;
-}
 
 Status set(OpContext& ctx, Result<Tensor> r) {
   if (!r.is_ok()) return std::move(r).take_status();
@@ -485,39 +448,13 @@ Status op_shape(OpContext& ctx) {
 
 Status op_slice_by_index(OpContext& ctx) {
   SG_ASSIGN_OR_RETURN(Tensor x, ctx.get("x"));
-  const int64_t rank = x.rank();
-  const size_t r = static_cast<size_t>(rank);
-  SG_ASSIGN_OR_RETURN(std::vector<int64_t> begin, int_list(ctx, "begin"));
-  SG_ASSIGN_OR_RETURN(std::vector<int64_t> end, int_list(ctx, "end"));
-  SG_ASSIGN_OR_RETURN(std::vector<int64_t> stride, ctx.get_ints_or("stride", std::vector<int64_t>(r, 1)));
-  SG_ASSIGN_OR_RETURN(std::vector<bool> begin_mask, ctx.get_bools_or("begin_mask", std::vector<bool>(r, false)));
-  SG_ASSIGN_OR_RETURN(std::vector<bool> end_mask, ctx.get_bools_or("end_mask", std::vector<bool>(r, false)));
-  SG_ASSIGN_OR_RETURN(std::vector<bool> squeeze_mask, ctx.get_bools_or("squeeze_mask", std::vector<bool>(r, false)));
-  SG_OP_CHECK(ctx, begin.size() == r && end.size() == r && stride.size() == r &&
-                       begin_mask.size() == r && end_mask.size() == r && squeeze_mask.size() == r,
-              ErrorCode::kShape,
-              "begin {}, end {}, stride {} and the masks must each have rank(x) = {} entries",
-              ints_str(begin), ints_str(end), ints_str(stride), rank);
+  SG_ASSIGN_OR_RETURN(std::vector<kern::DimSlice> dims, kern::resolve_slice_by_index(ctx, x.shape()));
   const std::vector<int64_t> st = strides_of(x.shape());
   Shape out_shape, kept_shape;
   std::vector<std::vector<int64_t>> offsets;
-  for (size_t d = 0; d < r; ++d) {
-    const int64_t len = x.dim(static_cast<int64_t>(d));
-    SliceDim s;
-    if (squeeze_mask[d]) {
-      int64_t b = begin_mask[d] ? 0 : clamp_index(begin[d]);
-      if (b < 0) b += len;
-      SG_OP_CHECK(ctx, b >= 0 && b < len, ErrorCode::kShape,
-                  "squeeze_mask on axis {}: begin {} is outside a dim of size {}", d, begin[d], len);
-      s.start = b;
-      s.count = 1;
-    } else {
-      SG_OP_CHECK(ctx, stride[d] != 0, ErrorCode::kShape, "stride {} holds 0 at axis {}",
-                  ints_str(stride), d);
-      s = python_slice(len, begin_mask[d] ? std::nullopt : std::optional<int64_t>(begin[d]),
-                       end_mask[d] ? std::nullopt : std::optional<int64_t>(end[d]), stride[d]);
-      kept_shape.push_back(s.count);
-    }
+  for (size_t d = 0; d < dims.size(); ++d) {
+    const kern::DimSlice& s = dims[d];
+    if (!s.squeeze) kept_shape.push_back(s.count);
     out_shape.push_back(s.count);
     std::vector<int64_t> off(static_cast<size_t>(s.count));
     for (int64_t i = 0; i < s.count; ++i) off[static_cast<size_t>(i)] = (s.start + i * s.step) * st[d];

@@ -24,7 +24,7 @@
 // Counters (per run; JSON): weights (P: elements of the compile-time weights of linear and
 // matmul ops), weight_file_bytes, weight_flop (2 · rows · P, the dense FLOPs of those ops),
 // flop_per_s (wall), cpu_s (process CPU seconds per run), peak_value_bytes, weights_decoded,
-// ops_run, threads.
+// weights_streamed, ops_run, threads.
 #include "shardgate/executor.h"
 #include "shardgate/probe.h"
 #include "shardgate/shard.h"
@@ -169,6 +169,7 @@ void run_case(benchmark::State& state, const Case& c) {
   state.counters["cpu_s"] = cpu / iters;
   state.counters["peak_value_bytes"] = static_cast<double>(last.peak_value_bytes);
   state.counters["weights_decoded"] = static_cast<double>(last.weights_decoded);
+  state.counters["weights_streamed"] = static_cast<double>(last.weights_streamed);
   state.counters["ops_run"] = static_cast<double>(last.ops_run);
   state.counters["threads"] = c.threads;
 }

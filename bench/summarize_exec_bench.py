@@ -111,7 +111,8 @@ def main(out):
             f_w, _, b_w, _ = fl.get(t, (None,) * 4)
             floor_w = max(flop / f_w, nbytes / b_w) * 1e3 if f_w and b_w else None
             note = (f"peak values {b['peak_value_bytes'] / 2**20:.1f} MiB, "
-                    f"{int(b['weights_decoded'])} weights decoded")
+                    f"{int(b['weights_decoded'])} weights decoded, "
+                    f"{int(b.get('weights_streamed', 0))} streamed")
             print(f"  {'ours ' + prec + ' ' + mode:<34} {t:>3} {fmt_ms(wall)} "
                   f"{fmt_x(wall / floor_w if floor_w else None)} {fmt_ms(cpu)} "
                   f"{fmt_x(cpu / cpu_floor if cpu_floor else None)}  {note}")

@@ -4,7 +4,10 @@
 // (use counts are computed once per run from the program). Compile-time values (const,
 // constexpr_*) are not decoded up front: a weight is decoded when the first op that reads it
 // asks for it, kept while it still has unconsumed uses and released after its last one, so a
-// shard is never expanded as a whole. Function outputs and captured values are kept.
+// shard is never expanded as a whole. A compressed weight read by a kernel that consumes
+// weights block by block (linear, conv, gather) is not decoded at all: the kernel gets a
+// StreamedWeight and decodes one cache-sized block at a time (ops/constexpr_stream.h), so not
+// even one dense layer weight exists. Function outputs and captured values are kept.
 //
 // Precision: each compute-op output goes through to_storage (fp16-declared values become
 // fp16 after every op in fp16 mode, stay fp32 in fp32 mode). Compile-time values are stored
@@ -14,6 +17,7 @@
 
 #include "exec/exec_util.h"
 #include "exec/shard_op_context.h"
+#include "ops/constexpr_stream.h"
 #include "shardgate/half.h"
 #include "shardgate/ops.h"
 
@@ -70,6 +74,7 @@ class ExecContext final : public ShardOpContext {
   int threads() const override;
   Result<Tensor> read_state(std::string_view name) override;
   Status write_state(std::string_view name, Tensor value) override;
+  Result<std::optional<StreamedWeight>> get_streamed(std::string_view name) override;
 
  private:
   Result<Tensor> binding_value(const Binding& b, std::string_view name) override;
@@ -119,6 +124,31 @@ class Run {
                         fn_.name, name);
     }
     return make_error(ErrorCode::kFormat, "function '{}': no value named '{}'", fn_.name, name);
+  }
+
+  // A stream for the compressed weight `name` when one may replace its dense value: it is not
+  // decoded already, nobody keeps or captures it, and its producer has a range decoder.
+  Result<std::optional<StreamedWeight>> streamed(const std::string& name, int depth) {
+    const std::optional<StreamedWeight> none;
+    if (!options_.stream_weights || values_.count(name) || pinned_.count(name) ||
+        capture_.count(name)) {
+      return none;
+    }
+    auto p = plan_.producer.find(name);
+    if (p == plan_.producer.end()) return none;
+    const Op& op = fn_.block.ops[p->second];
+    if (!op.is_compile_time() || op.outputs.size() != 1) return none;
+    if (depth >= kMaxConstexprDepth) return none;  // run_compile_time reports the chain
+    ExecContext ctx(*this, op, depth);
+    SG_ASSIGN_OR_RETURN(std::optional<StreamedWeight> s, stream_constexpr(ctx));
+    if (!s.has_value() || (s->dtype != DType::kF16 && s->dtype != DType::kF32)) return none;
+    const ValueType& declared = op.outputs[0].type;
+    if (declared.dtype != s->dtype || !shape_matches(declared, s->shape)) return none;
+    ++result_.stats.weights_streamed;
+    // The last read of a weight that was never materialised: its producer's inputs are done.
+    auto left = remaining_.find(name);
+    if (left != remaining_.end() && left->second <= 1) consume_inputs(op);
+    return s;
   }
 
   void put(const std::string& name, Tensor t) {
@@ -312,6 +342,18 @@ ExecContext::ExecContext(Run& run, const Op& op, int depth)
 const Function& ExecContext::function() const { return run_.function(); }
 Precision ExecContext::precision() const { return run_.options().precision; }
 int ExecContext::threads() const { return std::max(1, run_.options().threads); }
+
+Result<std::optional<StreamedWeight>> ExecContext::get_streamed(std::string_view name) {
+  const Argument* arg = op().input(name);
+  if (arg == nullptr || arg->bindings.size() != 1 || !arg->bindings[0].is_reference()) {
+    return std::optional<StreamedWeight>();
+  }
+  auto r = run_.streamed(arg->bindings[0].name, depth_ + 1);
+  if (!r.is_ok()) {
+    return error(r.status().code(), fmt::format("parameter '{}': {}", name, r.status().message()));
+  }
+  return r;
+}
 
 Result<Tensor> ExecContext::binding_value(const Binding& b, std::string_view name) {
   Result<Tensor> r = b.is_reference() ? run_.value(b.name, depth_ + 1)

@@ -1,10 +1,12 @@
 // materialize_weight: decodes one compile-time value of a function without running the
 // program, following iOS18 constexpr chains (a LUT produced by a blockwise_shift_scale, a
 // mask produced by lut_to_sparse). Used by tests, contract checks and the weight listing.
+// stream_weight: the same value as the executor streams it to a weight-consuming kernel.
 #include "shardgate/executor.h"
 #include "shardgate/ops.h"
 
 #include "exec/shard_op_context.h"
+#include "ops/constexpr_stream.h"
 
 #include <map>
 #include <set>
@@ -52,24 +54,18 @@ class Materializer {
 
   const Shard& shard() const { return shard_; }
 
+  Result<std::optional<StreamedWeight>> stream(std::string_view name) {
+    SG_ASSIGN_OR_RETURN(const Op* op, producer(name));
+    MaterializeContext ctx(*this, fn_, *op, 1);
+    return stream_constexpr(ctx);
+  }
+
   Result<Tensor> value(std::string_view name, int depth) {
     const std::string key(name);
     auto done = values_.find(key);
     if (done != values_.end()) return done->second;
-    auto it = producers_.find(key);
-    if (it == producers_.end()) {
-      if (fn_.input(name) != nullptr) {
-        return make_error(ErrorCode::kShape,
-                          "function '{}': '{}' is a function input, not a compile-time value",
-                          fn_.name, name);
-      }
-      return make_error(ErrorCode::kShape, "function '{}': no value named '{}'", fn_.name, name);
-    }
-    const Op& op = *it->second;
-    SG_CHECK(op.is_compile_time(), ErrorCode::kShape,
-             "function '{}': '{}' is produced by op #{} '{}', which is not a const or constexpr "
-             "op",
-             fn_.name, name, op.index, op.type);
+    SG_ASSIGN_OR_RETURN(const Op* producer_op, producer(name));
+    const Op& op = *producer_op;
     SG_CHECK(depth < kMaxChainDepth, ErrorCode::kFormat,
              "function '{}': constexpr chain for '{}' is deeper than {} ops (a cycle?)",
              fn_.name, name, kMaxChainDepth);
@@ -83,6 +79,25 @@ class Materializer {
   }
 
  private:
+  // The compile-time op that computes `name`.
+  Result<const Op*> producer(std::string_view name) const {
+    auto it = producers_.find(name);
+    if (it == producers_.end()) {
+      if (fn_.input(name) != nullptr) {
+        return make_error(ErrorCode::kShape,
+                          "function '{}': '{}' is a function input, not a compile-time value",
+                          fn_.name, name);
+      }
+      return make_error(ErrorCode::kShape, "function '{}': no value named '{}'", fn_.name, name);
+    }
+    const Op& op = *it->second;
+    SG_CHECK(op.is_compile_time(), ErrorCode::kShape,
+             "function '{}': '{}' is produced by op #{} '{}', which is not a const or constexpr "
+             "op",
+             fn_.name, name, op.index, op.type);
+    return &op;
+  }
+
   Status run(const Op& op, int depth) {
     const OpInfo* info = find_op(op.type);
     MaterializeContext ctx(*this, fn_, op, depth);
@@ -140,6 +155,12 @@ Result<Tensor> materialize_weight(const Shard& shard, const Function& function,
                                   std::string_view value_name) {
   Materializer m(shard, function);
   return m.value(value_name, 0);
+}
+
+Result<std::optional<StreamedWeight>> stream_weight(const Shard& shard, const Function& function,
+                                                    std::string_view value_name) {
+  Materializer m(shard, function);
+  return m.stream(value_name);
 }
 
 }  // namespace sg

@@ -10,6 +10,7 @@
 #include "shardgate/ops.h"
 
 #include "core/parallel.h"
+#include "ops/constexpr_stream.h"
 
 #include <bit>
 #include <cstring>
@@ -21,7 +22,11 @@ namespace {
 // Reads consecutive `bits`-wide unsigned fields from an LSB-first bit stream (formats.md 2.5).
 class BitReader {
  public:
-  BitReader(const std::byte* data, int bits) : data_(data), bits_(bits) {}
+  BitReader(const std::byte* data, int bits, int64_t first_element = 0)
+      : data_(data),
+        bits_(bits),
+        byte_(static_cast<size_t>(first_element * bits / 8)),
+        bit_(static_cast<int>(first_element * bits % 8)) {}
   uint32_t next() {
     if (bits_ == 8) return static_cast<uint32_t>(data_[byte_++]);
     uint32_t v = 0;
@@ -334,14 +339,39 @@ Result<Shape> shape_param(OpContext& ctx) {
   return Shape(shape);
 }
 
+// ---------------------------------------------------------------------------------------
+// Range decoders. Each *_stream() below validates its op's parameters once and returns a
+// StreamedWeight whose decode() fills any range of whole last-dim rows of the dense output
+// (op_context.h). The op kernels decode every row with it; a weight-consuming kernel decodes
+// one block of rows at a time as it multiplies (linear_kernel.h). Rows are decoded
+// independently, so splitting them across threads or blocks changes nothing in the result.
+
+int64_t last_dim(const Shape& s) { return s.empty() ? 1 : s.back(); }
+
+// The op's output: every row decoded, split across the op's threads.
+Status decode_all(OpContext& ctx, const StreamedWeight& w) {
+  SG_ASSIGN_OR_RETURN(Tensor out, Tensor::uninitialized(w.dtype, w.shape));
+  const int64_t n = numel(w.shape);
+  const int64_t cols = last_dim(w.shape);
+  if (n > 0 && cols > 0) {
+    const int64_t row_bytes = cols * dtype_bits(w.dtype) / 8;
+    std::byte* dst = out.mutable_raw();
+    ParallelScope threads(ctx.threads());
+    parallel_for(n / cols, 16, [&](int64_t r0, int64_t r1) {
+      w.decode(r0 * cols, (r1 - r0) * cols, dst + r0 * row_bytes);
+    });
+  }
+  ctx.set_output(0, std::move(out));
+  return Status::ok();
+}
+
+// iOS16 constexpr_lut_to_dense: a 1-D table and a flat stream of packed indices.
 template <typename T>
-void gather(const T* lut, BitReader& indices, T* out, int64_t n) {
+void gather_lut(const T* lut, BitReader& indices, T* out, int64_t n) {
   for (int64_t i = 0; i < n; ++i) out[i] = lut[indices.next()];
 }
 
-// ---------------------------------------------------------------------------------------
-
-Status lut_to_dense_ios16(OpContext& ctx) {
+Result<StreamedWeight> lut_ios16_stream(OpContext& ctx) {
   SG_ASSIGN_OR_RETURN(Tensor lut, ctx.get("lut"));
   SG_ASSIGN_OR_RETURN(Tensor indices, ctx.get("indices"));
   SG_ASSIGN_OR_RETURN(Shape shape, shape_param(ctx));
@@ -369,91 +399,104 @@ Status lut_to_dense_ios16(OpContext& ctx) {
   SG_OP_CHECK(ctx, indices.numel() == need, ErrorCode::kShape,
               "indices hold {} bytes, but {} {}-bit indices for shape {} need {}",
               indices.numel(), n, nbits, shape_str(shape), need);
-  SG_ASSIGN_OR_RETURN(Tensor out, Tensor::zeros(lut.dtype(), shape));
-  BitReader r(indices.raw(), nbits);
-  // Typed gathers for the LUT element sizes that exist (int8/uint8, fp16, fp32): this is the
-  // decoder every palettized iOS16/17 weight goes through.
-  switch (dtype_bits(lut.dtype())) {
-    case 8: gather(lut.data<uint8_t>(), r, out.mutable_data<uint8_t>(), n); break;
-    case 16: gather(lut.data<uint16_t>(), r, out.mutable_data<uint16_t>(), n); break;
-    default: gather(lut.data<uint32_t>(), r, out.mutable_data<uint32_t>(), n); break;
-  }
-  ctx.set_output(0, std::move(out));
-  return Status::ok();
+  StreamedWeight w;
+  w.shape = shape;
+  w.dtype = lut.dtype();
+  w.decode = [lut, indices, nbits](int64_t first, int64_t count, void* dst) {
+    // Typed gathers for the LUT element sizes that exist (int8/uint8, fp16, fp32): this is the
+    // decoder every palettized iOS16/17 weight goes through.
+    BitReader r(indices.raw(), nbits, first);
+    switch (dtype_bits(lut.dtype())) {
+      case 8: gather_lut(lut.data<uint8_t>(), r, static_cast<uint8_t*>(dst), count); break;
+      case 16: gather_lut(lut.data<uint16_t>(), r, static_cast<uint16_t*>(dst), count); break;
+      default: gather_lut(lut.data<uint32_t>(), r, static_cast<uint32_t*>(dst), count); break;
+    }
+  };
+  return w;
 }
 
-// Scalar palettization (one value per index: the per-tensor and per-grouped-channel forms
-// coremltools writes for weights) decoded straight from the packed indices. The group's table
-// is found once per row and column block, so the inner loop is an index fetch and a table
-// load. Rows are independent, so splitting them across threads changes nothing in the result.
+// iOS18 scalar palettization (one value per index: the per-tensor and per-grouped-channel
+// forms coremltools writes for weights), rows [r0, r1) decoded straight from the packed
+// indices into out. The group's table is found once per row and column block, so the inner
+// loop is an index fetch and a table load.
 template <int Bits, typename T>
-void decode_scalar_lut(const LutLayout& l, const std::byte* packed, int bits, const T* lut,
-                       T* out) {
+void decode_scalar_lut_rows(const LutLayout& l, const std::byte* packed, int bits, const T* lut,
+                            int64_t r0, int64_t r1, T* out) {
   const size_t k = l.indices_shape.size();
   const int64_t cols = l.indices_shape[k - 1];
-  if (cols == 0) return;
-  const int64_t rows = numel(l.indices_shape) / cols;
   const int64_t col_block = l.block[k - 1];
   const int64_t col_stride = l.group_stride[k - 1];
   const int64_t palettes = l.palettes;
-  parallel_for(rows, 16, [&](int64_t r0, int64_t r1) {
-    for (int64_t r = r0; r < r1; ++r) {
-      int64_t group = 0;
-      int64_t rest = r;
-      for (size_t d = k - 1; d-- > 0;) {  // coordinates of row r in the leading dims
-        const int64_t p = rest % l.indices_shape[d];
-        rest /= l.indices_shape[d];
-        group += (p / l.block[d]) * l.group_stride[d];
-      }
-      const int64_t e0 = r * cols;
-      for (int64_t c0 = 0; c0 < cols; c0 += col_block) {
-        const T* table = lut + (group + (c0 / col_block) * col_stride) * palettes;
-        for (int64_t e = e0 + c0, end = e0 + c0 + col_block; e < end; ++e) {
-          uint32_t idx;
-          if constexpr (Bits == 4) {
-            idx = (static_cast<uint32_t>(packed[e >> 1]) >> ((e & 1) * 4)) & 15u;
-          } else if constexpr (Bits == 8) {
-            idx = static_cast<uint32_t>(packed[e]);
-          } else {
-            idx = get_field(packed, bits, e);
-          }
-          out[e] = table[idx];
+  for (int64_t r = r0; r < r1; ++r) {
+    int64_t group = 0;
+    int64_t rest = r;
+    for (size_t d = k - 1; d-- > 0;) {  // coordinates of row r in the leading dims
+      const int64_t p = rest % l.indices_shape[d];
+      rest /= l.indices_shape[d];
+      group += (p / l.block[d]) * l.group_stride[d];
+    }
+    const int64_t e0 = r * cols;
+    T* row = out + (r - r0) * cols;
+    for (int64_t c0 = 0; c0 < cols; c0 += col_block) {
+      const T* table = lut + (group + (c0 / col_block) * col_stride) * palettes;
+      for (int64_t c = c0, end = c0 + col_block; c < end; ++c) {
+        const int64_t e = e0 + c;
+        uint32_t idx;
+        if constexpr (Bits == 4) {
+          idx = (static_cast<uint32_t>(packed[e >> 1]) >> ((e & 1) * 4)) & 15u;
+        } else if constexpr (Bits == 8) {
+          idx = static_cast<uint32_t>(packed[e]);
+        } else {
+          idx = get_field(packed, bits, e);
         }
+        row[c] = table[idx];
       }
     }
-  });
+  }
 }
 
 template <typename T>
 void decode_scalar_lut_any(const LutLayout& l, const Tensor& indices, const Tensor& lut,
-                           Tensor& out) {
+                           int64_t r0, int64_t r1, void* dst) {
   const int bits = dtype_bits(indices.dtype());
   const T* table = lut.data<T>();
-  T* dst = out.mutable_data<T>();
+  T* out = static_cast<T*>(dst);
   if (bits == 4) {
-    decode_scalar_lut<4>(l, indices.raw(), bits, table, dst);
+    decode_scalar_lut_rows<4>(l, indices.raw(), bits, table, r0, r1, out);
   } else if (bits == 8) {
-    decode_scalar_lut<8>(l, indices.raw(), bits, table, dst);
+    decode_scalar_lut_rows<8>(l, indices.raw(), bits, table, r0, r1, out);
   } else {
-    decode_scalar_lut<0>(l, indices.raw(), bits, table, dst);
+    decode_scalar_lut_rows<0>(l, indices.raw(), bits, table, r0, r1, out);
   }
 }
 
-Status lut_to_dense_ios18(OpContext& ctx) {
+// nullopt for the forms decoded element by element (vector LUTs, sub-byte LUT entries).
+Result<std::optional<StreamedWeight>> lut_ios18_stream(OpContext& ctx) {
   SG_ASSIGN_OR_RETURN(Tensor indices, ctx.get("indices"));
   SG_ASSIGN_OR_RETURN(Tensor lut, ctx.get("lut"));
   SG_ASSIGN_OR_RETURN(LutLayout l, lut_layout(ctx, indices.shape(), indices.dtype(), lut));
-  if (l.vector_size == 1 && dtype_bits(lut.dtype()) >= 8) {
-    SG_ASSIGN_OR_RETURN(Tensor out, Tensor::uninitialized(lut.dtype(), l.output_shape));
-    ParallelScope threads(ctx.threads());
+  if (l.vector_size != 1 || dtype_bits(lut.dtype()) < 8) return std::optional<StreamedWeight>();
+  StreamedWeight w;
+  w.shape = l.output_shape;
+  w.dtype = lut.dtype();
+  const int64_t cols = last_dim(l.output_shape);
+  w.decode = [l, indices, lut, cols](int64_t first, int64_t count, void* dst) {
+    const int64_t r0 = first / cols, r1 = (first + count) / cols;
     switch (dtype_bits(lut.dtype())) {
-      case 8: decode_scalar_lut_any<uint8_t>(l, indices, lut, out); break;
-      case 16: decode_scalar_lut_any<uint16_t>(l, indices, lut, out); break;
-      default: decode_scalar_lut_any<uint32_t>(l, indices, lut, out); break;
+      case 8: decode_scalar_lut_any<uint8_t>(l, indices, lut, r0, r1, dst); break;
+      case 16: decode_scalar_lut_any<uint16_t>(l, indices, lut, r0, r1, dst); break;
+      default: decode_scalar_lut_any<uint32_t>(l, indices, lut, r0, r1, dst); break;
     }
-    ctx.set_output(0, std::move(out));
-    return Status::ok();
-  }
+  };
+  return std::optional<StreamedWeight>(std::move(w));
+}
+
+Status lut_to_dense_ios18(OpContext& ctx) {
+  SG_ASSIGN_OR_RETURN(std::optional<StreamedWeight> stream, lut_ios18_stream(ctx));
+  if (stream.has_value()) return decode_all(ctx, *stream);
+  SG_ASSIGN_OR_RETURN(Tensor indices, ctx.get("indices"));
+  SG_ASSIGN_OR_RETURN(Tensor lut, ctx.get("lut"));
+  SG_ASSIGN_OR_RETURN(LutLayout l, lut_layout(ctx, indices.shape(), indices.dtype(), lut));
   SG_ASSIGN_OR_RETURN(std::vector<uint8_t> idx, unpack_indices(ctx, indices));
   SG_ASSIGN_OR_RETURN(Tensor out, Tensor::zeros(lut.dtype(), l.output_shape));
   const int64_t v = l.vector_size;
@@ -462,6 +505,155 @@ Status lut_to_dense_ios18(OpContext& ctx) {
   });
   ctx.set_output(0, std::move(out));
   return Status::ok();
+}
+
+// constexpr_blockwise_shift_scale, rows [r0, r1) into out (T: fp16 bits or fp32). Integer
+// data of at most 8 bits has at most 256 codes: when a scale block spans at least that many
+// columns, the block's outputs are computed once per code (the same apply() arithmetic) and
+// the row becomes a table lookup.
+template <typename T>
+T to_out(float v) {
+  if constexpr (sizeof(T) == 2) {
+    return f32_to_f16(v);
+  } else {
+    return v;
+  }
+}
+
+inline uint32_t code_at(const std::byte* p, int bits, int64_t e) {
+  if (bits == 8) return static_cast<uint32_t>(p[e]);
+  return (static_cast<uint32_t>(p[e >> 1]) >> ((e & 1) * 4)) & 15u;
+}
+
+double code_value(DType dtype, uint32_t code) {
+  switch (dtype) {
+    case DType::kI8: return static_cast<int8_t>(static_cast<uint8_t>(code));
+    case DType::kI4: return code >= 8 ? static_cast<double>(code) - 16.0 : code;
+    default: return code;  // uint8, uint4
+  }
+}
+
+template <typename T>
+void decode_shift_scale_rows(const ShiftScale& ss, const Tensor& data, int64_t r0, int64_t r1,
+                             T* out) {
+  const Shape& shape = data.shape();
+  const size_t k = shape.size();
+  const int64_t cols = shape[k - 1];
+  const int64_t col_block = ss.block[k - 1];
+  const int64_t col_stride = ss.scale_stride[k - 1];
+  const bool integer = data.dtype() != DType::kF16 && data.dtype() != DType::kF32;
+  const int bits = dtype_bits(data.dtype());
+  const int64_t codes = integer ? int64_t{1} << bits : 0;
+  const bool use_table = integer && col_block >= codes;
+  T table[256];
+  for (int64_t r = r0; r < r1; ++r) {
+    int64_t base = 0;
+    int64_t rest = r;
+    for (size_t d = k - 1; d-- > 0;) {
+      const int64_t p = rest % shape[d];
+      rest /= shape[d];
+      base += (p / ss.block[d]) * ss.scale_stride[d];
+    }
+    const int64_t e0 = r * cols;
+    T* row = out + (r - r0) * cols;
+    for (int64_t c0 = 0; c0 < cols; c0 += col_block) {
+      const int64_t b = base + (c0 / col_block) * col_stride;
+      if (use_table) {
+        for (int64_t code = 0; code < codes; ++code) {
+          table[code] = to_out<T>(ss.apply(code_value(data.dtype(), static_cast<uint32_t>(code)), b));
+        }
+        for (int64_t c = c0; c < c0 + col_block; ++c) row[c] = table[code_at(data.raw(), bits, e0 + c)];
+      } else {
+        for (int64_t c = c0; c < c0 + col_block; ++c) {
+          row[c] = to_out<T>(ss.apply(element_as_double(data, e0 + c), b));
+        }
+      }
+    }
+  }
+}
+
+Result<StreamedWeight> shift_scale_stream(OpContext& ctx) {
+  SG_ASSIGN_OR_RETURN(Tensor data, ctx.get("data"));
+  SG_ASSIGN_OR_RETURN(ShiftScale ss, shift_scale_params(ctx, data.shape(), data.dtype()));
+  StreamedWeight w;
+  w.shape = data.shape();
+  w.dtype = ss.out_dtype;
+  const int64_t cols = last_dim(data.shape());
+  auto params = std::make_shared<const ShiftScale>(std::move(ss));
+  w.decode = [params, data, cols](int64_t first, int64_t count, void* dst) {
+    const int64_t r0 = first / cols, r1 = (first + count) / cols;
+    if (params->out_dtype == DType::kF16) {
+      decode_shift_scale_rows(*params, data, r0, r1, static_cast<uint16_t*>(dst));
+    } else {
+      decode_shift_scale_rows(*params, data, r0, r1, static_cast<float*>(dst));
+    }
+  };
+  return w;
+}
+
+// iOS16 constexpr_affine_dequantize: per-tensor or per-channel along `axis`. coremltools
+// computes float32(q) - float32(zp), then times the scale, in fp32; one rounding to the scale
+// dtype at the end.
+struct Affine {
+  std::vector<float> scale, zero_point;
+  int64_t channels = 1, inner = 1;
+  bool signed_q = false;
+};
+
+template <typename T>
+void decode_affine_range(const Affine& a, const Tensor& q, int64_t first, int64_t count, T* out) {
+  for (int64_t i = first; i < first + count; ++i) {
+    const int64_t c = a.channels > 0 ? (i / a.inner) % a.channels : 0;
+    const float qv = a.signed_q ? static_cast<float>(q.data<int8_t>()[i])
+                                : static_cast<float>(q.data<uint8_t>()[i]);
+    const float sv = a.scale[a.scale.size() == 1 ? 0 : static_cast<size_t>(c)];
+    const float zv = a.zero_point[a.zero_point.size() == 1 ? 0 : static_cast<size_t>(c)];
+    out[i - first] = to_out<T>((qv - zv) * sv);
+  }
+}
+
+Result<StreamedWeight> affine_stream(OpContext& ctx) {
+  SG_ASSIGN_OR_RETURN(Tensor q, ctx.get("quantized_data"));
+  SG_ASSIGN_OR_RETURN(Tensor zp, ctx.get("zero_point"));
+  SG_ASSIGN_OR_RETURN(Tensor scale, ctx.get("scale"));
+  SG_ASSIGN_OR_RETURN(int64_t axis, ctx.get_int("axis"));
+  SG_OP_CHECK(ctx, q.dtype() == DType::kI8 || q.dtype() == DType::kU8, ErrorCode::kShape,
+              "quantized_data must be int8 or uint8, got {}", type_str(q));
+  SG_OP_CHECK(ctx, is_float_weight(scale.dtype()), ErrorCode::kShape,
+              "scale must be fp16 or fp32, got {}", type_str(scale));
+  SG_OP_CHECK(ctx, zp.dtype() == DType::kI8 || zp.dtype() == DType::kU8 || is_float_weight(zp.dtype()),
+              ErrorCode::kShape, "zero_point must be int8, uint8 or fp32, got {}", type_str(zp));
+  const int64_t rank = q.rank();
+  SG_OP_CHECK(ctx, rank >= 1, ErrorCode::kShape, "quantized_data must have rank >= 1");
+  SG_OP_CHECK(ctx, axis >= -rank && axis < rank, ErrorCode::kShape,
+              "axis {} is out of range for rank {}", axis, rank);
+  if (axis < 0) axis += rank;
+  const int64_t channels = q.dim(axis);
+  for (const Tensor* p : {&scale, &zp}) {
+    const char* what = p == &scale ? "scale" : "zero_point";
+    SG_OP_CHECK(ctx, p->rank() <= 1, ErrorCode::kShape, "{} {} must be a scalar or a vector",
+                what, type_str(*p));
+    SG_OP_CHECK(ctx, p->rank() == 0 || p->numel() == channels || p->numel() == 1,
+                ErrorCode::kShape, "{} {} must have {} entries (quantized_data dim {} at axis {})",
+                what, type_str(*p), channels, channels, axis);
+  }
+  auto a = std::make_shared<Affine>();
+  a->scale = floats_of(scale);
+  a->zero_point = floats_of(zp);
+  a->channels = channels;
+  for (int64_t d = axis + 1; d < rank; ++d) a->inner *= q.dim(d);
+  a->signed_q = q.dtype() == DType::kI8;
+  StreamedWeight w;
+  w.shape = q.shape();
+  w.dtype = scale.dtype();
+  w.decode = [a, q, dtype = w.dtype](int64_t first, int64_t count, void* dst) {
+    if (dtype == DType::kF16) {
+      decode_affine_range(*a, q, first, count, static_cast<uint16_t*>(dst));
+    } else {
+      decode_affine_range(*a, q, first, count, static_cast<float*>(dst));
+    }
+  };
+  return w;
 }
 
 Status sparse_to_dense_impl(OpContext& ctx, const Tensor& mask, const Shape& shape,
@@ -492,48 +684,8 @@ Status op_const(OpContext& ctx) {
 }
 
 Status op_constexpr_affine_dequantize(OpContext& ctx) {
-  SG_ASSIGN_OR_RETURN(Tensor q, ctx.get("quantized_data"));
-  SG_ASSIGN_OR_RETURN(Tensor zp, ctx.get("zero_point"));
-  SG_ASSIGN_OR_RETURN(Tensor scale, ctx.get("scale"));
-  SG_ASSIGN_OR_RETURN(int64_t axis, ctx.get_int("axis"));
-  SG_OP_CHECK(ctx, q.dtype() == DType::kI8 || q.dtype() == DType::kU8, ErrorCode::kShape,
-              "quantized_data must be int8 or uint8, got {}", type_str(q));
-  SG_OP_CHECK(ctx, is_float_weight(scale.dtype()), ErrorCode::kShape,
-              "scale must be fp16 or fp32, got {}", type_str(scale));
-  SG_OP_CHECK(ctx, zp.dtype() == DType::kI8 || zp.dtype() == DType::kU8 || is_float_weight(zp.dtype()),
-              ErrorCode::kShape, "zero_point must be int8, uint8 or fp32, got {}", type_str(zp));
-  const int64_t rank = q.rank();
-  SG_OP_CHECK(ctx, rank >= 1, ErrorCode::kShape, "quantized_data must have rank >= 1");
-  SG_OP_CHECK(ctx, axis >= -rank && axis < rank, ErrorCode::kShape,
-              "axis {} is out of range for rank {}", axis, rank);
-  if (axis < 0) axis += rank;
-  const int64_t channels = q.dim(axis);
-  for (const Tensor* p : {&scale, &zp}) {
-    const char* what = p == &scale ? "scale" : "zero_point";
-    SG_OP_CHECK(ctx, p->rank() <= 1, ErrorCode::kShape, "{} {} must be a scalar or a vector",
-                what, type_str(*p));
-    SG_OP_CHECK(ctx, p->rank() == 0 || p->numel() == channels || p->numel() == 1,
-                ErrorCode::kShape, "{} {} must have {} entries (quantized_data dim {} at axis {})",
-                what, type_str(*p), channels, channels, axis);
-  }
-  const std::vector<float> s = floats_of(scale);
-  const std::vector<float> z = floats_of(zp);
-  int64_t inner = 1;
-  for (int64_t d = axis + 1; d < rank; ++d) inner *= q.dim(d);
-  SG_ASSIGN_OR_RETURN(Tensor out, Tensor::zeros(scale.dtype(), q.shape()));
-  const bool signed_q = q.dtype() == DType::kI8;
-  for (int64_t i = 0; i < q.numel(); ++i) {
-    const int64_t c = channels > 0 ? (i / inner) % channels : 0;
-    const float qv = signed_q ? static_cast<float>(q.data<int8_t>()[i])
-                              : static_cast<float>(q.data<uint8_t>()[i]);
-    // coremltools: float32(q) - float32(zp), then times the scale, in fp32; one rounding to
-    // the scale dtype at the end.
-    const float sv = s[s.size() == 1 ? 0 : static_cast<size_t>(c)];
-    const float zv = z[z.size() == 1 ? 0 : static_cast<size_t>(c)];
-    store_float(out, i, (qv - zv) * sv);
-  }
-  ctx.set_output(0, std::move(out));
-  return Status::ok();
+  SG_ASSIGN_OR_RETURN(StreamedWeight w, affine_stream(ctx));
+  return decode_all(ctx, w);
 }
 
 Status op_constexpr_cast(OpContext& ctx) {
@@ -553,20 +705,16 @@ Status op_constexpr_cast(OpContext& ctx) {
 Status op_constexpr_lut_to_dense(OpContext& ctx) {
   // The iOS16 form has a `shape` parameter and a 1-D LUT; the iOS18 form infers the shape
   // from a typed sub-byte indices tensor.
-  if (ctx.has("shape")) return lut_to_dense_ios16(ctx);
+  if (ctx.has("shape")) {
+    SG_ASSIGN_OR_RETURN(StreamedWeight w, lut_ios16_stream(ctx));
+    return decode_all(ctx, w);
+  }
   return lut_to_dense_ios18(ctx);
 }
 
 Status op_constexpr_blockwise_shift_scale(OpContext& ctx) {
-  SG_ASSIGN_OR_RETURN(Tensor data, ctx.get("data"));
-  SG_ASSIGN_OR_RETURN(ShiftScale ss, shift_scale_params(ctx, data.shape(), data.dtype()));
-  SG_ASSIGN_OR_RETURN(Tensor out, Tensor::zeros(ss.out_dtype, data.shape()));
-  Coords c(data.shape());
-  for (int64_t i = 0; i < data.numel(); ++i, c.next()) {
-    store_float(out, i, ss.apply(element_as_double(data, i), ss.block_index(c.at())));
-  }
-  ctx.set_output(0, std::move(out));
-  return Status::ok();
+  SG_ASSIGN_OR_RETURN(StreamedWeight w, shift_scale_stream(ctx));
+  return decode_all(ctx, w);
 }
 
 Status op_constexpr_sparse_to_dense(OpContext& ctx) {
@@ -647,6 +795,34 @@ Status op_constexpr_sparse_blockwise_shift_scale(OpContext& ctx) {
   ctx.set_output(0, mask);
   ctx.set_output(1, std::move(out));
   return Status::ok();
+}
+
+Result<Tensor> decode_streamed(const StreamedWeight& w) {
+  SG_ASSIGN_OR_RETURN(Tensor out, Tensor::uninitialized(w.dtype, w.shape));
+  if (const int64_t n = numel(w.shape); n > 0 && last_dim(w.shape) > 0) {
+    w.decode(0, n, out.mutable_raw());
+  }
+  return out;
+}
+
+Result<std::optional<StreamedWeight>> stream_constexpr(OpContext& producer) {
+  const std::string& type = producer.op().type;
+  if (type == "constexpr_lut_to_dense") {
+    if (producer.has("shape")) {
+      SG_ASSIGN_OR_RETURN(StreamedWeight w, lut_ios16_stream(producer));
+      return std::optional<StreamedWeight>(std::move(w));
+    }
+    return lut_ios18_stream(producer);
+  }
+  if (type == "constexpr_blockwise_shift_scale") {
+    SG_ASSIGN_OR_RETURN(StreamedWeight w, shift_scale_stream(producer));
+    return std::optional<StreamedWeight>(std::move(w));
+  }
+  if (type == "constexpr_affine_dequantize") {
+    SG_ASSIGN_OR_RETURN(StreamedWeight w, affine_stream(producer));
+    return std::optional<StreamedWeight>(std::move(w));
+  }
+  return std::optional<StreamedWeight>();
 }
 
 }  // namespace sg

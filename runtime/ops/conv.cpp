@@ -25,7 +25,7 @@ struct ConvGeometry {
   std::array<int64_t, kMaxSpatial> stride{1, 1, 1}, dilation{1, 1, 1}, pad_before{0, 0, 0};
 };
 
-Status resolve_geometry(OpContext& ctx, const Tensor& x, const Tensor& w, ConvGeometry& g) {
+Status resolve_geometry(OpContext& ctx, const Tensor& x, const Shape& w, ConvGeometry& g) {
   const int s = static_cast<int>(x.rank()) - 2;
   g.spatial = s;
   SG_ASSIGN_OR_RETURN(std::vector<int64_t> strides,
@@ -50,7 +50,7 @@ Status resolve_geometry(OpContext& ctx, const Tensor& x, const Tensor& w, ConvGe
   const int off = kMaxSpatial - s;
   for (int i = 0; i < s; ++i) {
     const size_t si = static_cast<size_t>(i);
-    const int64_t in = x.dim(2 + i), k = w.dim(2 + i);
+    const int64_t in = x.dim(2 + i), k = w[static_cast<size_t>(2 + i)];
     const int64_t st = strides[si], dl = dilations[si];
     SG_OP_CHECK(ctx, st >= 1 && dl >= 1 && st <= (int64_t{1} << 31), ErrorCode::kShape,
                 "strides {} and dilations {} must be in [1, 2^31]", kern::ints_str(strides),
@@ -76,7 +76,7 @@ Status resolve_geometry(OpContext& ctx, const Tensor& x, const Tensor& w, ConvGe
     const int64_t span = in + before + after - k_eff;
     SG_OP_CHECK(ctx, span >= 0, ErrorCode::kShape,
                 "spatial dim {}: kernel extent {} exceeds the padded input {} (x {}, weight {})", i,
-                k_eff, in + before + after, shape_str(x.shape()), shape_str(w.shape()));
+                k_eff, in + before + after, shape_str(x.shape()), shape_str(w));
     g.in[static_cast<size_t>(off + i)] = in;
     g.kernel[static_cast<size_t>(off + i)] = k;
     g.stride[static_cast<size_t>(off + i)] = st;
@@ -130,7 +130,7 @@ bool is_pointwise(const ConvGeometry& g) {
 Status op_conv(OpContext& ctx) {
   ParallelScope threads(ctx.threads());
   SG_ASSIGN_OR_RETURN(Tensor x, ctx.get_f32("x"));
-  SG_ASSIGN_OR_RETURN(Tensor weight, ctx.get("weight"));
+  SG_ASSIGN_OR_RETURN(WeightOperand weight, WeightOperand::get(ctx, "weight"));
   SG_ASSIGN_OR_RETURN(int64_t groups, ctx.get_int_or("groups", 1));
   SG_OP_CHECK(ctx, x.rank() >= 3 && x.rank() <= 2 + kMaxSpatial, ErrorCode::kShape,
               "x must be [N, C_in, *spatial] with 1 to 3 spatial dims, got {}", shape_str(x.shape()));
@@ -145,7 +145,7 @@ Status op_conv(OpContext& ctx) {
               "weight {} has {} input channels per group, x {} with groups {} needs {}",
               shape_str(weight.shape()), weight.dim(1), shape_str(x.shape()), groups, cg);
   ConvGeometry g;
-  SG_TRY(resolve_geometry(ctx, x, weight, g));
+  SG_TRY(resolve_geometry(ctx, x, weight.shape(), g));
   Tensor bias;
   if (ctx.has("bias")) {
     SG_ASSIGN_OR_RETURN(bias, ctx.get_f32("bias"));
@@ -164,9 +164,7 @@ Status op_conv(OpContext& ctx) {
     ctx.set_output(0, std::move(out));
     return Status::ok();
   }
-  SG_ASSIGN_OR_RETURN(Tensor w2, weight.reshaped({C_out, row_len}));
-  Tensor holder;
-  SG_ASSIGN_OR_RETURN(WeightRows all_rows, weight_rows(w2, holder));
+  SG_ASSIGN_OR_RETURN(WeightRows all_rows, weight.rows());  // [C_out, row_len]
   const size_t esize = all_rows.dtype == DType::kF16 ? 2 : 4;
 
   const bool pointwise = is_pointwise(g);
@@ -181,8 +179,12 @@ Status op_conv(OpContext& ctx) {
       const float* slab = xd + (n * C_in + gi * cg) * in_vol;
       WeightRows rows = all_rows;
       rows.n = og;
-      rows.data = static_cast<const std::byte*>(all_rows.data) +
-                  static_cast<size_t>(gi * og * row_len) * esize;
+      if (rows.stream != nullptr) {
+        rows.row0 = gi * og;
+      } else {
+        rows.data = static_cast<const std::byte*>(all_rows.data) +
+                    static_cast<size_t>(gi * og * row_len) * esize;
+      }
       const float* b = bias.defined() ? bias.data<float>() + gi * og : nullptr;
       for (int64_t p0 = 0; p0 < P; p0 += chunk) {
         const int64_t p1 = std::min(P, p0 + chunk);

@@ -1,9 +1,12 @@
 // Kernels of the "gather" family (formats.md 4.6): gather, gather_along_axis, gather_nd,
 // one_hot. Elements are moved in their stored dtype (fp16 stays fp16 bits, ints stay ints).
+// An embedding lookup (gather along axis 0 of a compressed table) decodes only the rows it
+// reads: a palettized vocabulary table is never expanded.
 //
 // Negative indices: iOS15/16 wrap them (−1 is the last element); from iOS17 on a negative
 // index counts as out of range. An out-of-range index is always reported as an error naming
 // the index and its position, so a bad index never reads outside the tensor.
+#include "ops/constexpr_stream.h"
 #include "ops/kernel_util.h"
 #include "shardgate/ops.h"
 
@@ -42,13 +45,43 @@ Result<int64_t> resolve_index(OpContext& ctx, int64_t v, int64_t dim, bool wrap,
   return v;
 }
 
+// gather(x = table, axis = 0) with a compressed table: each looked-up row is decoded
+// straight into the output.
+Status gather_table_rows(OpContext& ctx, const StreamedWeight& table, const Tensor& indices) {
+  SG_ASSIGN_OR_RETURN(std::vector<int64_t> idx, read_indices(ctx, indices));
+  const bool wrap = wraps_negative(ctx);
+  const int64_t n = table.shape[0];
+  const int64_t row = n > 0 ? numel(table.shape) / n : 0;
+  Shape out_shape = indices.shape();
+  out_shape.insert(out_shape.end(), table.shape.begin() + 1, table.shape.end());
+  SG_ASSIGN_OR_RETURN(int64_t total, checked_numel(out_shape));
+  SG_ASSIGN_OR_RETURN(Tensor out, kern::new_tensor(ctx, table.dtype, out_shape));
+  const size_t row_bytes = static_cast<size_t>(row * dtype_bits(table.dtype) / 8);
+  for (size_t pos = 0; pos < idx.size() && total > 0; ++pos) {
+    SG_ASSIGN_OR_RETURN(int64_t k, resolve_index(ctx, idx[pos], n, wrap, static_cast<int64_t>(pos)));
+    table.decode(k * row, row, out.mutable_raw() + pos * row_bytes);
+  }
+  ctx.set_output(0, std::move(out));
+  return Status::ok();
+}
+
 }  // namespace
 
 Status op_gather(OpContext& ctx) {
-  SG_ASSIGN_OR_RETURN(Tensor x, ctx.get("x"));
-  SG_ASSIGN_OR_RETURN(Tensor indices, ctx.get("indices"));
   SG_ASSIGN_OR_RETURN(int64_t axis_in, ctx.get_int_or("axis", 0));
   SG_ASSIGN_OR_RETURN(int64_t batch_dims, ctx.get_int_or("batch_dims", 0));
+  SG_ASSIGN_OR_RETURN(Tensor indices, ctx.get("indices"));
+  Tensor x;
+  if (axis_in == 0 && batch_dims == 0) {
+    SG_ASSIGN_OR_RETURN(std::optional<StreamedWeight> table, ctx.get_streamed("x"));
+    if (table.has_value()) {
+      if (table->shape.size() >= 2) return gather_table_rows(ctx, *table, indices);
+      SG_ASSIGN_OR_RETURN(x, decode_streamed(*table));
+    }
+  }
+  if (!x.defined()) {
+    SG_ASSIGN_OR_RETURN(x, ctx.get("x"));
+  }
   SG_ASSIGN_OR_RETURN(int64_t axis, kern::normalize_axis(ctx, axis_in, x.rank(), "axis"));
   if (batch_dims < 0) batch_dims += indices.rank();
   SG_OP_CHECK(ctx, batch_dims >= 0 && batch_dims <= axis && batch_dims <= indices.rank(),

@@ -46,7 +46,7 @@ Result<Tensor> optional_bias(OpContext& ctx, int64_t n) {
 Status op_linear(OpContext& ctx) {
   ParallelScope threads(ctx.threads());
   SG_ASSIGN_OR_RETURN(Tensor x, ctx.get_f32("x"));
-  SG_ASSIGN_OR_RETURN(Tensor weight, ctx.get("weight"));
+  SG_ASSIGN_OR_RETURN(WeightOperand weight, WeightOperand::get(ctx, "weight"));
   SG_OP_CHECK(ctx, x.rank() >= 1, ErrorCode::kShape, "x must have rank >= 1, got a scalar");
   SG_OP_CHECK(ctx, weight.rank() == 2, ErrorCode::kShape,
               "weight must be rank 2 [D_out, D_in], got {}", shape_str(weight.shape()));
@@ -60,8 +60,7 @@ Status op_linear(OpContext& ctx) {
   Shape out_shape = x.shape();
   out_shape.back() = d_out;
   SG_ASSIGN_OR_RETURN(Tensor out, Tensor::zeros(DType::kF32, out_shape));
-  Tensor holder;
-  SG_ASSIGN_OR_RETURN(WeightRows w, weight_rows(weight, holder));
+  SG_ASSIGN_OR_RETURN(WeightRows w, weight.rows());
   const int64_t m = numel(Shape(x.shape().begin(), x.shape().end() - 1));
   gemm_x_wt(x.data<float>(), m, d_in, w, bias.defined() ? bias.data<float>() : nullptr,
             out.mutable_data<float>(), d_out);

@@ -118,8 +118,9 @@ void dot_dispatch(int mb, const float* xp, int64_t K, const WT* w, float* out) {
 }
 
 template <typename WT>
-void gemm_typed(const float* x, int64_t M, int64_t ldx, const WT* wdata, int64_t N, int64_t K,
-                int64_t ldw, const float* bias, float* y, int64_t ldy) {
+void gemm_typed(const float* x, int64_t M, int64_t ldx, const WeightRows& w, const float* bias,
+                float* y, int64_t ldy) {
+  const int64_t N = w.n, K = w.k;
   const int64_t k8 = (K + kLanes - 1) / kLanes;
   const int64_t mblocks = (M + kTokenBlock - 1) / kTokenBlock;
   const int64_t block_floats = k8 * kTokenBlock * kLanes;
@@ -135,15 +136,25 @@ void gemm_typed(const float* x, int64_t M, int64_t ldx, const WT* wdata, int64_t
                      static_cast<double>(kParallelMinWork);
   parallel_for(nblocks, small ? nblocks : 1, [&](int64_t b0, int64_t b1) {
     float out[kTokenBlock];
+    // A streamed weight is decoded block by block into this thread's tile, which the block's
+    // products then read from L2.
+    std::vector<WT> tile(w.stream != nullptr ? static_cast<size_t>(rows_per_block * K) : 0);
     for (int64_t nb = b0; nb < b1; ++nb) {
       const int64_t n0 = nb * rows_per_block;
       const int64_t n1 = std::min(N, n0 + rows_per_block);
+      const WT* rows = static_cast<const WT*>(w.data) + n0 * w.ld;
+      int64_t ld = w.ld;
+      if (w.stream != nullptr) {
+        w.stream->decode((w.row0 + n0) * K, (n1 - n0) * K, tile.data());
+        rows = tile.data();
+        ld = K;
+      }
       for (int64_t mbk = 0; mbk < mblocks; ++mbk) {
         const int64_t m0 = mbk * kTokenBlock;
         const int mb = static_cast<int>(std::min<int64_t>(kTokenBlock, M - m0));
         const float* xp = packed.data() + mbk * block_floats;
         for (int64_t n = n0; n < n1; ++n) {
-          dot_dispatch(mb, xp, K, wdata + n * ldw, out);
+          dot_dispatch(mb, xp, K, rows + (n - n0) * ld, out);
           const float b = bias != nullptr ? bias[n] : 0.0f;
           for (int t = 0; t < mb; ++t) y[(m0 + t) * ldy + n] = out[t] + b;
         }
@@ -164,9 +175,9 @@ void gemm_x_wt(const float* x, int64_t M, int64_t ldx, const WeightRows& w, cons
     return;
   }
   if (w.dtype == DType::kF16) {
-    gemm_typed(x, M, ldx, static_cast<const uint16_t*>(w.data), w.n, w.k, w.ld, bias, y, ldy);
+    gemm_typed<uint16_t>(x, M, ldx, w, bias, y, ldy);
   } else {
-    gemm_typed(x, M, ldx, static_cast<const float*>(w.data), w.n, w.k, w.ld, bias, y, ldy);
+    gemm_typed<float>(x, M, ldx, w, bias, y, ldy);
   }
 }
 
@@ -185,6 +196,43 @@ Result<WeightRows> weight_rows(const Tensor& w, Tensor& holder) {
   SG_ASSIGN_OR_RETURN(holder, to_f32(w));
   r.dtype = DType::kF32;
   r.data = holder.raw();
+  return r;
+}
+
+Result<WeightOperand> WeightOperand::get(OpContext& ctx, std::string_view name) {
+  WeightOperand w;
+  SG_ASSIGN_OR_RETURN(std::optional<StreamedWeight> stream, ctx.get_streamed(name));
+  if (stream.has_value()) {
+    w.shape_ = stream->shape;
+    w.stream_ = std::make_shared<const StreamedWeight>(std::move(stream).value());
+    return w;
+  }
+  SG_ASSIGN_OR_RETURN(w.tensor_, ctx.get(name));
+  w.shape_ = w.tensor_.shape();
+  return w;
+}
+
+Result<WeightRows> WeightOperand::rows() {
+  SG_CHECK(!shape_.empty(), ErrorCode::kShape, "weight must have rank >= 1, got a scalar");
+  WeightRows r;
+  r.n = shape_[0];
+  r.k = r.n > 0 ? numel(shape_) / r.n : 0;
+  r.ld = r.k;
+  if (stream_ != nullptr) {
+    r.dtype = stream_->dtype;
+    r.stream = stream_.get();
+    return r;
+  }
+  if (tensor_.dtype() == DType::kF16 || tensor_.dtype() == DType::kF32) {
+    r.dtype = tensor_.dtype();
+    r.data = tensor_.raw();
+    return r;
+  }
+  if (!holder_.defined()) {
+    SG_ASSIGN_OR_RETURN(holder_, to_f32(tensor_));
+  }
+  r.dtype = DType::kF32;
+  r.data = holder_.raw();
   return r;
 }
 

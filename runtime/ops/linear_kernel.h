@@ -3,25 +3,35 @@
 // Every weight-consuming kernel (linear, matmul, einsum, conv, attention, lstm) routes its
 // products through gemm_x_wt(). The weight is read in its stored dtype (fp16 bits are widened
 // 8 at a time in registers, never copied to an fp32 matrix first) and the activations are
-// fp32. Accumulation is fp32 with a fixed summation order per output element (8 lane-partial
+// fp32. A compressed weight (LUT indices, int8/int4 with scales) arrives as a StreamedWeight
+// and is decoded here, one L2-sized block of rows at a time, right before the block is
+// multiplied: this is where a weight's decoding meets the product that consumes it, and a
+// shard's weights are never expanded to a dense copy. Accumulation is fp32 with a fixed summation order per output element (8 lane-partial
 // sums over k ≡ lane mod 8, combined in a fixed tree), so the result does not depend on the
 // thread count or on how the output is partitioned.
 #pragma once
 
+#include "shardgate/op_context.h"
 #include "shardgate/status.h"
 #include "shardgate/tensor.h"
 
 #include <cstdint>
+#include <memory>
+#include <string_view>
 
 namespace sg {
 
 // N rows of K elements, row i at data + i·ld elements. dtype is kF16 (bits) or kF32.
+// With `stream` set, data is unused and row i is row (row0 + i) of the stream's dense
+// weight viewed as [*, K] (ld must equal K); the stream's dtype is the rows' dtype.
 struct WeightRows {
   DType dtype = DType::kF32;
   const void* data = nullptr;
   int64_t n = 0;
   int64_t k = 0;
   int64_t ld = 0;
+  const StreamedWeight* stream = nullptr;
+  int64_t row0 = 0;
 };
 
 // Y[m, n] = Σ_k X[m, k] · W[n, k] + bias[n] for m < M, n < W.n, with K = W.k.
@@ -38,6 +48,26 @@ void transpose_copy(const T* src, int64_t rows, int64_t cols, int64_t lds, T* ds
     for (int64_t c = 0; c < cols; ++c) dst[c * rows + r] = src[r * lds + c];
   }
 }
+
+// A kernel's weight parameter: the compressed stream the context offers for it, or else the
+// tensor as stored. rows() views it as [dim(0), numel / dim(0)] (a conv weight's rows are its
+// output channels). Copies share the stream, so rows() stays valid while any copy lives.
+class WeightOperand {
+ public:
+  static Result<WeightOperand> get(OpContext& ctx, std::string_view name);
+
+  const Shape& shape() const { return shape_; }
+  int64_t rank() const { return static_cast<int64_t>(shape_.size()); }
+  int64_t dim(int64_t d) const { return shape_[static_cast<size_t>(d)]; }
+  bool streamed() const { return stream_ != nullptr; }
+  Result<WeightRows> rows();
+
+ private:
+  Shape shape_;
+  Tensor tensor_;
+  Tensor holder_;  // fp32 copy of a tensor stored in another numeric dtype
+  std::shared_ptr<const StreamedWeight> stream_;
+};
 
 // Rows view of a rank-2 [N, K] tensor. fp16 and fp32 tensors are viewed in place; other
 // numeric dtypes are converted to fp32 into `holder`, which must outlive the returned view.

@@ -1,14 +1,16 @@
 // The library pipeline a mutated shard goes through in the robustness tests, in-process:
 // Shard::open, placement for every function, the contract checks, a walk of every blob file
 // the program names, and materialize_weight on every compile-time value (which resolves, and
-// so bounds-checks, every blob literal). Every error met on the way is returned with the step
-// that raised it; the pipeline never stops at the first one, so later checks still run.
+// so bounds-checks, every blob literal) plus stream_weight with a full range decode of each
+// stream (which must give the materialised bytes). Every error met on the way is returned with
+// the step that raised it; the pipeline never stops at the first one, so later checks run.
 #pragma once
 
 #include "shardgate/executor.h"
 #include "shardgate/placement.h"
 #include "shardgate/shard.h"
 
+#include <cstring>
 #include <set>
 #include <string>
 #include <utility>
@@ -94,6 +96,22 @@ inline std::vector<StepError> run_pipeline(const std::string& shard_dir) {
       for (const NamedType& out : op.outputs) {
         auto w = materialize_weight(shard, fn, out.name);
         if (!w.is_ok()) errors.push_back({"materialize_weight(" + out.name + ")", w.status()});
+        auto s = stream_weight(shard, fn, out.name);
+        if (!s.is_ok()) {
+          errors.push_back({"stream_weight(" + out.name + ")", s.status()});
+        } else if (s->has_value() && w.is_ok() && (*s)->shape == w->shape() &&
+                   (*s)->dtype == w->dtype()) {
+          // What the executor would hand a linear (it streams only a weight whose stream has
+          // the declared type): decoded in one range, equal to the whole.
+          const StreamedWeight& sw = **s;
+          std::vector<std::byte> dense(w->nbytes());
+          if (numel(sw.shape) > 0) sw.decode(0, numel(sw.shape), dense.data());
+          if (std::memcmp(dense.data(), w->raw(), dense.size()) != 0) {
+            errors.push_back({"stream_weight(" + out.name + ")",
+                              Status(ErrorCode::kInternal, "streamed decode differs from the "
+                                                           "materialised weight")});
+          }
+        }
       }
     }
   }

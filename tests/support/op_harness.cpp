@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 
 namespace sg::testing {
 
@@ -20,6 +21,12 @@ HarnessInput HarnessInput::tuple(std::string name, std::vector<Tensor> ts) {
   in.name = std::move(name);
   in.values = std::move(ts);
   in.is_tuple = true;
+  return in;
+}
+
+HarnessInput HarnessInput::streamed(std::string name, Tensor dense) {
+  HarnessInput in = tensor(std::move(name), std::move(dense));
+  in.is_streamed = true;
   return in;
 }
 
@@ -66,10 +73,31 @@ class HarnessContext final : public OpContext {
   int threads() const override { return threads_; }
 
   bool has(std::string_view name) const override {
-    return params_.count(std::string(name)) > 0 || states_->count(std::string(name)) > 0;
+    const std::string n(name);
+    return params_.count(n) > 0 || states_->count(n) > 0 || streamed_.count(n) > 0;
   }
 
+  Result<std::optional<StreamedWeight>> get_streamed(std::string_view name) override {
+    auto it = streamed_.find(std::string(name));
+    if (it == streamed_.end()) return std::optional<StreamedWeight>();
+    StreamedWeight w;
+    w.shape = it->second.shape();
+    w.dtype = it->second.dtype();
+    w.decode = [t = it->second](int64_t first, int64_t count, void* dst) {
+      const size_t esize = static_cast<size_t>(dtype_bits(t.dtype()) / 8);
+      std::memcpy(dst, t.raw() + static_cast<size_t>(first) * esize, static_cast<size_t>(count) * esize);
+    };
+    return std::optional<StreamedWeight>(std::move(w));
+  }
+
+  void add_streamed(const std::string& name, Tensor dense) { streamed_[name] = std::move(dense); }
+
   Result<Tensor> get(std::string_view name) override {
+    if (streamed_.count(std::string(name))) {
+      return error(ErrorCode::kInternal,
+                   fmt::format("parameter '{}' is offered as a stream; the kernel read it densely",
+                               name));
+    }
     auto it = params_.find(std::string(name));
     if (it == params_.end()) {
       if (states_->count(std::string(name))) {
@@ -126,6 +154,7 @@ class HarnessContext final : public OpContext {
   std::map<std::string, std::vector<Tensor>> params_;
   std::map<std::string, Tensor>* states_;
   std::map<std::string, DType> declared_;  // state dtypes as given, before widening
+  std::map<std::string, Tensor> streamed_;
 };
 
 // How the executor would hold an input value: fp16 activations are fp32 in fp32 mode.
@@ -147,12 +176,19 @@ Result<HarnessRun> run_op_full(const std::string& type, const std::vector<Harnes
   std::map<std::string, std::vector<Tensor>> params;
   std::map<std::string, Tensor> states;
   std::map<std::string, DType> state_dtypes;
+  std::map<std::string, Tensor> streamed;
   for (const HarnessInput& in : inputs) {
     SG_CHECK(!in.values.empty() || in.is_tuple, ErrorCode::kUsage, "input '{}' has no value",
              in.name);
     Argument arg;
     arg.is_tuple = in.is_tuple;
-    if (in.is_state) {
+    if (in.is_streamed) {
+      // A compile-time weight: stored as given (fp16 stays fp16 in both precisions).
+      streamed[in.name] = in.values[0];
+      Binding b;
+      b.name = in.name;
+      arg.bindings.push_back(std::move(b));
+    } else if (in.is_state) {
       SG_ASSIGN_OR_RETURN(Tensor s, stored_input(in.values[0], precision));
       states[in.name] = std::move(s);
       state_dtypes[in.name] = in.values[0].dtype();
@@ -188,6 +224,7 @@ Result<HarnessRun> run_op_full(const std::string& type, const std::vector<Harnes
 
   HarnessContext ctx(std::move(op), precision, threads, std::move(params), &states,
                      std::move(state_dtypes), opset);
+  for (auto& [name, t] : streamed) ctx.add_streamed(name, std::move(t));
   SG_TRY(info->kernel(ctx));
   SG_CHECK(ctx.outputs().size() == output_dtypes.size(), ErrorCode::kInternal,
            "op '{}' set {} outputs, {} declared", type, ctx.outputs().size(), output_dtypes.size());

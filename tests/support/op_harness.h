@@ -22,8 +22,12 @@ struct HarnessInput {
   std::vector<Tensor> values;  // one tensor per binding
   bool is_tuple = false;
   bool is_state = false;  // values[0] is the initial state; the op sees state `name`
+  // values[0] is offered only as a StreamedWeight (get_streamed), decoded row block by row
+  // block with a plain copy; get() of it fails, so a kernel that does not stream it fails.
+  bool is_streamed = false;
 
   static HarnessInput tensor(std::string name, Tensor t);
+  static HarnessInput streamed(std::string name, Tensor dense);
   static HarnessInput tuple(std::string name, std::vector<Tensor> ts);
   static HarnessInput state(std::string name, Tensor initial);
 };

@@ -107,9 +107,10 @@ Result<int> exec(const ExecOptions& o) {
   if (level >= 0) {
     print_notes(inputs.notes, level);
     std::cout << fmt::format("golden-validator exec: {} function '{}' (precision {}, {} ops, {:.3f} s, "
-                             "peak {:.1f} MiB)\n",
+                             "{} weights decoded, {} streamed, peak {:.1f} MiB)\n",
                              o.shard, o.function, precision_name(ro.precision), run.stats.ops_run,
-                             run.stats.seconds,
+                             run.stats.seconds, run.stats.weights_decoded,
+                             run.stats.weights_streamed,
                              static_cast<double>(run.stats.peak_value_bytes) / (1 << 20));
     for (const auto& [name, t] : inputs.inputs) {
       std::cout << fmt::format("  input   {:<20} {:<16} {:<6} {}\n", name, shape_str(t.shape()),

@@ -32,6 +32,10 @@ struct RunOptions {
   bool capture_all = false;          // keep every compute op output
   int threads = 1;                   // results are identical for any value
   bool stop_on_nonfinite = false;    // stop at the first op producing NaN/Inf
+  // Compressed weights (LUT, int8/int4 with scales) feeding linear, conv or gather are decoded
+  // block by block inside the consuming kernel instead of as a whole; results are
+  // bit-identical either way. Off only to compare the two.
+  bool stream_weights = true;
 };
 
 // The first op whose output holds NaN or Inf (fp16 overflow is the classic ANE failure).
@@ -47,6 +51,7 @@ struct NonFinite {
 struct RunStats {
   int64_t ops_run = 0;          // compute ops executed
   int64_t weights_decoded = 0;  // compile-time values materialised
+  int64_t weights_streamed = 0;  // weight reads served block by block (never materialised)
   uint64_t peak_value_bytes = 0;  // peak bytes of live values (activations + decoded weights)
   double seconds = 0;
 };
@@ -83,5 +88,11 @@ class Executor {
 // the weight listing.
 Result<Tensor> materialize_weight(const Shard& shard, const Function& function,
                                   std::string_view value_name);
+
+// The compressed form of one compile-time value as the executor streams it to a weight-
+// consuming kernel (op_context.h), or nullopt when its op is decoded only as a whole. The
+// stream holds what it reads; the shard must outlive it.
+Result<std::optional<StreamedWeight>> stream_weight(const Shard& shard, const Function& function,
+                                                    std::string_view value_name);
 
 }  // namespace sg

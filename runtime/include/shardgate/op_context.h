@@ -13,6 +13,7 @@
 #include "shardgate/tensor.h"
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -24,6 +25,17 @@ namespace sg {
 // fp32: the reference mode, every float value kept in fp32.
 enum class Precision : uint8_t { kFp16, kFp32 };
 const char* precision_name(Precision p);
+
+// A compressed compile-time weight handed to a kernel without its dense form ever existing.
+// decode(first, count, dst) writes elements [first, first + count) of the row-major dense
+// weight to dst in `dtype` (fp16 bits or fp32), exactly the values the constexpr op would
+// produce; first and count are multiples of shape.back(). It is safe to call from several
+// threads at once and cannot fail: everything was validated when the stream was made.
+struct StreamedWeight {
+  Shape shape;
+  DType dtype = DType::kF16;
+  std::function<void(int64_t first, int64_t count, void* dst)> decode;
+};
 
 class OpContext {
  public:
@@ -45,6 +57,14 @@ class OpContext {
   virtual Result<Tensor> get(std::string_view name) = 0;
   // All tensors bound to a (possibly variadic) parameter, in binding order.
   virtual Result<std::vector<Tensor>> get_all(std::string_view name) = 0;
+  // A weight-consuming kernel asks for its weight this way first: a StreamedWeight when the
+  // parameter is a compressed compile-time value the kernel may decode block by block as it
+  // consumes it (so a shard is never expanded to a dense copy), nullopt when it should call
+  // get() instead.
+  virtual Result<std::optional<StreamedWeight>> get_streamed(std::string_view name) {
+    (void)name;
+    return std::optional<StreamedWeight>();
+  }
   // State ops: the current value of the state a parameter refers to, and its replacement.
   virtual Result<Tensor> read_state(std::string_view name) = 0;
   virtual Status write_state(std::string_view name, Tensor value) = 0;

@@ -16,6 +16,10 @@
 #include <cstring>
 #include <vector>
 
+#if defined(__SSSE3__)
+#include <immintrin.h>
+#endif
+
 namespace sg {
 namespace {
 
@@ -415,6 +419,32 @@ Result<StreamedWeight> lut_ios16_stream(OpContext& ctx) {
   return w;
 }
 
+#if defined(__SSSE3__)
+// 4-bit indices into a 16-entry fp16 table, 16 weights per step: the table is split into its
+// low and high bytes, each a 16-byte pshufb table, and the two looked-up byte vectors are
+// interleaved back into fp16 values. Pure data movement, so the bits equal the scalar loop's.
+// n is a multiple of 16; packed holds n / 2 bytes (element 2i in the low nibble of byte i).
+inline void decode_lut4_fp16_sse(const uint16_t* table, const std::byte* packed, int64_t n,
+                                 uint16_t* out) {
+  const __m128i even = _mm_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, -1, -1, -1, -1, -1, -1, -1, -1);
+  const __m128i odd = _mm_setr_epi8(1, 3, 5, 7, 9, 11, 13, 15, -1, -1, -1, -1, -1, -1, -1, -1);
+  const __m128i t0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(table));
+  const __m128i t1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(table + 8));
+  const __m128i lo_bytes = _mm_unpacklo_epi64(_mm_shuffle_epi8(t0, even), _mm_shuffle_epi8(t1, even));
+  const __m128i hi_bytes = _mm_unpacklo_epi64(_mm_shuffle_epi8(t0, odd), _mm_shuffle_epi8(t1, odd));
+  const __m128i nibble = _mm_set1_epi8(0x0f);
+  for (int64_t i = 0; i < n; i += 16) {
+    const __m128i b = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(packed + i / 2));
+    const __m128i idx = _mm_unpacklo_epi8(_mm_and_si128(b, nibble),
+                                          _mm_and_si128(_mm_srli_epi16(b, 4), nibble));
+    const __m128i lo = _mm_shuffle_epi8(lo_bytes, idx);
+    const __m128i hi = _mm_shuffle_epi8(hi_bytes, idx);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), _mm_unpacklo_epi8(lo, hi));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i + 8), _mm_unpackhi_epi8(lo, hi));
+  }
+}
+#endif
+
 // iOS18 scalar palettization (one value per index: the per-tensor and per-grouped-channel
 // forms coremltools writes for weights), rows [r0, r1) decoded straight from the packed
 // indices into out. The group's table is found once per row and column block, so the inner
@@ -439,6 +469,14 @@ void decode_scalar_lut_rows(const LutLayout& l, const std::byte* packed, int bit
     T* row = out + (r - r0) * cols;
     for (int64_t c0 = 0; c0 < cols; c0 += col_block) {
       const T* table = lut + (group + (c0 / col_block) * col_stride) * palettes;
+#if defined(__SSSE3__)
+      if constexpr (Bits == 4 && sizeof(T) == 2) {
+        if (col_block % 16 == 0 && (e0 + c0) % 2 == 0) {
+          decode_lut4_fp16_sse(table, packed + (e0 + c0) / 2, col_block, row + c0);
+          continue;
+        }
+      }
+#endif
       for (int64_t c = c0, end = c0 + col_block; c < end; ++c) {
         const int64_t e = e0 + c;
         uint32_t idx;

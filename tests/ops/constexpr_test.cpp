@@ -157,6 +157,42 @@ TEST(ConstexprOps, LutToDenseIos18GroupsAlongAxis1) {
   EXPECT_EQ(values(v), (std::vector<float>{1, 0, 11, 10, 0, 1, 10, 11}));
 }
 
+// 4-bit indices with fp16 tables take a 16-at-a-time shuffle path when a table's column run is
+// a multiple of 16 and starts on a whole byte, and the element loop otherwise. Both must give
+// lut[group(r, c)][index(r, c)] for every element; the expectation is that definition written
+// out element by element. Table values g·100 + entry make a wrong group or entry visible.
+void expect_lut4_decodes_by_definition(int64_t rows, int64_t cols, int64_t row_groups,
+                                       int64_t col_groups) {
+  std::vector<uint32_t> idx(static_cast<size_t>(rows * cols));
+  for (size_t i = 0; i < idx.size(); ++i) idx[i] = static_cast<uint32_t>((i * 7 + i / 5) % 16);
+  std::vector<float> lut;
+  for (int64_t g = 0; g < row_groups * col_groups; ++g) {
+    for (int e = 0; e < 16; ++e) lut.push_back(static_cast<float>(g * 100 + e));
+  }
+  Tensor v = run1("constexpr_lut_to_dense",
+                  {in("indices", packed(DType::kU4, {rows, cols}, idx)),
+                   in("lut", f16s({row_groups, col_groups, 16, 1}, lut))},
+                  DType::kF16);
+  ASSERT_EQ(v.shape(), (Shape{rows, cols}));
+  const std::vector<float> got = values(v);
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < cols; ++c) {
+      const int64_t g = (r / (rows / row_groups)) * col_groups + c / (cols / col_groups);
+      const size_t i = static_cast<size_t>(r * cols + c);
+      ASSERT_EQ(got[i], static_cast<float>(g * 100 + idx[i]))
+          << rows << "x" << cols << " groups " << row_groups << "x" << col_groups << " at (" << r
+          << ", " << c << ")";
+    }
+  }
+}
+
+TEST(ConstexprOps, LutToDenseIos18FourBitMatchesTheDefinitionOnEveryPath) {
+  expect_lut4_decodes_by_definition(4, 64, 2, 1);   // per-grouped-channel, 64-wide runs
+  expect_lut4_decodes_by_definition(5, 48, 1, 3);   // groups along columns, 16-wide runs
+  expect_lut4_decodes_by_definition(3, 17, 3, 1);   // odd width: rows start mid-byte
+  expect_lut4_decodes_by_definition(2, 40, 2, 5);   // 8-wide runs: element loop
+}
+
 TEST(ConstexprOps, LutToDenseIos18VectorPalettization) {
   // coremltools docstring, case 2: indices [[[0,0],[1,0]],[[1,1],[0,0]]], a = (1,2,3),
   // b = (4,5,6).
@@ -267,6 +303,43 @@ TEST(ConstexprOps, BlockwiseShiftScaleRoundsInFp16LikeNumpy) {
   EXPECT_EQ(values(v)[0], 3.0f);
   // 2049 -> fp16 2048 (ties to even), times 3 = 6144.
   EXPECT_EQ(values(v)[1], 6144.0f);
+}
+
+TEST(ConstexprOps, BlockwiseShiftScaleTablePathMatchesNumpyArithmetic) {
+  // Blocks of at least 2^bits columns are decoded through a per-block table of the 256 (int8)
+  // or 16 (int4) possible results; each must equal numpy's fp16 arithmetic on that element:
+  // float16(scale * float16(data)) without offset, float16(scale * float16(data - offset))
+  // with one. Scales with long mantissas make every product round.
+  const int64_t cols = 256;
+  std::vector<int8_t> d(static_cast<size_t>(2 * cols));
+  for (size_t i = 0; i < d.size(); ++i) d[i] = static_cast<int8_t>(static_cast<int>(i * 37 % 256) - 128);
+  const std::vector<float> scale = {0.013702f, 0.0071831f};
+  Tensor v = run1("constexpr_blockwise_shift_scale",
+                  {in("data", i8s({2, cols}, d)), in("scale", f16s({2, 1}, scale))}, DType::kF16);
+  const std::vector<float> got = values(v);
+  for (int64_t r = 0; r < 2; ++r) {
+    const float s = round_to_f16(scale[static_cast<size_t>(r)]);
+    for (int64_t c = 0; c < cols; ++c) {
+      const size_t i = static_cast<size_t>(r * cols + c);
+      ASSERT_EQ(got[i], round_to_f16(s * static_cast<float>(d[i]))) << "int8 at " << i;
+    }
+  }
+  // int4, blocks of 16 columns with int4 offsets.
+  std::vector<uint32_t> nib(64);
+  for (size_t i = 0; i < nib.size(); ++i) nib[i] = static_cast<uint32_t>((i * 5 + 3) % 16);
+  const std::vector<float> s4 = {0.3337f, 1.0009f, 0.0123f, 7.77f};
+  const std::vector<uint32_t> off = {1, 15, 8, 0};  // 1, -1, -8, 0
+  Tensor w = run1("constexpr_blockwise_shift_scale",
+                  {in("data", packed(DType::kI4, {2, 32}, nib)), in("scale", f16s({2, 2}, s4)),
+                   in("offset", packed(DType::kI4, {2, 2}, off))},
+                  DType::kF16);
+  const std::vector<float> got4 = values(w);
+  auto int4 = [](uint32_t n) { return n >= 8 ? static_cast<float>(n) - 16 : static_cast<float>(n); };
+  for (size_t i = 0; i < nib.size(); ++i) {
+    const size_t b = (i / 32) * 2 + (i % 32) / 16;
+    const float t = round_to_f16(int4(nib[i]) - int4(off[b]));
+    ASSERT_EQ(got4[i], round_to_f16(round_to_f16(s4[b]) * t)) << "int4 at " << i;
+  }
 }
 
 TEST(ConstexprOps, BlockwiseShiftScaleRejectsBadBlocks) {

@@ -16,7 +16,7 @@
 #include <cstring>
 #include <vector>
 
-#if defined(__SSSE3__)
+#if defined(__SSSE3__) || defined(__F16C__) || defined(__AVX2__)
 #include <immintrin.h>
 #endif
 
@@ -545,10 +545,7 @@ Status lut_to_dense_ios18(OpContext& ctx) {
   return Status::ok();
 }
 
-// constexpr_blockwise_shift_scale, rows [r0, r1) into out (T: fp16 bits or fp32). Integer
-// data of at most 8 bits has at most 256 codes: when a scale block spans at least that many
-// columns, the block's outputs are computed once per code (the same apply() arithmetic) and
-// the row becomes a table lookup.
+// A decoded value in the output dtype T (fp16 bits or fp32).
 template <typename T>
 T to_out(float v) {
   if constexpr (sizeof(T) == 2) {
@@ -571,6 +568,83 @@ double code_value(DType dtype, uint32_t code) {
   }
 }
 
+// One scale block of constexpr_blockwise_shift_scale: out[i] = apply(d[i], b). The F16C path
+// performs apply()'s steps in the same order with the same fp16 roundings (vcvtps2ph rounds to
+// nearest even, like f32_to_f16), 8 elements at a time, so both paths give the same bits.
+template <typename T>
+void shift_scale_span(const ShiftScale& ss, int64_t b, const float* d, int64_t n, T* out) {
+  int64_t i = 0;
+#if defined(__F16C__) && defined(__AVX__)
+  const float sv = ss.scale[static_cast<size_t>(b)];
+  const bool has_offset = !ss.offset.empty();
+  const float ov = has_offset ? ss.offset[static_cast<size_t>(b)] : 0.0f;
+  const __m256 s = _mm256_set1_ps(sv);
+  constexpr int kRound = _MM_FROUND_TO_NEAREST_INT;
+  auto r16 = [](__m256 x) { return _mm256_cvtph_ps(_mm256_cvtps_ph(x, kRound)); };
+  if constexpr (sizeof(T) == 2) {
+    const __m256 o = _mm256_set1_ps(ss.offset_wider ? ov : round_to_f16(ov));
+    for (; i + 8 <= n; i += 8) {
+      const __m256 x = r16(_mm256_loadu_ps(d + i));
+      __m256 v;
+      if (!has_offset) {
+        v = _mm256_mul_ps(s, x);
+      } else if (ss.offset_wider) {
+        v = _mm256_mul_ps(s, _mm256_sub_ps(x, o));
+      } else {
+        v = _mm256_mul_ps(s, r16(_mm256_sub_ps(x, o)));
+      }
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), _mm256_cvtps_ph(v, kRound));
+    }
+  } else {
+    const __m256 o = _mm256_set1_ps(ov);
+    for (; i + 8 <= n; i += 8) {
+      const __m256 x = _mm256_loadu_ps(d + i);
+      _mm256_storeu_ps(out + i, has_offset ? _mm256_mul_ps(s, _mm256_sub_ps(x, o)) : _mm256_mul_ps(s, x));
+    }
+  }
+#endif
+  for (; i < n; ++i) out[i] = to_out<T>(ss.apply(d[i], b));
+}
+
+#if defined(__AVX2__)
+// Integer codes e .. e + n of an int4/uint4/int8/uint8 tensor widened to their float values,
+// 8 at a time; returns how many were done (the caller finishes the rest element by element).
+// 4-bit codes are read 8 per 4 bytes, so the run must start on a whole byte.
+inline int64_t widen_codes_avx2(const std::byte* raw, DType dtype, int64_t e, int64_t n, float* d) {
+  int64_t c = 0;
+  if (dtype == DType::kI8 || dtype == DType::kU8) {
+    for (; c + 8 <= n; c += 8) {
+      const __m128i b = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(raw + e + c));
+      const __m256i w = dtype == DType::kI8 ? _mm256_cvtepi8_epi32(b) : _mm256_cvtepu8_epi32(b);
+      _mm256_storeu_ps(d + c, _mm256_cvtepi32_ps(w));
+    }
+    return c;
+  }
+  if (e % 2 != 0) return 0;
+  const __m128i nibble = _mm_set1_epi8(0x0f);
+  const __m128i eight = _mm_set1_epi8(8);
+  for (; c + 8 <= n; c += 8) {
+    uint32_t four;
+    std::memcpy(&four, raw + (e + c) / 2, sizeof four);
+    const __m128i b = _mm_cvtsi32_si128(static_cast<int>(four));
+    __m128i codes = _mm_unpacklo_epi8(_mm_and_si128(b, nibble),
+                                      _mm_and_si128(_mm_srli_epi16(b, 4), nibble));
+    __m256i w;
+    if (dtype == DType::kI4) {
+      codes = _mm_sub_epi8(_mm_xor_si128(codes, eight), eight);  // sign-extend the nibble
+      w = _mm256_cvtepi8_epi32(codes);
+    } else {
+      w = _mm256_cvtepu8_epi32(codes);
+    }
+    _mm256_storeu_ps(d + c, _mm256_cvtepi32_ps(w));
+  }
+  return c;
+}
+#endif
+
+// constexpr_blockwise_shift_scale, rows [r0, r1) into out (T: fp16 bits or fp32): each scale
+// block's data values are widened to floats (integer codes through a table of their values),
+// then scaled by shift_scale_span.
 template <typename T>
 void decode_shift_scale_rows(const ShiftScale& ss, const Tensor& data, int64_t r0, int64_t r1,
                              T* out) {
@@ -579,33 +653,45 @@ void decode_shift_scale_rows(const ShiftScale& ss, const Tensor& data, int64_t r
   const int64_t cols = shape[k - 1];
   const int64_t col_block = ss.block[k - 1];
   const int64_t col_stride = ss.scale_stride[k - 1];
-  const bool integer = data.dtype() != DType::kF16 && data.dtype() != DType::kF32;
-  const int bits = dtype_bits(data.dtype());
-  const int64_t codes = integer ? int64_t{1} << bits : 0;
-  const bool use_table = integer && col_block >= codes;
-  T table[256];
+  const DType dtype = data.dtype();
+  const bool integer = dtype != DType::kF16 && dtype != DType::kF32;
+  const int bits = dtype_bits(dtype);
+  float code_values[256] = {};
+  if (integer) {
+    for (uint32_t code = 0; code < (1u << bits); ++code) {
+      code_values[code] = static_cast<float>(code_value(dtype, code));
+    }
+  }
+  std::vector<float> d(static_cast<size_t>(col_block));
   for (int64_t r = r0; r < r1; ++r) {
     int64_t base = 0;
     int64_t rest = r;
-    for (size_t d = k - 1; d-- > 0;) {
-      const int64_t p = rest % shape[d];
-      rest /= shape[d];
-      base += (p / ss.block[d]) * ss.scale_stride[d];
+    for (size_t a = k - 1; a-- > 0;) {
+      const int64_t p = rest % shape[a];
+      rest /= shape[a];
+      base += (p / ss.block[a]) * ss.scale_stride[a];
     }
     const int64_t e0 = r * cols;
     T* row = out + (r - r0) * cols;
     for (int64_t c0 = 0; c0 < cols; c0 += col_block) {
       const int64_t b = base + (c0 / col_block) * col_stride;
-      if (use_table) {
-        for (int64_t code = 0; code < codes; ++code) {
-          table[code] = to_out<T>(ss.apply(code_value(data.dtype(), static_cast<uint32_t>(code)), b));
+      int64_t c = 0;
+#if defined(__AVX2__)
+      if (integer) c = widen_codes_avx2(data.raw(), dtype, e0 + c0, col_block, d.data());
+#endif
+      for (; c < col_block; ++c) {
+        const int64_t e = e0 + c0 + c;
+        float v;
+        if (integer) {
+          v = code_values[code_at(data.raw(), bits, e)];
+        } else if (dtype == DType::kF16) {
+          v = f16_to_f32(data.data<uint16_t>()[e]);
+        } else {
+          v = data.data<float>()[e];
         }
-        for (int64_t c = c0; c < c0 + col_block; ++c) row[c] = table[code_at(data.raw(), bits, e0 + c)];
-      } else {
-        for (int64_t c = c0; c < c0 + col_block; ++c) {
-          row[c] = to_out<T>(ss.apply(element_as_double(data, e0 + c), b));
-        }
+        d[static_cast<size_t>(c)] = v;
       }
+      shift_scale_span(ss, b, d.data(), col_block, row + c0);
     }
   }
 }

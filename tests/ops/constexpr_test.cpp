@@ -305,11 +305,11 @@ TEST(ConstexprOps, BlockwiseShiftScaleRoundsInFp16LikeNumpy) {
   EXPECT_EQ(values(v)[1], 6144.0f);
 }
 
-TEST(ConstexprOps, BlockwiseShiftScaleTablePathMatchesNumpyArithmetic) {
-  // Blocks of at least 2^bits columns are decoded through a per-block table of the 256 (int8)
-  // or 16 (int4) possible results; each must equal numpy's fp16 arithmetic on that element:
-  // float16(scale * float16(data)) without offset, float16(scale * float16(data - offset))
-  // with one. Scales with long mantissas make every product round.
+TEST(ConstexprOps, BlockwiseShiftScaleVectorPathsMatchNumpyArithmetic) {
+  // Runs of 8 codes are widened and scaled 8 at a time (AVX2/F16C), the rest element by
+  // element; every element must equal numpy's fp16 arithmetic on it: float16(scale *
+  // float16(data)) without offset, float16(scale * float16(data - offset)) with one. Scales
+  // with long mantissas make every product round.
   const int64_t cols = 256;
   std::vector<int8_t> d(static_cast<size_t>(2 * cols));
   for (size_t i = 0; i < d.size(); ++i) d[i] = static_cast<int8_t>(static_cast<int>(i * 37 % 256) - 128);
@@ -340,6 +340,23 @@ TEST(ConstexprOps, BlockwiseShiftScaleTablePathMatchesNumpyArithmetic) {
     const float t = round_to_f16(int4(nib[i]) - int4(off[b]));
     ASSERT_EQ(got4[i], round_to_f16(round_to_f16(s4[b]) * t)) << "int4 at " << i;
   }
+  // uint4 rows of 17 (odd rows start mid-byte) and uint8, fp32 scales: float32(scale * data).
+  std::vector<uint32_t> u4(51);
+  for (size_t i = 0; i < u4.size(); ++i) u4[i] = static_cast<uint32_t>((i * 11 + 2) % 16);
+  const std::vector<float> s3 = {0.1f, 0.7f, 1.3f};
+  Tensor x = run1("constexpr_blockwise_shift_scale",
+                  {in("data", packed(DType::kU4, {3, 17}, u4)), in("scale", f32s({3, 1}, s3))},
+                  DType::kF32);
+  const std::vector<float> gotu = values(x);
+  for (size_t i = 0; i < u4.size(); ++i) {
+    ASSERT_EQ(gotu[i], s3[i / 17] * static_cast<float>(u4[i])) << "uint4 at " << i;
+  }
+  std::vector<uint8_t> u8(20);
+  for (size_t i = 0; i < u8.size(); ++i) u8[i] = static_cast<uint8_t>(i * 13);
+  Tensor y = run1("constexpr_blockwise_shift_scale",
+                  {in("data", u8s({20}, u8)), in("scale", f32s({1}, {0.37f}))}, DType::kF32);
+  const std::vector<float> got8 = values(y);
+  for (size_t i = 0; i < u8.size(); ++i) ASSERT_EQ(got8[i], 0.37f * static_cast<float>(u8[i])) << i;
 }
 
 TEST(ConstexprOps, BlockwiseShiftScaleRejectsBadBlocks) {

@@ -259,7 +259,13 @@ Result<GateEvaluation> evaluate_gate(const FidelityRun& run, const GatePolicy& p
           mv.metric == Metric::kNormRatio
               ? fmt::format("[{}, {}]", fmt_value(*mv.value), fmt_value(*mv.value_upper))
               : fmt_value(*mv.value);
-      why = fmt::format("{} {} {}, needs {}", metric_name(mv.metric), mv.statistic, value,
+      // The first failing row (in layer, position order) names the place; the statistic is
+      // the check's, so say where it comes from when that is another row.
+      const std::string worst =
+          mv.worst_position >= 0 && mv.worst_position != cv.first_failing_position
+              ? fmt::format(" (worst at position {})", mv.worst_position)
+              : std::string();
+      why = fmt::format("{} {} {}{}, needs {}", metric_name(mv.metric), mv.statistic, value, worst,
                         threshold_text(mv.metric, *mv.threshold));
       break;
     }

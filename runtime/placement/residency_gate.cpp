@@ -68,8 +68,128 @@ ResidencyThreshold ResidencyPolicy::threshold_for(const std::string& shard_path)
     }
   }
   return ResidencyThreshold{default_min_residency_pct,
-                            filename.empty() ? file : fmt::format("{}: default", file), ""};
+                            filename.empty() ? file : fmt::format("{}: default", file),
+                            default_reason};
 }
+
+namespace {
+
+// Keys outside `allowed` are refused, so a misspelt threshold cannot be silently ignored.
+Status check_keys(const json& obj, std::initializer_list<const char*> allowed,
+                  const std::string& file, const std::string& where) {
+  for (const auto& [key, value] : obj.items()) {
+    bool ok = false;
+    for (const char* a : allowed) ok = ok || key == a;
+    if (!ok) {
+      std::string list;
+      for (const char* a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
+      return make_error(ErrorCode::kFormat, "{}: {}: unknown key '{}' (allowed: {})", file,
+                        where.empty() ? "top level" : where, key, list);
+    }
+  }
+  return Status::ok();
+}
+
+Result<std::string> read_reason(const json& o, const std::string& file, const std::string& where,
+                                bool required) {
+  if (!o.contains("reason")) {
+    SG_CHECK(!required, ErrorCode::kFormat, "{}: {}.reason: every override needs a written reason",
+             file, where);
+    return std::string();
+  }
+  SG_CHECK(o["reason"].is_string() && !o["reason"].get<std::string>().empty(), ErrorCode::kFormat,
+           "{}: {}.reason: expected a non-empty string", file, where);
+  return o["reason"].get<std::string>();
+}
+
+Result<std::string> read_glob(const json& j, const std::string& file, const std::string& where) {
+  SG_CHECK(j.is_string() && !j.get<std::string>().empty(), ErrorCode::kFormat,
+           "{}: {}: expected a non-empty shard name or glob", file, where);
+  return j.get<std::string>();
+}
+
+// The form shared with gates/fidelity.json: "schema", "description", "defaults" holding
+// {"value", "reason"} entries, "overrides" with a "match" object and a required reason.
+Status parse_unified(const json& root, const std::string& file, ResidencyPolicy& policy) {
+  SG_TRY(check_keys(root, {"schema", "description", "defaults", "overrides"}, file, ""));
+  SG_CHECK(root["schema"] == kResidencyGateSchema, ErrorCode::kFormat,
+           "{}: schema: expected \"{}\" (is this a residency policy?)", file, kResidencyGateSchema);
+  if (root.contains("description")) {
+    SG_CHECK(root["description"].is_string(), ErrorCode::kFormat,
+             "{}: description: expected a string", file);
+  }
+  SG_CHECK(root.contains("defaults") && root["defaults"].is_object(), ErrorCode::kFormat,
+           "{}: defaults: expected an object with min_residency_pct", file);
+  const json& defaults = root["defaults"];
+  SG_TRY(check_keys(defaults, {"min_residency_pct"}, file, "defaults"));
+  SG_CHECK(defaults.contains("min_residency_pct") && defaults["min_residency_pct"].is_object(),
+           ErrorCode::kFormat,
+           "{}: defaults.min_residency_pct: expected {{\"value\": PCT, \"reason\": \"...\"}}", file);
+  const json& def = defaults["min_residency_pct"];
+  SG_TRY(check_keys(def, {"value", "reason"}, file, "defaults.min_residency_pct"));
+  SG_CHECK(def.contains("value"), ErrorCode::kFormat, "{}: defaults.min_residency_pct: missing value",
+           file);
+  SG_ASSIGN_OR_RETURN(policy.default_min_residency_pct,
+                      read_pct(def["value"], file, "defaults.min_residency_pct.value"));
+  SG_ASSIGN_OR_RETURN(policy.default_reason,
+                      read_reason(def, file, "defaults.min_residency_pct", false));
+  if (!root.contains("overrides")) return Status::ok();
+  const json& overrides = root["overrides"];
+  SG_CHECK(overrides.is_array(), ErrorCode::kFormat, "{}: overrides: expected an array", file);
+  for (size_t i = 0; i < overrides.size(); ++i) {
+    const json& o = overrides[i];
+    const std::string where = fmt::format("overrides[{}]", i);
+    SG_CHECK(o.is_object(), ErrorCode::kFormat, "{}: {}: expected an object", file, where);
+    SG_TRY(check_keys(o, {"match", "min_residency_pct", "reason"}, file, where));
+    SG_CHECK(o.contains("match") && o["match"].is_object() && o["match"].contains("shard"),
+             ErrorCode::kFormat, "{}: {}.match: expected {{\"shard\": GLOB}}", file, where);
+    SG_TRY(check_keys(o["match"], {"shard"}, file, where + ".match"));
+    ResidencyPolicy::Override ov;
+    SG_ASSIGN_OR_RETURN(ov.shard, read_glob(o["match"]["shard"], file, where + ".match.shard"));
+    SG_CHECK(o.contains("min_residency_pct"), ErrorCode::kFormat,
+             "{}: {}: missing min_residency_pct", file, where);
+    SG_ASSIGN_OR_RETURN(ov.min_residency_pct,
+                        read_pct(o["min_residency_pct"], file, where + ".min_residency_pct"));
+    SG_ASSIGN_OR_RETURN(ov.reason, read_reason(o, file, where, true));
+    policy.overrides.push_back(std::move(ov));
+  }
+  return Status::ok();
+}
+
+// The first form ("schema_version": 1, "gate", "default", "overrides" with "shard"), still read.
+Status parse_version1(const json& root, const std::string& file, ResidencyPolicy& policy) {
+  SG_CHECK(root["schema_version"] == 1, ErrorCode::kFormat, "{}: schema_version: expected 1", file);
+  SG_CHECK(root.value("gate", std::string()) == "residency", ErrorCode::kFormat,
+           "{}: gate: expected \"residency\" (is this a residency policy?)", file);
+  SG_CHECK(root.contains("default") && root["default"].is_object(), ErrorCode::kFormat,
+           "{}: default: expected an object with min_residency_pct", file);
+  const json& def = root["default"];
+  SG_CHECK(def.contains("min_residency_pct"), ErrorCode::kFormat,
+           "{}: default: missing min_residency_pct", file);
+  SG_ASSIGN_OR_RETURN(policy.default_min_residency_pct,
+                      read_pct(def["min_residency_pct"], file, "default.min_residency_pct"));
+  if (!root.contains("overrides")) return Status::ok();
+  const json& overrides = root["overrides"];
+  SG_CHECK(overrides.is_array(), ErrorCode::kFormat, "{}: overrides: expected an array", file);
+  for (size_t i = 0; i < overrides.size(); ++i) {
+    const json& o = overrides[i];
+    const std::string where = fmt::format("overrides[{}]", i);
+    SG_CHECK(o.is_object(), ErrorCode::kFormat, "{}: {}: expected an object", file, where);
+    ResidencyPolicy::Override ov;
+    SG_CHECK(o.contains("shard"), ErrorCode::kFormat,
+             "{}: {}.shard: expected a non-empty shard name or glob", file, where);
+    SG_ASSIGN_OR_RETURN(ov.shard, read_glob(o["shard"], file, where + ".shard"));
+    SG_CHECK(o.contains("min_residency_pct"), ErrorCode::kFormat,
+             "{}: {}: missing min_residency_pct", file, where);
+    SG_ASSIGN_OR_RETURN(ov.min_residency_pct,
+                        read_pct(o["min_residency_pct"], file, where + ".min_residency_pct"));
+    SG_ASSIGN_OR_RETURN(ov.reason, read_reason(o, file, where, true));
+    policy.overrides.push_back(std::move(ov));
+  }
+  return Status::ok();
+}
+
+}  // namespace
 
 Result<ResidencyPolicy> parse_residency_policy(std::string_view text, const std::string& file) {
   json root;
@@ -81,40 +201,13 @@ Result<ResidencyPolicy> parse_residency_policy(std::string_view text, const std:
   SG_CHECK(root.is_object(), ErrorCode::kFormat, "{}: expected a JSON object", file);
   ResidencyPolicy policy;
   policy.filename = file;
-  SG_CHECK(root.contains("schema_version") && root["schema_version"] == 1, ErrorCode::kFormat,
-           "{}: schema_version: expected 1", file);
-  SG_CHECK(root.value("gate", std::string()) == "residency", ErrorCode::kFormat,
-           "{}: gate: expected \"residency\" (is this a residency policy?)", file);
-  SG_CHECK(root.contains("default") && root["default"].is_object(), ErrorCode::kFormat,
-           "{}: default: expected an object with min_residency_pct", file);
-  const json& def = root["default"];
-  SG_CHECK(def.contains("min_residency_pct"), ErrorCode::kFormat,
-           "{}: default: missing min_residency_pct", file);
-  SG_ASSIGN_OR_RETURN(policy.default_min_residency_pct,
-                      read_pct(def["min_residency_pct"], file, "default.min_residency_pct"));
-  if (root.contains("overrides")) {
-    const json& overrides = root["overrides"];
-    SG_CHECK(overrides.is_array(), ErrorCode::kFormat, "{}: overrides: expected an array", file);
-    for (size_t i = 0; i < overrides.size(); ++i) {
-      const json& o = overrides[i];
-      std::string where = fmt::format("overrides[{}]", i);
-      SG_CHECK(o.is_object(), ErrorCode::kFormat, "{}: {}: expected an object", file, where);
-      ResidencyPolicy::Override ov;
-      SG_CHECK(o.contains("shard") && o["shard"].is_string() && !o["shard"].get<std::string>().empty(),
-               ErrorCode::kFormat, "{}: {}.shard: expected a non-empty shard name or glob", file,
-               where);
-      ov.shard = o["shard"].get<std::string>();
-      SG_CHECK(o.contains("min_residency_pct"), ErrorCode::kFormat,
-               "{}: {}: missing min_residency_pct", file, where);
-      SG_ASSIGN_OR_RETURN(ov.min_residency_pct,
-                          read_pct(o["min_residency_pct"], file, where + ".min_residency_pct"));
-      SG_CHECK(o.contains("reason") && o["reason"].is_string() &&
-                   !o["reason"].get<std::string>().empty(),
-               ErrorCode::kFormat, "{}: {}.reason: every override needs a written reason", file,
-               where);
-      ov.reason = o["reason"].get<std::string>();
-      policy.overrides.push_back(std::move(ov));
-    }
+  if (root.contains("schema")) {
+    SG_TRY(parse_unified(root, file, policy));
+  } else if (root.contains("schema_version")) {
+    SG_TRY(parse_version1(root, file, policy));
+  } else {
+    return make_error(ErrorCode::kFormat, "{}: schema: expected \"{}\" (is this a residency policy?)",
+                      file, kResidencyGateSchema);
   }
   return policy;
 }

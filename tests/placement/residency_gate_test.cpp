@@ -26,6 +26,57 @@ TEST(ResidencyPolicy, CommittedGateFileLoads) {
   ResidencyThreshold t = p->threshold_for("/x/layer_07.mlmodelc");
   EXPECT_EQ(t.min_residency_pct, 100.0);
   EXPECT_NE(t.origin.find("default"), std::string::npos);
+  EXPECT_NE(t.reason.find("every runtime compute op"), std::string::npos) << t.reason;
+  EXPECT_EQ(p->threshold_for("corpus/unified_int8.mlmodelc").min_residency_pct, 85.0);
+}
+
+// The form shared with gates/fidelity.json: schema, defaults as {value, reason}, overrides
+// with a match object.
+TEST(ResidencyPolicy, UnifiedFormReadsDefaultsAndMatchOverrides) {
+  auto p = parse_residency_policy(R"({"schema": "shardgate/residency-gate@1",
+      "description": "test",
+      "defaults": {"min_residency_pct": {"value": 99.5, "reason": "one op may fall back"}},
+      "overrides": [{"match": {"shard": "lm_head_p*"}, "min_residency_pct": 90,
+                     "reason": "vocab split"}]})",
+                                  "g.json");
+  ASSERT_TRUE(p.is_ok()) << p.status().to_string();
+  EXPECT_EQ(p->threshold_for("lm_head_p1of3.mlpackage").min_residency_pct, 90.0);
+  const ResidencyThreshold d = p->threshold_for("layer_00.mlpackage");
+  EXPECT_EQ(d.min_residency_pct, 99.5);
+  EXPECT_EQ(d.reason, "one op may fall back");
+  EXPECT_EQ(d.origin, "g.json: default");
+}
+
+TEST(ResidencyPolicy, UnifiedFormRefusesTyposMissingReasonsAndOtherSchemas) {
+  const std::pair<const char*, const char*> bad[] = {
+      {R"({"schema": "shardgate/residency-gate@1",
+           "defaults": {"min_residency_pct": {"value": 100}},
+           "overrides": [{"match": {"shard": "a*"}, "min_residency_pct": 90}]})",
+       "overrides[0].reason: every override needs a written reason"},
+      {R"({"schema": "shardgate/residency-gate@1",
+           "defaults": {"min_residency_pct": {"value": 100}, "min_residency": 90}})",
+       "defaults: unknown key 'min_residency'"},
+      {R"({"schema": "shardgate/residency-gate@1",
+           "defaults": {"min_residency_pct": {"value": 100}},
+           "overrides": [{"match": {"shard": "a*", "layer": 3}, "min_residency_pct": 90,
+                          "reason": "r"}]})",
+       "overrides[0].match: unknown key 'layer'"},
+      {R"({"schema": "shardgate/fidelity-gate@1", "defaults": {}})",
+       "schema: expected \"shardgate/residency-gate@1\""},
+      {R"({"schema": "shardgate/residency-gate@1", "defaults": {"min_residency_pct": 100}})",
+       "defaults.min_residency_pct: expected {\"value\": PCT"},
+      {R"({"schema": "shardgate/residency-gate@1",
+           "defaults": {"min_residency_pct": {"value": 100.5}}})",
+       "defaults.min_residency_pct.value: 100.5 is not a percentage in [0, 100]"},
+      {R"({"defaults": {"min_residency_pct": {"value": 100}}})",
+       "schema: expected \"shardgate/residency-gate@1\""},
+  };
+  for (const auto& [text, why] : bad) {
+    auto p = parse_residency_policy(text, "g.json");
+    ASSERT_FALSE(p.is_ok()) << text;
+    EXPECT_EQ(p.status().message().rfind("g.json: ", 0), 0u) << p.status().message();
+    EXPECT_NE(p.status().message().find(why), std::string::npos) << p.status().message();
+  }
 }
 
 TEST(ResidencyPolicy, OverridesMatchTheShardNameFirstMatchWins) {

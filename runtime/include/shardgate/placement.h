@@ -198,6 +198,13 @@ struct ResidencyThreshold {
   std::string reason;  // the override's written reason, "" for defaults
 };
 
+// gates/residency.json: {"schema": kResidencyGateSchema, "description", "defaults":
+// {"min_residency_pct": {"value", "reason"}}, "overrides": [{"match": {"shard": GLOB},
+// "min_residency_pct", "reason"}]}, the conventions of gates/fidelity.json. The first form
+// ({"schema_version": 1, "gate": "residency", "default", "overrides": [{"shard", ...}]}) is
+// still read.
+inline constexpr const char* kResidencyGateSchema = "shardgate/residency-gate@1";
+
 struct ResidencyPolicy {
   struct Override {
     std::string shard;  // glob on the shard's file name ("layer_00*.mlmodelc")
@@ -206,6 +213,7 @@ struct ResidencyPolicy {
   };
   std::string filename;  // "" for the built-in default
   double default_min_residency_pct = 100.0;
+  std::string default_reason;  // optional for the default
   std::vector<Override> overrides;
 
   // The first override whose pattern matches the shard's file name, else the default.

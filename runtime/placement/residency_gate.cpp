@@ -108,6 +108,30 @@ Result<std::string> read_glob(const json& j, const std::string& file, const std:
   return j.get<std::string>();
 }
 
+// "overrides": each entry's threshold and required reason; `shard_glob` reads the entry's
+// shard pattern, which the two forms keep in different places.
+template <typename ShardGlob>
+Status parse_overrides(const json& root, const std::string& file, ResidencyPolicy& policy,
+                       ShardGlob shard_glob) {
+  if (!root.contains("overrides")) return Status::ok();
+  const json& overrides = root["overrides"];
+  SG_CHECK(overrides.is_array(), ErrorCode::kFormat, "{}: overrides: expected an array", file);
+  for (size_t i = 0; i < overrides.size(); ++i) {
+    const json& o = overrides[i];
+    const std::string where = fmt::format("overrides[{}]", i);
+    SG_CHECK(o.is_object(), ErrorCode::kFormat, "{}: {}: expected an object", file, where);
+    ResidencyPolicy::Override ov;
+    SG_ASSIGN_OR_RETURN(ov.shard, shard_glob(o, where));
+    SG_CHECK(o.contains("min_residency_pct"), ErrorCode::kFormat,
+             "{}: {}: missing min_residency_pct", file, where);
+    SG_ASSIGN_OR_RETURN(ov.min_residency_pct,
+                        read_pct(o["min_residency_pct"], file, where + ".min_residency_pct"));
+    SG_ASSIGN_OR_RETURN(ov.reason, read_reason(o, file, where, true));
+    policy.overrides.push_back(std::move(ov));
+  }
+  return Status::ok();
+}
+
 // The form shared with gates/fidelity.json: "schema", "description", "defaults" holding
 // {"value", "reason"} entries, "overrides" with a "match" object and a required reason.
 Status parse_unified(const json& root, const std::string& file, ResidencyPolicy& policy) {
@@ -133,27 +157,14 @@ Status parse_unified(const json& root, const std::string& file, ResidencyPolicy&
                       read_pct(def["value"], file, "defaults.min_residency_pct.value"));
   SG_ASSIGN_OR_RETURN(policy.default_reason,
                       read_reason(def, file, "defaults.min_residency_pct", false));
-  if (!root.contains("overrides")) return Status::ok();
-  const json& overrides = root["overrides"];
-  SG_CHECK(overrides.is_array(), ErrorCode::kFormat, "{}: overrides: expected an array", file);
-  for (size_t i = 0; i < overrides.size(); ++i) {
-    const json& o = overrides[i];
-    const std::string where = fmt::format("overrides[{}]", i);
-    SG_CHECK(o.is_object(), ErrorCode::kFormat, "{}: {}: expected an object", file, where);
+  return parse_overrides(root, file, policy, [&](const json& o, const std::string& where)
+                                                 -> Result<std::string> {
     SG_TRY(check_keys(o, {"match", "min_residency_pct", "reason"}, file, where));
     SG_CHECK(o.contains("match") && o["match"].is_object() && o["match"].contains("shard"),
              ErrorCode::kFormat, "{}: {}.match: expected {{\"shard\": GLOB}}", file, where);
     SG_TRY(check_keys(o["match"], {"shard"}, file, where + ".match"));
-    ResidencyPolicy::Override ov;
-    SG_ASSIGN_OR_RETURN(ov.shard, read_glob(o["match"]["shard"], file, where + ".match.shard"));
-    SG_CHECK(o.contains("min_residency_pct"), ErrorCode::kFormat,
-             "{}: {}: missing min_residency_pct", file, where);
-    SG_ASSIGN_OR_RETURN(ov.min_residency_pct,
-                        read_pct(o["min_residency_pct"], file, where + ".min_residency_pct"));
-    SG_ASSIGN_OR_RETURN(ov.reason, read_reason(o, file, where, true));
-    policy.overrides.push_back(std::move(ov));
-  }
-  return Status::ok();
+    return read_glob(o["match"]["shard"], file, where + ".match.shard");
+  });
 }
 
 // The first form ("schema_version": 1, "gate", "default", "overrides" with "shard"), still read.
@@ -168,25 +179,12 @@ Status parse_version1(const json& root, const std::string& file, ResidencyPolicy
            "{}: default: missing min_residency_pct", file);
   SG_ASSIGN_OR_RETURN(policy.default_min_residency_pct,
                       read_pct(def["min_residency_pct"], file, "default.min_residency_pct"));
-  if (!root.contains("overrides")) return Status::ok();
-  const json& overrides = root["overrides"];
-  SG_CHECK(overrides.is_array(), ErrorCode::kFormat, "{}: overrides: expected an array", file);
-  for (size_t i = 0; i < overrides.size(); ++i) {
-    const json& o = overrides[i];
-    const std::string where = fmt::format("overrides[{}]", i);
-    SG_CHECK(o.is_object(), ErrorCode::kFormat, "{}: {}: expected an object", file, where);
-    ResidencyPolicy::Override ov;
+  return parse_overrides(root, file, policy, [&](const json& o, const std::string& where)
+                                                 -> Result<std::string> {
     SG_CHECK(o.contains("shard"), ErrorCode::kFormat,
              "{}: {}.shard: expected a non-empty shard name or glob", file, where);
-    SG_ASSIGN_OR_RETURN(ov.shard, read_glob(o["shard"], file, where + ".shard"));
-    SG_CHECK(o.contains("min_residency_pct"), ErrorCode::kFormat,
-             "{}: {}: missing min_residency_pct", file, where);
-    SG_ASSIGN_OR_RETURN(ov.min_residency_pct,
-                        read_pct(o["min_residency_pct"], file, where + ".min_residency_pct"));
-    SG_ASSIGN_OR_RETURN(ov.reason, read_reason(o, file, where, true));
-    policy.overrides.push_back(std::move(ov));
-  }
-  return Status::ok();
+    return read_glob(o["shard"], file, where + ".shard");
+  });
 }
 
 }  // namespace

@@ -67,10 +67,9 @@ TEST(Safetensors, MisalignedDataIsCopiedNotReadInPlace) {
 
 TEST(Safetensors, BF16AndIntegers) {
   std::vector<uint8_t> data = {0x80, 0x3f, 0x00, 0xc0};  // bf16 1.0, -2.0 (LE)
-  for (int32_t v : {7, -9}) {
-    uint8_t b[4];
-    std::memcpy(b, &v, 4);
-    data.insert(data.end(), b, b + 4);
+  for (int32_t v : {7, -9}) {  // little-endian int32
+    const auto u = static_cast<uint32_t>(v);
+    for (int k = 0; k < 4; ++k) data.push_back(static_cast<uint8_t>(u >> (8 * k)));
   }
   const std::string header = R"({"x": {"dtype": "BF16", "shape": [2], "data_offsets": [0, 4]},)"
                              R"( "i": {"dtype": "I32", "shape": [1, 2], "data_offsets": [4, 12]}})";

@@ -5,7 +5,7 @@
 // constexpr_*) are not decoded up front: a weight is decoded when the first op that reads it
 // asks for it, kept while it still has unconsumed uses and released after its last one, so a
 // shard is never expanded as a whole. A compressed weight read by a kernel that consumes
-// weights block by block (linear, conv, gather) is not decoded at all: the kernel gets a
+// weights block by block (linear, conv, gather, transpose_y matmul) is not decoded at all: the kernel gets a
 // StreamedWeight and decodes one cache-sized block at a time (ops/constexpr_stream.h), so not
 // even one dense layer weight exists. Function outputs and captured values are kept.
 //

@@ -1,8 +1,9 @@
 // Kernels of the "linear" family: linear, matmul, einsum (formats.md 4.2). All three reduce
 // to gemm_x_wt() (linear_kernel.h); this file only maps shapes, transposes and broadcasting
-// onto it.
+// onto it. linear's weight and matmul's transposed rank-2 y may arrive as streamed weights.
 #include "core/parallel.h"
 #include "ops/broadcast.h"
+#include "ops/constexpr_stream.h"
 #include "ops/linear_kernel.h"
 #include "shardgate/ops.h"
 
@@ -71,23 +72,38 @@ Status op_linear(OpContext& ctx) {
 Status op_matmul(OpContext& ctx) {
   ParallelScope threads(ctx.threads());
   SG_ASSIGN_OR_RETURN(Tensor x, ctx.get_f32("x"));
-  SG_ASSIGN_OR_RETURN(Tensor y, ctx.get("y"));
   SG_ASSIGN_OR_RETURN(bool tx, ctx.get_bool_or("transpose_x", false));
   SG_ASSIGN_OR_RETURN(bool ty, ctx.get_bool_or("transpose_y", false));
-  SG_OP_CHECK(ctx, x.rank() >= 1 && y.rank() >= 1, ErrorCode::kShape,
+  // A compressed [N, K] weight read with transpose_y (a tied LM head: x · embeddingᵀ) is
+  // streamed into the product like linear's weight; other shapes are decoded whole.
+  std::optional<StreamedWeight> stream;
+  Tensor y;
+  if (ty) {
+    SG_ASSIGN_OR_RETURN(stream, ctx.get_streamed("y"));
+    if (stream.has_value() && stream->shape.size() != 2) {
+      SG_ASSIGN_OR_RETURN(y, decode_streamed(*stream));
+      stream.reset();
+    }
+  }
+  if (!stream.has_value() && !y.defined()) {
+    SG_ASSIGN_OR_RETURN(y, ctx.get("y"));
+  }
+  const Shape y_shape = stream.has_value() ? stream->shape : y.shape();
+  const int64_t y_rank = static_cast<int64_t>(y_shape.size());
+  SG_OP_CHECK(ctx, x.rank() >= 1 && y_rank >= 1, ErrorCode::kShape,
               "x and y must have rank >= 1, got {} and {}", shape_str(x.shape()),
-              shape_str(y.shape()));
+              shape_str(y_shape));
   SG_OP_CHECK(ctx, !(x.rank() == 1 && tx), ErrorCode::kShape, "x is rank 1 but transpose_x is true");
-  SG_OP_CHECK(ctx, !(y.rank() == 1 && ty), ErrorCode::kShape, "y is rank 1 but transpose_y is true");
-  if (y.dtype() != DType::kF16 && y.dtype() != DType::kF32) {
+  SG_OP_CHECK(ctx, !(y_rank == 1 && ty), ErrorCode::kShape, "y is rank 1 but transpose_y is true");
+  if (!stream.has_value() && y.dtype() != DType::kF16 && y.dtype() != DType::kF32) {
     SG_ASSIGN_OR_RETURN(y, ctx.get_f32("y"));
   }
 
   // numpy promotion: rank-1 x gains a leading 1, rank-1 y a trailing 1; both are dropped again.
   Shape xs = x.shape();
-  Shape ys = y.shape();
+  Shape ys = y_shape;
   if (x.rank() == 1) xs.insert(xs.begin(), 1);
-  if (y.rank() == 1) ys.push_back(1);
+  if (y_rank == 1) ys.push_back(1);
   const int64_t x_rows = xs[xs.size() - 2], x_cols = xs.back();
   const int64_t y_rows = ys[ys.size() - 2], y_cols = ys.back();
   const int64_t M = tx ? x_cols : x_rows;
@@ -96,14 +112,14 @@ Status op_matmul(OpContext& ctx) {
   const int64_t N = ty ? y_rows : y_cols;
   SG_OP_CHECK(ctx, K == Ky, ErrorCode::kShape,
               "inner dimensions differ: x {} (transpose_x={}) and y {} (transpose_y={})",
-              shape_str(x.shape()), tx, shape_str(y.shape()), ty);
+              shape_str(x.shape()), tx, shape_str(y_shape), ty);
   const Shape xb(xs.begin(), xs.end() - 2);
   const Shape yb(ys.begin(), ys.end() - 2);
   SG_ASSIGN_OR_RETURN(Shape ob, kern::broadcast_shapes(ctx, {xb, yb}));
 
   Shape out_shape = ob;
   if (x.rank() > 1) out_shape.push_back(M);
-  if (y.rank() > 1) out_shape.push_back(N);
+  if (y_rank > 1) out_shape.push_back(N);
   SG_ASSIGN_OR_RETURN(Tensor out, Tensor::zeros(DType::kF32, out_shape));
   const int64_t batches = numel(ob);
   if (batches == 0 || M == 0 || N == 0) {
@@ -125,8 +141,9 @@ Status op_matmul(OpContext& ctx) {
   // y as [N, K] rows per y batch: in place when transpose_y, else a transposed copy that keeps
   // y's dtype (fp16 stays fp16; the transposition is exact).
   const int64_t yb_count = numel(yb);
-  const size_t esize = y.dtype() == DType::kF16 ? 2 : 4;
-  const std::byte* ydata = y.raw();
+  const DType y_dtype = stream.has_value() ? stream->dtype : y.dtype();
+  const size_t esize = y_dtype == DType::kF16 ? 2 : 4;
+  const std::byte* ydata = stream.has_value() ? nullptr : y.raw();
   std::vector<std::byte> yt;
   if (!ty) {
     yt.resize(static_cast<size_t>(y.numel()) * esize);
@@ -145,7 +162,12 @@ Status op_matmul(OpContext& ctx) {
   const std::vector<int64_t> yo = batch_offsets(ob, yb, N * K);
   float* o = out.mutable_data<float>();
   for (int64_t b = 0; b < batches; ++b) {
-    WeightRows w{y.dtype(), ydata + static_cast<size_t>(yo[static_cast<size_t>(b)]) * esize, N, K, K};
+    WeightRows w{y_dtype, nullptr, N, K, K};
+    if (stream.has_value()) {
+      w.stream = &*stream;  // rank 2: the one y matrix of every batch
+    } else {
+      w.data = ydata + static_cast<size_t>(yo[static_cast<size_t>(b)]) * esize;
+    }
     gemm_x_wt(xdata + xo[static_cast<size_t>(b)], M, K, w, nullptr, o + b * M * N, N);
   }
   ctx.set_output(0, std::move(out));

@@ -1,4 +1,4 @@
-// Kernels that consume a weight block by block (linear, conv, gather): given the weight as a
+// Kernels that consume a weight block by block (linear, conv, gather, matmul with transpose_y): given the weight as a
 // StreamedWeight they must produce exactly the bytes they produce from the dense tensor, for
 // any thread count, with shapes that span several row blocks and (conv) several groups. The
 // harness refuses a dense read of a streamed parameter, so a kernel that silently ignores the
@@ -67,6 +67,25 @@ TEST(StreamedWeightKernels, LinearShapeErrorsStillNameTheWeight) {
   ASSERT_FALSE(r.is_ok());
   EXPECT_NE(r.status().message().find("weight [4, 15] does not match x [2, 16]"), std::string::npos)
       << r.status().message();
+}
+
+TEST(StreamedWeightKernels, MatmulWithTransposedConstantWeight) {
+  // A tied LM head: hidden [1, 8, 1024] · embeddingᵀ with the table [600, 1024] compressed.
+  expect_same_with_stream("matmul",
+                          {HarnessInput::tensor("x", rand_f32({1, 8, 1024}, 20)),
+                           HarnessInput::tensor("transpose_y", bools({}, {1}))},
+                          "y", rand_f16({600, 1024}, 21));
+  // transpose_x too: x [3, 64, 5] read as [3, 5, 64].
+  expect_same_with_stream("matmul",
+                          {HarnessInput::tensor("x", rand_f32({3, 64, 5}, 22)),
+                           HarnessInput::tensor("transpose_x", bools({}, {1})),
+                           HarnessInput::tensor("transpose_y", bools({}, {1}))},
+                          "y", rand_f16({7, 64}, 23));
+  // A batched y is decoded whole and broadcast as usual.
+  expect_same_with_stream("matmul",
+                          {HarnessInput::tensor("x", rand_f32({2, 4, 16}, 24)),
+                           HarnessInput::tensor("transpose_y", bools({}, {1}))},
+                          "y", rand_f16({2, 6, 16}, 25));
 }
 
 TEST(StreamedWeightKernels, ConvGroupsStartAtTheirOwnRows) {

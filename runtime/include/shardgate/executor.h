@@ -32,9 +32,9 @@ struct RunOptions {
   bool capture_all = false;          // keep every compute op output
   int threads = 1;                   // results are identical for any value
   bool stop_on_nonfinite = false;    // stop at the first op producing NaN/Inf
-  // Compressed weights (LUT, int8/int4 with scales) feeding linear, conv or gather are decoded
-  // block by block inside the consuming kernel instead of as a whole; results are
-  // bit-identical either way. Off only to compare the two.
+  // Compressed weights (LUT, int8/int4 with scales) feeding linear, conv, gather or a
+  // transpose_y matmul are decoded block by block inside the consuming kernel instead of as a
+  // whole; results are bit-identical either way. Off only to compare the two.
   bool stream_weights = true;
 };
 

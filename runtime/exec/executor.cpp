@@ -5,9 +5,10 @@
 // constexpr_*) are not decoded up front: a weight is decoded when the first op that reads it
 // asks for it, kept while it still has unconsumed uses and released after its last one, so a
 // shard is never expanded as a whole. A compressed weight read by a kernel that consumes
-// weights block by block (linear, conv, gather, transpose_y matmul) is not decoded at all: the kernel gets a
-// StreamedWeight and decodes one cache-sized block at a time (ops/constexpr_stream.h), so not
-// even one dense layer weight exists. Function outputs and captured values are kept.
+// weights block by block (linear, conv, gather, transpose_y matmul) is not decoded at all:
+// the kernel gets a StreamedWeight and decodes one cache-sized block at a time
+// (ops/constexpr_stream.h), so not even one dense layer weight exists. Function outputs and
+// captured values are kept.
 //
 // Precision: each compute-op output goes through to_storage (fp16-declared values become
 // fp16 after every op in fp16 mode, stay fp32 in fp32 mode). Compile-time values are stored

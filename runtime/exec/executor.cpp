@@ -41,7 +41,29 @@ struct Plan {
   std::unordered_map<std::string, int64_t> uses;     // reference bindings naming the value
   std::unordered_set<std::string> state_params;
   std::vector<const OpInfo*> infos;                  // per op
+  // Per op: the names its nested blocks (cond, while_loop) read from the function's scope,
+  // once per reference. They count as uses of the op, so they stay alive until it is done.
+  std::vector<std::vector<std::string>> outer_refs;
 };
+
+// Names that `block` (and blocks nested in it) reads from enclosing scopes: everything it
+// references that is neither one of its inputs nor made inside it.
+void collect_outer_refs(const Block& block, std::unordered_set<std::string> local,
+                        std::vector<std::string>& out) {
+  for (const NamedType& in : block.inputs) local.insert(in.name);
+  for (const Op& op : block.ops) {
+    for (const auto& [key, arg] : op.inputs) {
+      for (const Binding& b : arg.bindings) {
+        if (b.is_reference() && !local.count(b.name)) out.push_back(b.name);
+      }
+    }
+    for (const Block& nested : op.blocks) collect_outer_refs(nested, local, out);
+    for (const NamedType& o : op.outputs) local.insert(o.name);
+  }
+  for (const std::string& o : block.outputs) {
+    if (!local.count(o)) out.push_back(o);
+  }
+}
 
 Plan make_plan(const Function& fn) {
   Plan p;
@@ -51,6 +73,7 @@ Plan make_plan(const Function& fn) {
   }
   const auto& ops = fn.block.ops;
   p.infos.resize(ops.size());
+  p.outer_refs.resize(ops.size());
   for (size_t i = 0; i < ops.size(); ++i) {
     const Op& op = ops[i];
     p.infos[i] = find_op(op.type);
@@ -60,6 +83,8 @@ Plan make_plan(const Function& fn) {
         if (b.is_reference()) ++p.uses[b.name];
       }
     }
+    for (const Block& nested : op.blocks) collect_outer_refs(nested, {}, p.outer_refs[i]);
+    for (const std::string& name : p.outer_refs[i]) ++p.uses[name];
   }
   return p;
 }
@@ -76,6 +101,7 @@ class ExecContext final : public ShardOpContext {
   Result<Tensor> read_state(std::string_view name) override;
   Status write_state(std::string_view name, Tensor value) override;
   Result<std::optional<StreamedWeight>> get_streamed(std::string_view name) override;
+  Result<std::vector<Tensor>> run_block(size_t index, const std::vector<Tensor>& inputs) override;
 
  private:
   Result<Tensor> binding_value(const Binding& b, std::string_view name) override;
@@ -146,9 +172,10 @@ class Run {
     const ValueType& declared = op.outputs[0].type;
     if (declared.dtype != s->dtype || !shape_matches(declared, s->shape)) return none;
     ++result_.stats.weights_streamed;
-    // The last read of a weight that was never materialised: its producer's inputs are done.
+    // The last read of a weight that was never materialised: its producer's inputs are done
+    // (not inside a loop body, which may read it again).
     auto left = remaining_.find(name);
-    if (left != remaining_.end() && left->second <= 1) consume_inputs(op);
+    if (left != remaining_.end() && left->second <= 1 && block_depth_ == 0) consume_inputs(op);
     return s;
   }
 
@@ -191,12 +218,60 @@ class Run {
     if (--it->second <= 0 && !pinned_.count(name)) release(name);
   }
 
+  // `op` is an op of the function's own block (nested ops never consume: their reads are
+  // counted as uses of the control-flow op that holds them).
   void consume_inputs(const Op& op) {
     for (const auto& [key, arg] : op.inputs) {
       for (const Binding& b : arg.bindings) {
         if (b.is_reference() && !is_state(b.name)) consume(b.name);
       }
     }
+    if (op.blocks.empty()) return;
+    const auto i = static_cast<size_t>(&op - fn_.block.ops.data());
+    for (const std::string& name : plan_.outer_refs[i]) {
+      if (!is_state(name)) consume(name);
+    }
+  }
+
+  // Runs nested block `index` of control-flow op `op` (OpContext::run_block). Its inputs and
+  // every value it makes are released when it returns; its outputs are returned.
+  Result<std::vector<Tensor>> run_block(const Op& op, size_t index,
+                                        const std::vector<Tensor>& inputs) {
+    SG_CHECK(index < op.blocks.size(), ErrorCode::kInternal, "op '{}' has no block {}", op.type,
+             index);
+    const Block& block = op.blocks[index];
+    SG_CHECK(inputs.size() == block.inputs.size(), ErrorCode::kShape,
+             "function '{}': block {} of op '{}' takes {} inputs, {} given", fn_.name, index,
+             op.type, block.inputs.size(), inputs.size());
+    std::vector<std::string> made;
+    ++block_depth_;
+    auto done = [&] {
+      for (const std::string& name : made) release(name);
+      --block_depth_;
+    };
+    for (size_t k = 0; k < inputs.size(); ++k) {
+      put(block.inputs[k].name, inputs[k]);
+      made.push_back(block.inputs[k].name);
+    }
+    for (const Op& inner : block.ops) {
+      Status st = run_nested(inner);
+      for (const NamedType& out : inner.outputs) made.push_back(out.name);
+      if (!st.is_ok()) {
+        done();
+        return st;
+      }
+    }
+    std::vector<Tensor> outs;
+    for (const std::string& name : block.outputs) {
+      auto v = value(name, 0);
+      if (!v.is_ok()) {
+        done();
+        return v.status();
+      }
+      outs.push_back(std::move(v).value());
+    }
+    done();
+    return outs;
   }
 
   // Stores the kernel outputs of `op` under their names (checked against the declared types).
@@ -274,6 +349,21 @@ class Run {
     return Status::ok();
   }
 
+  // An op inside a nested block: run in order (compile-time ones too), outputs kept until the
+  // block returns.
+  Status run_nested(const Op& op) {
+    const OpInfo* info = find_op(op.type);
+    ExecContext ctx(*this, op, 0);
+    if (info == nullptr) return ctx.error(ErrorCode::kUnsupported, "op type is not supported");
+    SG_TRY(info->kernel(ctx));
+    if (op.is_compile_time()) {
+      ++result_.stats.weights_decoded;
+    } else {
+      ++result_.stats.ops_run;
+    }
+    return store_outputs(ctx, op, op.is_compile_time());
+  }
+
   void set_capture(std::set<std::string> names) { capture_ = std::move(names); }
   uint64_t peak() const { return peak_; }
   StateStore* states() { return states_; }
@@ -331,6 +421,7 @@ class Run {
   std::unordered_set<std::string> pinned_;
   std::set<std::string> capture_;
   std::set<const Op*> running_;
+  int block_depth_ = 0;  // > 0 while a nested block runs
   std::unordered_map<const std::byte*, std::pair<int64_t, size_t>> storage_;  // refs, bytes
   uint64_t live_ = 0;
   uint64_t peak_ = 0;
@@ -352,6 +443,16 @@ Result<std::optional<StreamedWeight>> ExecContext::get_streamed(std::string_view
   auto r = run_.streamed(arg->bindings[0].name, depth_ + 1);
   if (!r.is_ok()) {
     return error(r.status().code(), fmt::format("parameter '{}': {}", name, r.status().message()));
+  }
+  return r;
+}
+
+Result<std::vector<Tensor>> ExecContext::run_block(size_t index, const std::vector<Tensor>& inputs) {
+  auto r = run_.run_block(op(), index, inputs);
+  if (!r.is_ok()) {
+    // Errors of the block's own ops name those ops; say which control-flow op ran them.
+    return Status(r.status().code(),
+                  fmt::format("{}: block {}: {}", where(), index, r.status().message()));
   }
   return r;
 }
@@ -454,21 +555,24 @@ Result<Tensor> convert_input(const NamedType& in, const Tensor& given, Precision
 
 Executor::Executor(std::shared_ptr<const Shard> shard) : shard_(std::move(shard)) {}
 
-Status Executor::validate(std::string_view function) const {
-  const Program& program = shard_->program();
-  const Function* fn = find_function(program, function);
-  SG_CHECK(fn != nullptr, ErrorCode::kUsage, "{}: no function '{}' (functions: {})",
-           shard_->path(), function, function_list(program));
-  std::unordered_set<std::string> defined;
-  for (const NamedType& in : fn->inputs) defined.insert(in.name);
-  for (const Op& op : fn->block.ops) {
+namespace {
+
+// Every op of `block` (and of blocks nested in it) is known to the interpreter and reads only
+// names defined before it: function inputs, block inputs, earlier outputs of this block or of
+// an enclosing one. `block_path` is "" for the function's block, else e.g. " (in block 1 of
+// statement #4)".
+Status validate_block(const Shard& shard, const Function& fn, const Block& block,
+                      std::unordered_set<std::string> defined, const std::string& block_path) {
+  for (const NamedType& in : block.inputs) defined.insert(in.name);
+  for (const Op& op : block.ops) {
     const std::string where =
-        op.line > 0 ? fmt::format("statement #{} (model.mil:{})", op.index, op.line)
-                    : fmt::format("statement #{}", op.index);
+        (op.line > 0 ? fmt::format("statement #{} (model.mil:{})", op.index, op.line)
+                     : fmt::format("statement #{}", op.index)) +
+        block_path;
     if (find_op(op.type) == nullptr) {
       return make_error(ErrorCode::kUnsupported,
                         "{}: function '{}', {}: op '{}' is not supported by the CPU interpreter",
-                        shard_->path(), fn->name, where, op.type);
+                        shard.path(), fn.name, where, op.type);
     }
     for (const auto& [key, arg] : op.inputs) {
       for (const Binding& b : arg.bindings) {
@@ -476,17 +580,41 @@ Status Executor::validate(std::string_view function) const {
           return make_error(ErrorCode::kFormat,
                             "{}: function '{}', {}: op '{}' parameter '{}' refers to '{}', which "
                             "is not defined before it",
-                            shard_->path(), fn->name, where, op.type, key, b.name);
+                            shard.path(), fn.name, where, op.type, key, b.name);
         }
       }
     }
+    for (size_t i = 0; i < op.blocks.size(); ++i) {
+      SG_TRY(validate_block(shard, fn, op.blocks[i], defined,
+                            fmt::format(" (in block {} of statement #{}{})", i, op.index, block_path)));
+    }
     for (const NamedType& out : op.outputs) defined.insert(out.name);
   }
-  for (const std::string& out : fn->block.outputs) {
-    SG_CHECK(defined.count(out), ErrorCode::kFormat, "{}: function '{}' returns '{}', which is "
-             "never defined", shard_->path(), fn->name, out);
+  for (const std::string& out : block.outputs) {
+    SG_CHECK(defined.count(out), ErrorCode::kFormat, "{}: function '{}'{}: block returns '{}', "
+             "which is never defined", shard.path(), fn.name, block_path, out);
   }
   return Status::ok();
+}
+
+// Every value name a run can capture: tensor inputs and op outputs, nested blocks included.
+void capturable_names(const Block& block, std::vector<std::string>& out) {
+  for (const Op& op : block.ops) {
+    for (const NamedType& o : op.outputs) out.push_back(o.name);
+    for (const Block& nested : op.blocks) capturable_names(nested, out);
+  }
+}
+
+}  // namespace
+
+Status Executor::validate(std::string_view function) const {
+  const Program& program = shard_->program();
+  const Function* fn = find_function(program, function);
+  SG_CHECK(fn != nullptr, ErrorCode::kUsage, "{}: no function '{}' (functions: {})",
+           shard_->path(), function, function_list(program));
+  std::unordered_set<std::string> defined;
+  for (const NamedType& in : fn->inputs) defined.insert(in.name);
+  return validate_block(*shard_, *fn, fn->block, std::move(defined), "");
 }
 
 Result<RunResult> Executor::run(std::string_view function,
@@ -504,9 +632,7 @@ Result<RunResult> Executor::run(std::string_view function,
   for (const NamedType& in : fn.inputs) {
     if (in.type.kind != ValueType::Kind::kState) known.push_back(in.name);
   }
-  for (const Op& op : fn.block.ops) {
-    for (const NamedType& out : op.outputs) known.push_back(out.name);
-  }
+  capturable_names(fn.block, known);
   std::set<std::string> capture;
   for (const std::string& name : options.capture) {
     if (std::find(known.begin(), known.end(), name) == known.end()) {

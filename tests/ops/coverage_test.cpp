@@ -1,9 +1,12 @@
 // The op table is the contract: every compute op of ops.def has at least one passing-value
-// oracle case, and every compile-time op is named by the constexpr case list.
+// oracle case (an op case, or for ops with nested blocks, which the op harness cannot run, a
+// whole-program case under tests/data/exec/ that lists the op in "covers"), and every
+// compile-time op is named by the constexpr case list.
 #include "shardgate/ops.h"
 #include "support/op_cases.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <filesystem>
 #include <fstream>
@@ -28,6 +31,22 @@ std::set<std::string> ops_with_value_cases() {
   return ops;
 }
 
+// Ops named in "covers" by the whole-program case lists tests/data/exec/*/cases.json.
+std::set<std::string> ops_covered_by_program_cases() {
+  std::set<std::string> ops;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(fs::path(SG_TEST_DATA_DIR) / "exec", ec)) {
+    std::ifstream in(e.path() / "cases.json");
+    if (!in.good()) continue;
+    const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+    if (!j.is_object() || !j.contains("covers")) continue;
+    for (const auto& op : j["covers"]) {
+      if (op.is_string()) ops.insert(op.get<std::string>());
+    }
+  }
+  return ops;
+}
+
 TEST(OpCaseFiles, AllLoadAndNameKnownOps) {
   const auto files = find_op_case_files();
   ASSERT_FALSE(files.empty()) << "no tests/data/ops/*/cases.json found";
@@ -44,7 +63,11 @@ TEST(OpCaseFiles, AllLoadAndNameKnownOps) {
 }
 
 TEST(OpCoverage, EveryComputeOpHasAnOracleCase) {
-  const std::set<std::string> covered = ops_with_value_cases();
+  std::set<std::string> covered = ops_with_value_cases();
+  for (const std::string& op : ops_covered_by_program_cases()) {
+    EXPECT_NE(find_op(op), nullptr) << "tests/data/exec: \"covers\" names unknown op '" << op << "'";
+    covered.insert(op);
+  }
   for (const OpInfo& info : all_ops()) {
     if (info.op_class != OpClass::kCompute) continue;
     EXPECT_TRUE(covered.count(std::string(info.name)))

@@ -65,6 +65,14 @@ class OpContext {
     (void)name;
     return std::optional<StreamedWeight>();
   }
+  // Control flow (cond, while_loop): runs nested block `index` of the op with `inputs` bound to
+  // the block's inputs, and returns the values of the block's outputs. Values the block makes
+  // are gone when it returns; values of enclosing blocks are visible inside it.
+  virtual Result<std::vector<Tensor>> run_block(size_t index, const std::vector<Tensor>& inputs) {
+    (void)inputs;
+    return error(ErrorCode::kUnsupported,
+                 fmt::format("nested block {} cannot run in this context", index));
+  }
   // State ops: the current value of the state a parameter refers to, and its replacement.
   virtual Result<Tensor> read_state(std::string_view name) = 0;
   virtual Status write_state(std::string_view name, Tensor value) = 0;

@@ -1,0 +1,177 @@
+// Control flow (cond, while_loop): a program written by coremltools with a cond, a while_loop
+// whose trip count depends on the data and a cond nested in the loop body
+// (tests/data/exec/control_flow/gen_control_flow.py), run on committed inputs against the
+// same computation in numpy. Also: blocks run exactly as often as the semantics say, nested
+// values can be captured, and a loop that never ends or a failing nested op is a clear error.
+#include "shardgate/executor.h"
+#include "shardgate/npy.h"
+#include "shardgate/readers.h"
+#include "shardgate/shard.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <fstream>
+#include <string>
+
+namespace sg {
+namespace {
+
+const std::string kDir = std::string(SG_TEST_DATA_DIR) + "/exec/control_flow/";
+
+Tensor load(const std::string& file) {
+  auto t = read_npy(kDir + file);
+  EXPECT_TRUE(t.is_ok()) << t.status().to_string();
+  return t.is_ok() ? *t : Tensor();
+}
+
+struct Case {
+  std::string name;
+  std::map<std::string, Tensor> inputs;
+  Tensor y, n;
+};
+
+std::vector<Case> load_cases() {
+  std::ifstream in(kDir + "cases.json");
+  const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  std::vector<Case> out;
+  if (!j.is_object()) return out;
+  for (const auto& c : j["cases"]) {
+    Case k;
+    k.name = c["name"].get<std::string>();
+    for (const auto& [name, file] : c["inputs"].items()) k.inputs[name] = load(file.get<std::string>());
+    k.y = load(c["outputs"]["y"].get<std::string>());
+    k.n = load(c["outputs"]["n"].get<std::string>());
+    out.push_back(std::move(k));
+  }
+  return out;
+}
+
+std::shared_ptr<Shard> open_fixture() {
+  auto s = Shard::open(kDir + "control_flow.mlpackage");
+  EXPECT_TRUE(s.is_ok()) << s.status().to_string();
+  return s.is_ok() ? *s : nullptr;
+}
+
+TEST(ControlFlow, MatchesNumpyOnEveryCase) {
+  auto shard = open_fixture();
+  ASSERT_NE(shard, nullptr);
+  const auto cases = load_cases();
+  ASSERT_EQ(cases.size(), 3u);
+  for (const Case& c : cases) {
+    for (Precision p : {Precision::kFp16, Precision::kFp32}) {  // fp32 program: same either way
+      RunOptions o;
+      o.precision = p;
+      auto r = Executor(shard).run("main", c.inputs, o);
+      ASSERT_TRUE(r.is_ok()) << c.name << ": " << r.status().to_string();
+      const Tensor& y = r->outputs.at("y");
+      ASSERT_EQ(y.shape(), c.y.shape()) << c.name;
+      for (int64_t i = 0; i < y.numel(); ++i) {
+        const double want = element_as_double(c.y, i);
+        EXPECT_NEAR(element_as_double(y, i), want, 1e-6 * std::abs(want)) << c.name << " y[" << i << "]";
+      }
+      EXPECT_EQ(element_as_double(r->outputs.at("n"), 0), element_as_double(c.n, 0)) << c.name;
+    }
+  }
+}
+
+TEST(ControlFlow, BlocksRunExactlyAsOftenAsTheSemanticsSay) {
+  // Top level: total, positive, start (cond), loop (while_loop), y, n = 6 ops; the taken branch
+  // of `start` adds 1. Each evaluation of the loop condition runs peak and below_50 (2 ops);
+  // each body runs parity, even, grown (cond), next_i (4) plus the taken branch of `grown`:
+  // 2 ops (scaled, scaled_plus_x) when i is even, 1 (plus_2) when odd.
+  //   9 iterations: 6 + 1 + 10 * 2 + 9 * 4 + 5 * 2 + 4 * 1 = 77 ops.
+  //   0 iterations: 6 + 1 + 1 * 2 = 9 ops.
+  auto shard = open_fixture();
+  ASSERT_NE(shard, nullptr);
+  for (const Case& c : load_cases()) {
+    auto r = Executor(shard).run("main", c.inputs, {});
+    ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+    const int iterations = static_cast<int>(element_as_double(c.n, 0));
+    ASSERT_TRUE(iterations == 9 || iterations == 0) << c.name;
+    EXPECT_EQ(r->stats.ops_run, iterations == 9 ? 77 : 9) << c.name;
+  }
+}
+
+TEST(ControlFlow, NestedValuesCanBeCapturedAndBlockValuesAreReleased) {
+  auto shard = open_fixture();
+  ASSERT_NE(shard, nullptr);
+  const Case c = load_cases().at(0);
+  RunOptions o;
+  o.capture = {"grown", "doubled"};
+  auto r = Executor(shard).run("main", c.inputs, o);
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  // The last body's `grown` is the loop's result; `doubled` is the cond's true branch.
+  ASSERT_TRUE(r->captured.count("grown") && r->captured.count("doubled"));
+  const Tensor& y = r->outputs.at("y");
+  for (int64_t i = 0; i < y.numel(); ++i) {
+    EXPECT_EQ(element_as_double(r->captured.at("grown"), i), element_as_double(y, i));
+    EXPECT_EQ(element_as_double(r->captured.at("doubled"), i),
+              2.0 * element_as_double(c.inputs.at("x"), i));
+  }
+  // Live values never exceed a handful of [2, 3] fp32 tensors (24 bytes each): nothing made
+  // in 9 iterations is kept.
+  EXPECT_LE(r->stats.peak_value_bytes, 12u * 24u);
+}
+
+std::shared_ptr<Shard> text_shard(const std::string& body) {
+  const std::string text = "program(1.3)\n{\n    func main<ios18>(tensor<fp32, [1]> x) {\n" + body +
+                           "    } -> (z);\n}\n";
+  auto p = parse_mil_text(text, "loop.mil");
+  EXPECT_TRUE(p.is_ok()) << p.status().to_string();
+  return p.is_ok() ? Shard::from_program(std::move(p).value(), ModelInfo{}, "") : nullptr;
+}
+
+TEST(ControlFlow, ALoopThatNeverEndsIsAnErrorNotAHang) {
+  auto shard = text_shard(
+      "        tensor<fp32, [1]> z = while_loop(loop_vars = (x))[name = string(\"w\")] "
+      "block(tensor<fp32, [1]> v) {\n"
+      "            bool k = const()[name = string(\"k\"), val = bool(true)];\n"
+      "        } -> (k) block(tensor<fp32, [1]> v2) {\n"
+      "            tensor<fp32, [1]> u = add(x = v2, y = v2)[name = string(\"u\")];\n"
+      "        } -> (u);\n");
+  ASSERT_NE(shard, nullptr);
+  auto r = Executor(shard).run("main", {{"x", Tensor::from_f32({1}, std::vector<float>{1.0f})}}, {});
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_EQ(r.status().code(), ErrorCode::kUnsupported);
+  EXPECT_NE(r.status().message().find("op #0 'while_loop' -> z: the loop has not ended after 100000 "
+                                      "iterations"),
+            std::string::npos)
+      << r.status().message();
+}
+
+TEST(ControlFlow, AFailingNestedOpNamesItselfAndTheBlockThatRanIt) {
+  auto shard = text_shard(
+      "        bool p = const()[name = string(\"p\"), val = bool(false)];\n"
+      "        tensor<fp32, [1]> z = cond(pred = p)[name = string(\"c\")] block() {\n"
+      "            tensor<fp32, [1]> a = relu(x = x)[name = string(\"a\")];\n"
+      "        } -> (a) block() {\n"
+      "            tensor<fp32, [1]> b = gather(x = x, indices = int32(5))[name = string(\"b\")];\n"
+      "        } -> (b);\n");
+  ASSERT_NE(shard, nullptr);
+  auto r = Executor(shard).run("main", {{"x", Tensor::from_f32({1}, std::vector<float>{1.0f})}}, {});
+  ASSERT_FALSE(r.is_ok());
+  const std::string& m = r.status().message();
+  EXPECT_NE(m.find("op #1 'cond' -> z: block 1: "), std::string::npos) << m;
+  EXPECT_NE(m.find("'gather' -> b: index 5"), std::string::npos) << m;
+}
+
+TEST(ControlFlow, AnUnknownOpInsideABlockIsRefusedBeforeRunning) {
+  auto shard = text_shard(
+      "        bool p = const()[name = string(\"p\"), val = bool(true)];\n"
+      "        tensor<fp32, [1]> z = cond(pred = p)[name = string(\"c\")] block() {\n"
+      "            tensor<fp32, [1]> a = frobnicate(x = x)[name = string(\"a\")];\n"
+      "        } -> (a) block() {\n"
+      "        } -> (x);\n");
+  ASSERT_NE(shard, nullptr);
+  const Status s = Executor(shard).validate("main");
+  ASSERT_FALSE(s.is_ok());
+  EXPECT_EQ(s.code(), ErrorCode::kUnsupported);
+  EXPECT_NE(s.message().find("(in block 0 of statement #1): op 'frobnicate' is not supported"),
+            std::string::npos)
+      << s.message();
+}
+
+}  // namespace
+}  // namespace sg

@@ -340,9 +340,11 @@ class Run {
     const OpInfo* info = plan_.infos[i];
     ExecContext ctx(*this, op, 0);
     if (info == nullptr) return ctx.error(ErrorCode::kUnsupported, "op type is not supported");
+    const auto t0 = std::chrono::steady_clock::now();
     SG_TRY(info->kernel(ctx));
     ++result_.stats.ops_run;
     SG_TRY(store_outputs(ctx, op, /*compile_time=*/false));
+    record_time(op, t0);
     consume_inputs(op);
     for (const NamedType& out : op.outputs) release_if_unused(out.name);
     stop = options_.stop_on_nonfinite && result_.first_nonfinite.has_value();
@@ -355,13 +357,35 @@ class Run {
     const OpInfo* info = find_op(op.type);
     ExecContext ctx(*this, op, 0);
     if (info == nullptr) return ctx.error(ErrorCode::kUnsupported, "op type is not supported");
+    const auto t0 = std::chrono::steady_clock::now();
     SG_TRY(info->kernel(ctx));
     if (op.is_compile_time()) {
       ++result_.stats.weights_decoded;
     } else {
       ++result_.stats.ops_run;
     }
-    return store_outputs(ctx, op, op.is_compile_time());
+    SG_TRY(store_outputs(ctx, op, op.is_compile_time()));
+    if (!op.is_compile_time()) record_time(op, t0);
+    return Status::ok();
+  }
+
+  // RunOptions::profile: adds the time since t0 to op's entry.
+  void record_time(const Op& op, std::chrono::steady_clock::time_point t0) {
+    if (!options_.profile) return;
+    const double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    auto [it, fresh] = time_slot_.emplace(&op, result_.stats.op_times.size());
+    if (fresh) {
+      OpTime t;
+      t.op_index = op.index;
+      t.depth = block_depth_;
+      t.op_type = op.type;
+      t.output = op.outputs.empty() ? std::string() : op.outputs[0].name;
+      result_.stats.op_times.push_back(std::move(t));
+    }
+    OpTime& t = result_.stats.op_times[it->second];
+    ++t.calls;
+    t.seconds += secs;
   }
 
   void set_capture(std::set<std::string> names) { capture_ = std::move(names); }
@@ -422,6 +446,7 @@ class Run {
   std::set<std::string> capture_;
   std::set<const Op*> running_;
   int block_depth_ = 0;  // > 0 while a nested block runs
+  std::unordered_map<const Op*, size_t> time_slot_;  // op -> index in stats.op_times
   std::unordered_map<const std::byte*, std::pair<int64_t, size_t>> storage_;  // refs, bytes
   uint64_t live_ = 0;
   uint64_t peak_ = 0;

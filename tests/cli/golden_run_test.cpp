@@ -13,6 +13,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <regex>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -178,6 +179,27 @@ TEST_F(GoldenRunCli, ExecWritesOutputsAndCapturesAsNpy) {
   EXPECT_EQ(golden("exec " + shard + " --capture no_such_value").code, 2);
   EXPECT_EQ(golden("exec " + shard + " --input nope=" + out("x/inputs/hidden.npy")).code, 2);
   EXPECT_EQ(golden("exec " + kSample + "shards/missing.mlpackage").code, 2);
+}
+
+TEST_F(GoldenRunCli, ExecProfileCountsEveryRunOfEveryOp) {
+  // The control-flow fixture on its "positive" inputs loops 9 times: the loop condition's
+  // reduce_max runs 10 times, the body's cond 9 times, the top-level reduce_sum once; 16 of
+  // the 17 compute ops run (the false branch of `start` never does). Nested ops are indented.
+  const std::string dir = SG_TEST_DATA_DIR "/exec/control_flow/";
+  const CliRun r = golden("exec " + dir + "control_flow.mlpackage --input x=" + dir +
+                          "positive_x.npy --input t=" + dir + "positive_t.npy --profile");
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("profile: 16 ops"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("weights decoded, 0 streamed"), std::string::npos) << r.output;
+  const std::regex peak(R"(\s10    #\d+ reduce_max\s+peak)");
+  const std::regex grown(R"(\s9    #\d+ cond\s+grown)");
+  const std::regex total(R"(\s1  #\d+ reduce_sum\s+total)");
+  EXPECT_TRUE(std::regex_search(r.output, peak)) << r.output;
+  EXPECT_TRUE(std::regex_search(r.output, grown)) << r.output;
+  EXPECT_TRUE(std::regex_search(r.output, total)) << r.output;
+  // Per op type, cond and while_loop are left out (their time includes their blocks).
+  EXPECT_NE(r.output.find("op type"), std::string::npos) << r.output;
+  EXPECT_FALSE(std::regex_search(r.output, std::regex(R"(\d\s+while_loop\n)"))) << r.output;
 }
 
 TEST_F(GoldenRunCli, ExecCapturesAnIntermediate) {

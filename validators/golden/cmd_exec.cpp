@@ -16,6 +16,7 @@
 #include <filesystem>
 #include <iostream>
 #include <limits>
+#include <map>
 #include <memory>
 
 namespace sg::golden_cli {
@@ -28,6 +29,7 @@ struct ExecOptions {
   uint64_t seed = 0;
   std::vector<std::string> capture;
   bool capture_all = false;
+  bool profile = false;
   std::string out;
   ExecArgs exec;
   cli::LogArgs log;
@@ -78,6 +80,43 @@ std::string num(double v) {
   return fmt::format("{:.5g}", v);
 }
 
+// --profile: the slowest ops and the time per op type. Percentages are of the time in the
+// function's own ops; a cond or while_loop includes the ops of its blocks, so it is left out
+// of the per-type sums (its nested ops are counted there instead).
+void print_profile(const RunStats& stats) {
+  std::vector<const OpTime*> ops;
+  double total = 0;
+  std::map<std::string, std::pair<double, int64_t>> by_type;
+  for (const OpTime& t : stats.op_times) {
+    ops.push_back(&t);
+    if (t.depth == 0) total += t.seconds;
+    if (t.op_type == "cond" || t.op_type == "while_loop") continue;
+    by_type[t.op_type].first += t.seconds;
+    by_type[t.op_type].second += t.calls;
+  }
+  std::stable_sort(ops.begin(), ops.end(),
+                   [](const OpTime* a, const OpTime* b) { return a->seconds > b->seconds; });
+  const double pct = total > 0 ? 100.0 / total : 0.0;
+  std::cout << fmt::format("\n  profile: {} ops, {:.3f} ms in kernels\n", stats.op_times.size(),
+                           total * 1e3);
+  std::cout << fmt::format("  {:>9} {:>6} {:>6}  {:<28} {}\n", "ms", "%", "calls", "op", "output");
+  for (size_t i = 0; i < ops.size() && i < 15; ++i) {
+    const OpTime& t = *ops[i];
+    const std::string label = fmt::format("{}#{} {}", std::string(2 * static_cast<size_t>(t.depth), ' '),
+                                          t.op_index, t.op_type);
+    std::cout << fmt::format("  {:>9.3f} {:>6.1f} {:>6}  {:<28} {}\n", t.seconds * 1e3,
+                             t.seconds * pct, t.calls, label, t.output);
+  }
+  std::vector<std::pair<std::string, std::pair<double, int64_t>>> types(by_type.begin(), by_type.end());
+  std::stable_sort(types.begin(), types.end(),
+                   [](const auto& a, const auto& b) { return a.second.first > b.second.first; });
+  std::cout << fmt::format("\n  {:>9} {:>6} {:>6}  {}\n", "ms", "%", "calls", "op type");
+  for (const auto& [type, v] : types) {
+    std::cout << fmt::format("  {:>9.3f} {:>6.1f} {:>6}  {}\n", v.first * 1e3, v.first * pct,
+                             v.second, type);
+  }
+}
+
 Result<int> exec(const ExecOptions& o) {
   SG_ASSIGN_OR_RETURN(std::shared_ptr<Shard> shard, Shard::open(o.shard));
   SG_ASSIGN_OR_RETURN(auto given, read_named_inputs(o.inputs));
@@ -88,6 +127,7 @@ Result<int> exec(const ExecOptions& o) {
   ro.threads = o.exec.threads;
   ro.capture = o.capture;
   ro.capture_all = o.capture_all;
+  ro.profile = o.profile;
   StateStore states;
   SG_ASSIGN_OR_RETURN(RunResult run, executor.run(o.function, inputs.inputs, ro, &states));
 
@@ -130,6 +170,7 @@ Result<int> exec(const ExecOptions& o) {
                                num(s.min), num(s.max), num(s.mean), num(s.absmax), s.nonfinite);
     }
   }
+  if (o.profile && level >= 0) print_profile(run.stats);
   if (run.first_nonfinite) {
     const NonFinite& nf = *run.first_nonfinite;
     std::cout << fmt::format("\nfirst non-finite value: function '{}' op #{} '{}' output '{}' flat "
@@ -180,6 +221,8 @@ void add_exec_command(CLI::App& app, CommandResult& result) {
   sub->add_option("--capture", options->capture, "Also keep this intermediate value (repeatable)")
       ->option_text("NAME");
   sub->add_flag("--capture-all", options->capture_all, "Keep every op output");
+  sub->add_flag("--profile", options->profile,
+                "Time every op; print the slowest ops and the time per op type");
   sub->add_option("--out", options->out,
                   "Write outputs, captures, states/ and inputs/ as .npy files here")
       ->option_text("DIR");

@@ -36,6 +36,7 @@ struct RunOptions {
   // transpose_y matmul are decoded block by block inside the consuming kernel instead of as a
   // whole; results are bit-identical either way. Off only to compare the two.
   bool stream_weights = true;
+  bool profile = false;  // time every op (RunStats::op_times)
 };
 
 // The first op whose output holds NaN or Inf (fp16 overflow is the classic ANE failure).
@@ -48,11 +49,23 @@ struct NonFinite {
   double value = 0;
 };
 
+// Wall time of one op of the program over a run (RunOptions::profile).
+struct OpTime {
+  int64_t op_index = 0;  // statement index in its block
+  int depth = 0;         // 0 for the function's own ops, 1 inside a cond/while_loop block, ...
+  std::string op_type;
+  std::string output;    // first output name
+  int64_t calls = 0;     // > 1 for ops inside loop bodies
+  double seconds = 0;    // kernel (with the weights it decodes) and output storage; a cond or
+                         // while_loop includes the ops of its blocks
+};
+
 struct RunStats {
   int64_t ops_run = 0;          // compute ops executed
   int64_t weights_decoded = 0;  // compile-time values materialised
   int64_t weights_streamed = 0;  // weight reads served block by block (never materialised)
   uint64_t peak_value_bytes = 0;  // peak bytes of live values (activations + decoded weights)
+  std::vector<OpTime> op_times;   // RunOptions::profile only; compute ops in first-run order
   double seconds = 0;
 };
 

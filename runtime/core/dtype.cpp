@@ -68,22 +68,11 @@ std::optional<DType> dtype_from_proto(int value) {
   return std::nullopt;
 }
 
-int dtype_to_proto(DType t) {
-  const DTypeRow* r = row(t);
-  return r ? r->proto : 0;
-}
-
 std::optional<DType> dtype_from_blob_code(uint32_t code) {
   for (const auto& r : kRows) {
     if (r.blob >= 0 && static_cast<uint32_t>(r.blob) == code) return r.dtype;
   }
   return std::nullopt;
-}
-
-std::optional<uint32_t> dtype_blob_code(DType t) {
-  const DTypeRow* r = row(t);
-  if (!r || r->blob < 0) return std::nullopt;
-  return static_cast<uint32_t>(r->blob);
 }
 
 int dtype_bits(DType t) {

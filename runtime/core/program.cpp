@@ -4,6 +4,15 @@
 
 namespace sg {
 
+bool ValueType::accepts(const Shape& s) const {
+  if (!rank_known) return true;
+  if (shape.size() != s.size()) return false;
+  for (size_t d = 0; d < s.size(); ++d) {
+    if (shape[d] != kUnknownDim && shape[d] != s[d]) return false;
+  }
+  return true;
+}
+
 bool ValueType::has_unknown_dims() const {
   if (!rank_known) return true;
   if (std::any_of(shape.begin(), shape.end(), [](int64_t d) { return d < 0; })) return true;

@@ -100,11 +100,12 @@ class ExecContext final : public ShardOpContext {
   int threads() const override;
   Result<Tensor> read_state(std::string_view name) override;
   Status write_state(std::string_view name, Tensor value) override;
-  Result<std::optional<StreamedWeight>> get_streamed(std::string_view name) override;
   Result<std::vector<Tensor>> run_block(size_t index, const std::vector<Tensor>& inputs) override;
 
  private:
-  Result<Tensor> binding_value(const Binding& b, std::string_view name) override;
+  Result<std::optional<StreamedWeight>> streamed_param(std::string_view name,
+                                                       StreamRanks ranks) override;
+  Result<Tensor> reference_value(const std::string& ref) override;
   Result<const NamedType*> state_param(std::string_view name);
 
   Run& run_;
@@ -154,8 +155,10 @@ class Run {
   }
 
   // A stream for the compressed weight `name` when one may replace its dense value: it is not
-  // decoded already, nobody keeps or captures it, and its producer has a range decoder.
-  Result<std::optional<StreamedWeight>> streamed(const std::string& name, int depth) {
+  // decoded already, nobody keeps or captures it, its declared rank is one the kernel takes
+  // and its producer has a range decoder.
+  Result<std::optional<StreamedWeight>> streamed(const std::string& name, int depth,
+                                                 StreamRanks ranks) {
     const std::optional<StreamedWeight> none;
     if (!options_.stream_weights || values_.count(name) || pinned_.count(name) ||
         capture_.count(name)) {
@@ -166,11 +169,13 @@ class Run {
     const Op& op = fn_.block.ops[p->second];
     if (!op.is_compile_time() || op.outputs.size() != 1) return none;
     if (depth >= kMaxConstexprDepth) return none;  // run_compile_time reports the chain
+    const ValueType& declared = op.outputs[0].type;
+    const auto rank = static_cast<int>(declared.shape.size());
+    if (!declared.rank_known || rank < ranks.min || rank > ranks.max) return none;
     ExecContext ctx(*this, op, depth);
     SG_ASSIGN_OR_RETURN(std::optional<StreamedWeight> s, stream_constexpr(ctx));
     if (!s.has_value() || (s->dtype != DType::kF16 && s->dtype != DType::kF32)) return none;
-    const ValueType& declared = op.outputs[0].type;
-    if (declared.dtype != s->dtype || !shape_matches(declared, s->shape)) return none;
+    if (declared.dtype != s->dtype || !declared.accepts(s->shape)) return none;
     ++result_.stats.weights_streamed;
     // The last read of a weight that was never materialised: its producer's inputs are done
     // (not inside a loop body, which may read it again).
@@ -297,7 +302,7 @@ class Run {
         return ctx.error(stored.status().code(),
                          fmt::format("output {}: {}", out.name, stored.status().message()));
       }
-      if (!shape_matches(out.type, stored->shape())) {
+      if (!out.type.accepts(stored->shape())) {
         return ctx.error(ErrorCode::kShape,
                          fmt::format("output {} has shape {}, but the program declares {}",
                                      out.name, shape_str(stored->shape()), out.type.to_string()));
@@ -323,11 +328,9 @@ class Run {
       return ctx.error(ErrorCode::kFormat, "compile-time op depends on its own output");
     }
     const OpInfo* info = plan_.infos[static_cast<size_t>(&op - fn_.block.ops.data())];
-    Status st = info ? info->kernel(ctx) : ctx.error(ErrorCode::kUnsupported, "unknown compile-time op");
+    Status st = run_op(ctx, op, info);
     running_.erase(&op);
     SG_TRY(st);
-    ++result_.stats.weights_decoded;
-    SG_TRY(store_outputs(ctx, op, /*compile_time=*/true));
     consume_inputs(op);
     // Outputs nobody reads (and nobody keeps) go right away.
     for (const NamedType& out : op.outputs) release_if_unused(out.name);
@@ -337,14 +340,8 @@ class Run {
   // Runs compute op `i`. Returns false in `stop` when the run must end early.
   Status run_compute(size_t i, bool& stop) {
     const Op& op = fn_.block.ops[i];
-    const OpInfo* info = plan_.infos[i];
     ExecContext ctx(*this, op, 0);
-    if (info == nullptr) return ctx.error(ErrorCode::kUnsupported, "op type is not supported");
-    const auto t0 = std::chrono::steady_clock::now();
-    SG_TRY(info->kernel(ctx));
-    ++result_.stats.ops_run;
-    SG_TRY(store_outputs(ctx, op, /*compile_time=*/false));
-    record_time(op, t0);
+    SG_TRY(run_op(ctx, op, plan_.infos[i]));
     consume_inputs(op);
     for (const NamedType& out : op.outputs) release_if_unused(out.name);
     stop = options_.stop_on_nonfinite && result_.first_nonfinite.has_value();
@@ -354,18 +351,20 @@ class Run {
   // An op inside a nested block: run in order (compile-time ones too), outputs kept until the
   // block returns.
   Status run_nested(const Op& op) {
-    const OpInfo* info = find_op(op.type);
     ExecContext ctx(*this, op, 0);
+    return run_op(ctx, op, find_op(op.type));
+  }
+
+  // What every op run shares: the kernel, the counters, the stored (checked, captured)
+  // outputs and, for compute ops under RunOptions::profile, the time.
+  Status run_op(ExecContext& ctx, const Op& op, const OpInfo* info) {
     if (info == nullptr) return ctx.error(ErrorCode::kUnsupported, "op type is not supported");
+    const bool compile_time = op.is_compile_time();
     const auto t0 = std::chrono::steady_clock::now();
     SG_TRY(info->kernel(ctx));
-    if (op.is_compile_time()) {
-      ++result_.stats.weights_decoded;
-    } else {
-      ++result_.stats.ops_run;
-    }
-    SG_TRY(store_outputs(ctx, op, op.is_compile_time()));
-    if (!op.is_compile_time()) record_time(op, t0);
+    ++(compile_time ? result_.stats.weights_decoded : result_.stats.ops_run);
+    SG_TRY(store_outputs(ctx, op, compile_time));
+    if (!compile_time) record_time(op, t0);
     return Status::ok();
   }
 
@@ -393,15 +392,6 @@ class Run {
   StateStore* states() { return states_; }
 
  private:
-  static bool shape_matches(const ValueType& t, const Shape& s) {
-    if (!t.rank_known) return true;
-    if (t.shape.size() != s.size()) return false;
-    for (size_t d = 0; d < s.size(); ++d) {
-      if (t.shape[d] != kUnknownDim && t.shape[d] != s[d]) return false;
-    }
-    return true;
-  }
-
   void check_finite(const Op& op, const std::string& name, const Tensor& t) {
     int64_t at = -1;
     double v = 0;
@@ -460,12 +450,13 @@ const Function& ExecContext::function() const { return run_.function(); }
 Precision ExecContext::precision() const { return run_.options().precision; }
 int ExecContext::threads() const { return std::max(1, run_.options().threads); }
 
-Result<std::optional<StreamedWeight>> ExecContext::get_streamed(std::string_view name) {
+Result<std::optional<StreamedWeight>> ExecContext::streamed_param(std::string_view name,
+                                                                  StreamRanks ranks) {
   const Argument* arg = op().input(name);
   if (arg == nullptr || arg->bindings.size() != 1 || !arg->bindings[0].is_reference()) {
     return std::optional<StreamedWeight>();
   }
-  auto r = run_.streamed(arg->bindings[0].name, depth_ + 1);
+  auto r = run_.streamed(arg->bindings[0].name, depth_ + 1, ranks);
   if (!r.is_ok()) {
     return error(r.status().code(), fmt::format("parameter '{}': {}", name, r.status().message()));
   }
@@ -482,13 +473,8 @@ Result<std::vector<Tensor>> ExecContext::run_block(size_t index, const std::vect
   return r;
 }
 
-Result<Tensor> ExecContext::binding_value(const Binding& b, std::string_view name) {
-  Result<Tensor> r = b.is_reference() ? run_.value(b.name, depth_ + 1)
-                                      : run_.shard().resolve(*b.literal);
-  if (!r.is_ok()) {
-    return error(r.status().code(), fmt::format("parameter '{}': {}", name, r.status().message()));
-  }
-  return r;
+Result<Tensor> ExecContext::reference_value(const std::string& ref) {
+  return run_.value(ref, depth_ + 1);
 }
 
 Result<const NamedType*> ExecContext::state_param(std::string_view name) {
@@ -528,11 +514,7 @@ Result<Tensor> ExecContext::read_state(std::string_view name) {
 Status ExecContext::write_state(std::string_view name, Tensor value) {
   SG_ASSIGN_OR_RETURN(const NamedType* in, state_param(name));
   const ValueType& wrapped = in->type.members[0];
-  bool same = !wrapped.rank_known || wrapped.shape.size() == value.shape().size();
-  for (size_t d = 0; same && wrapped.rank_known && d < wrapped.shape.size(); ++d) {
-    same = wrapped.shape[d] == kUnknownDim || wrapped.shape[d] == value.shape()[d];
-  }
-  if (!same) {
+  if (!wrapped.accepts(value.shape())) {
     return error(ErrorCode::kShape, fmt::format("write_state: value of shape {} for state '{}' "
                                                 "of type {}", shape_str(value.shape()), in->name,
                                                 in->type.to_string()));
@@ -563,14 +545,9 @@ Result<Tensor> convert_input(const NamedType& in, const Tensor& given, Precision
   SG_CHECK(given.dtype() != DType::kString && (want_float || !given_float), ErrorCode::kShape,
            "input '{}': a {} tensor cannot be given for {}", in.name, dtype_name(given.dtype()),
            t.to_string());
-  if (t.rank_known) {
-    bool same = t.shape.size() == given.shape().size();
-    for (size_t d = 0; same && d < t.shape.size(); ++d) {
-      same = t.shape[d] == kUnknownDim || t.shape[d] == given.shape()[d];
-    }
-    SG_CHECK(same, ErrorCode::kShape, "input '{}' has shape {}, but the function declares {}",
-             in.name, shape_str(given.shape()), t.to_string());
-  }
+  SG_CHECK(t.accepts(given.shape()), ErrorCode::kShape,
+           "input '{}' has shape {}, but the function declares {}", in.name,
+           shape_str(given.shape()), t.to_string());
   auto r = to_storage(given, t.dtype, precision);
   if (!r.is_ok()) return Status(r.status()).with_context("input '" + in.name + "'");
   return r;
@@ -590,14 +567,16 @@ Status validate_block(const Shard& shard, const Function& fn, const Block& block
                       std::unordered_set<std::string> defined, const std::string& block_path) {
   for (const NamedType& in : block.inputs) defined.insert(in.name);
   for (const Op& op : block.ops) {
-    const std::string where =
-        (op.line > 0 ? fmt::format("statement #{} (model.mil:{})", op.index, op.line)
-                     : fmt::format("statement #{}", op.index)) +
-        block_path;
+    // Formatted only for an error: validation runs before every run.
+    auto where = [&] {
+      return (op.line > 0 ? fmt::format("statement #{} (model.mil:{})", op.index, op.line)
+                          : fmt::format("statement #{}", op.index)) +
+             block_path;
+    };
     if (find_op(op.type) == nullptr) {
       return make_error(ErrorCode::kUnsupported,
                         "{}: function '{}', {}: op '{}' is not supported by the CPU interpreter",
-                        shard.path(), fn.name, where, op.type);
+                        shard.path(), fn.name, where(), op.type);
     }
     for (const auto& [key, arg] : op.inputs) {
       for (const Binding& b : arg.bindings) {
@@ -605,7 +584,7 @@ Status validate_block(const Shard& shard, const Function& fn, const Block& block
           return make_error(ErrorCode::kFormat,
                             "{}: function '{}', {}: op '{}' parameter '{}' refers to '{}', which "
                             "is not defined before it",
-                            shard.path(), fn.name, where, op.type, key, b.name);
+                            shard.path(), fn.name, where(), op.type, key, b.name);
         }
       }
     }

@@ -37,7 +37,7 @@ class MaterializeContext final : public ShardOpContext {
   }
 
  private:
-  Result<Tensor> binding_value(const Binding& b, std::string_view name) override;
+  Result<Tensor> reference_value(const std::string& ref) override;
 
   Materializer& m_;
   const Function& fn_;
@@ -113,16 +113,10 @@ class Materializer {
       auto stored = to_storage(ctx.outputs()[i], out.type.dtype, Precision::kFp16);
       if (!stored.is_ok()) return ctx.error(stored.status().code(), stored.status().message());
       const ValueType& t = out.type;
-      if (t.is_tensor() && t.rank_known) {
-        bool same = stored->shape().size() == t.shape.size();
-        for (size_t d = 0; same && d < t.shape.size(); ++d) {
-          same = t.shape[d] == kUnknownDim || t.shape[d] == stored->shape()[d];
-        }
-        if (!same) {
-          return ctx.error(ErrorCode::kShape,
-                           fmt::format("decoded {} has shape {}, but the program declares {}",
-                                       out.name, shape_str(stored->shape()), t.to_string()));
-        }
+      if (t.is_tensor() && !t.accepts(stored->shape())) {
+        return ctx.error(ErrorCode::kShape,
+                         fmt::format("decoded {} has shape {}, but the program declares {}",
+                                     out.name, shape_str(stored->shape()), t.to_string()));
       }
       values_[out.name] = std::move(stored).value();
     }
@@ -136,14 +130,8 @@ class Materializer {
   std::set<const Op*> running_;
 };
 
-Result<Tensor> MaterializeContext::binding_value(const Binding& b, std::string_view name) {
-  Result<Tensor> r = b.is_reference() ? m_.value(b.name, depth_ + 1)
-                                      : m_.shard().resolve(*b.literal);
-  if (!r.is_ok()) {
-    return error(r.status().code(),
-                 fmt::format("parameter '{}': {}", name, r.status().message()));
-  }
-  return r;
+Result<Tensor> MaterializeContext::reference_value(const std::string& ref) {
+  return m_.value(ref, depth_ + 1);
 }
 
 }  // namespace

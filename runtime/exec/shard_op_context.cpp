@@ -6,6 +6,14 @@ bool ShardOpContext::has(std::string_view name) const {
   return op_.input(name) != nullptr || op_.attribute(name) != nullptr;
 }
 
+Result<Tensor> ShardOpContext::binding_value(const Binding& b, std::string_view name) {
+  Result<Tensor> r = b.is_reference() ? reference_value(b.name) : shard_.resolve(*b.literal);
+  if (!r.is_ok()) {
+    return error(r.status().code(), fmt::format("parameter '{}': {}", name, r.status().message()));
+  }
+  return r;
+}
+
 Result<Tensor> ShardOpContext::get(std::string_view name) {
   if (const Argument* arg = op_.input(name)) {
     if (arg->bindings.size() != 1) {

@@ -25,11 +25,14 @@ class ShardOpContext : public OpContext {
   Result<std::vector<Tensor>> get_all(std::string_view name) final;
 
  protected:
-  // The tensor one binding of parameter `name` stands for.
-  virtual Result<Tensor> binding_value(const Binding& b, std::string_view name) = 0;
-  const Shard& shard() const { return shard_; }
+  // The value of the earlier value `ref` (a reference binding).
+  virtual Result<Tensor> reference_value(const std::string& ref) = 0;
 
  private:
+  // The tensor one binding of parameter `name` stands for: a literal resolved through the
+  // shard, or reference_value(); errors name the parameter.
+  Result<Tensor> binding_value(const Binding& b, std::string_view name);
+
   const Shard& shard_;
   const Op& op_;
 };

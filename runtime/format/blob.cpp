@@ -128,22 +128,16 @@ Result<Tensor> BlobFile::tensor_at(uint64_t metadata_offset, DType dtype,
   SG_CHECK(info.dtype == dtype, ErrorCode::kShape,
            "{}: blob at offset {}: stored as {}, but the program declares {}", path(),
            metadata_offset, dtype_name(info.dtype), dtype_name(dtype));
-  auto n = checked_numel(shape);
-  if (!n.is_ok()) {
-    return Status(n.status().code(), fmt::format("{}: blob at offset {}: {}", path(),
-                                                 metadata_offset, n.status().message()));
-  }
+  const std::string where = fmt::format("{}: blob at offset {}", path(), metadata_offset);
+  auto n = checked_numel(shape).with_context(where);
+  if (!n.is_ok()) return n.status();
   SG_CHECK(static_cast<uint64_t>(*n) == info.element_count(), ErrorCode::kShape,
            "{}: blob at offset {}: holds {} {} elements ({} bytes), but tensor<{}, {}> needs {}",
            path(), metadata_offset, info.element_count(), dtype_name(info.dtype),
            info.size_bytes, dtype_name(dtype), shape_str(shape), *n);
-  auto view = Tensor::view(dtype, shape, file_->data() + info.data_offset,
-                           static_cast<size_t>(info.size_bytes), file_);
-  if (!view.is_ok()) {
-    return Status(view.status().code(), fmt::format("{}: blob at offset {}: {}", path(),
-                                                    metadata_offset, view.status().message()));
-  }
-  return view;
+  return Tensor::view(dtype, shape, file_->data() + info.data_offset,
+                      static_cast<size_t>(info.size_bytes), file_)
+      .with_context(where);
 }
 
 Result<std::vector<BlobInfo>> BlobFile::walk() const {

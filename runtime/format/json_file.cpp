@@ -1,8 +1,8 @@
 #include "format/json_file.h"
 
+#include "shardgate/io.h"
+
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <system_error>
 
 namespace sg {
@@ -23,10 +23,7 @@ Result<std::optional<nlohmann::json>> read_json_file(const std::string& path, bo
   SG_CHECK(!ec, ErrorCode::kIO, "{}: cannot read its size: {}", path, ec.message());
   SG_CHECK(size <= kMaxJsonFileBytes, ErrorCode::kFormat, "{}: {} bytes is too large for a "
            "description file (limit {})", path, size, kMaxJsonFileBytes);
-  std::ifstream in(path, std::ios::binary);
-  SG_CHECK(in.good(), ErrorCode::kIO, "{}: cannot open for reading", path);
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  SG_CHECK(!in.bad(), ErrorCode::kIO, "{}: read error", path);
+  SG_ASSIGN_OR_RETURN(std::string text, read_file(path));
   // nlohmann/json reports syntax errors by exception; it stays inside this function.
   try {
     return std::optional<nlohmann::json>(nlohmann::json::parse(text));

@@ -259,6 +259,17 @@ Result<NamedType> decode_named_type(MessageReader r) {
   return nt;
 }
 
+// A repeated NamedValueType field (function, block or op inputs/outputs): appends one entry,
+// with ".label[i]" in the error path.
+Status append_named_type(const MessageReader& parent, const Field& f, std::string_view label,
+                         std::string_view what, std::vector<NamedType>& out) {
+  PathScope scope(parent.ctx(), fmt::format(".{}[{}]", label, out.size()));
+  SG_ASSIGN_OR_RETURN(MessageReader m, parent.sub(f, what));
+  SG_ASSIGN_OR_RETURN(NamedType nt, decode_named_type(m));
+  out.push_back(std::move(nt));
+  return Status::ok();
+}
+
 // --- values ----------------------------------------------------------------------------
 
 // Which TensorValue field (formats.md 3.4) holds an immediate of each dtype.
@@ -714,10 +725,7 @@ Status decode_operation(MessageReader r, Op& op) {
         break;
       }
       case 3: {
-        PathScope scope(ctx, fmt::format(".outputs[{}]", op.outputs.size()));
-        SG_ASSIGN_OR_RETURN(MessageReader m, r.sub(f, "Operation.outputs"));
-        SG_ASSIGN_OR_RETURN(NamedType nt, decode_named_type(m));
-        op.outputs.push_back(std::move(nt));
+        SG_TRY(append_named_type(r, f, "outputs", "Operation.outputs", op.outputs));
         break;
       }
       case 4: {
@@ -750,10 +758,7 @@ Status decode_block(MessageReader r, Block& block) {
     SG_TRY(r.next(f));
     switch (f.number) {
       case 1: {
-        PathScope scope(ctx, fmt::format(".inputs[{}]", block.inputs.size()));
-        SG_ASSIGN_OR_RETURN(MessageReader m, r.sub(f, "Block.inputs"));
-        SG_ASSIGN_OR_RETURN(NamedType nt, decode_named_type(m));
-        block.inputs.push_back(std::move(nt));
+        SG_TRY(append_named_type(r, f, "inputs", "Block.inputs", block.inputs));
         break;
       }
       case 2: {
@@ -791,10 +796,7 @@ Status decode_function(MessageReader r, Function& fn) {
     SG_TRY(r.next(f));
     switch (f.number) {
       case 1: {
-        PathScope scope(ctx, fmt::format(".inputs[{}]", fn.inputs.size()));
-        SG_ASSIGN_OR_RETURN(MessageReader m, r.sub(f, "Function.inputs"));
-        SG_ASSIGN_OR_RETURN(NamedType nt, decode_named_type(m));
-        fn.inputs.push_back(std::move(nt));
+        SG_TRY(append_named_type(r, f, "inputs", "Function.inputs", fn.inputs));
         break;
       }
       case 2: {

@@ -219,7 +219,6 @@ Result<MapEntry> read_map_entry(const MessageReader& parent, const Field& f,
   }
   MapEntry e;
   e.value_begin = e.value_end = f.end;
-  e.value_offset = f.offset;
   e.value_depth = entry.depth() + 1;
   while (!entry.done()) {
     Field g;
@@ -230,7 +229,6 @@ Result<MapEntry> read_map_entry(const MessageReader& parent, const Field& f,
       SG_TRY(expect_type(ctx, g, WireType::kLen, fmt::format("{} value", what)));
       e.value_begin = g.begin;
       e.value_end = g.end;
-      e.value_offset = g.offset;
     }
   }
   return e;

@@ -140,7 +140,6 @@ struct MapEntry {
   std::string key;
   size_t value_begin = 0;
   size_t value_end = 0;
-  size_t value_offset = 0;  // tag offset of the value field, or of the entry when absent
   int value_depth = 0;      // nesting depth of the value message
 
   MessageReader value_reader(Context& ctx) const {

@@ -22,9 +22,6 @@ std::string join(const std::string& dir, std::string_view name) {
   return dir + "/" + std::string(name);
 }
 
-bool ends_with(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
 
 std::string strip_trailing_slashes(std::string p) {
   while (p.size() > 1 && p.back() == '/') p.pop_back();
@@ -91,11 +88,11 @@ Result<std::shared_ptr<Shard>> open_shard_impl(const std::string& raw_path) {
   const bool has_manifest = path_exists(join(path, "Manifest.json"));
   const bool has_mil = path_exists(join(path, "model.mil"));
   if (!has_manifest && !has_mil) {
-    if (ends_with(path, ".mlpackage")) {
+    if (path.ends_with(".mlpackage")) {
       return make_error(ErrorCode::kFormat, "{}: Manifest.json is missing (not an .mlpackage)",
                         path);
     }
-    if (ends_with(path, ".mlmodelc")) {
+    if (path.ends_with(".mlmodelc")) {
       return make_error(ErrorCode::kFormat, "{}: model.mil is missing (not an ML-program .mlmodelc)",
                         path);
     }
@@ -137,7 +134,7 @@ Result<std::shared_ptr<Shard>> Shard::open(const std::string& path) {
 }
 
 Result<std::string> Shard::blob_path(const std::string& path_in_program) const {
-  SG_CHECK(path_in_program.rfind(kModelPathPrefix, 0) == 0, ErrorCode::kFormat,
+  SG_CHECK(path_in_program.starts_with(kModelPathPrefix), ErrorCode::kFormat,
            "{}: weight path \"{}\" does not start with \"{}\"", path_, path_in_program,
            kModelPathPrefix);
   const std::string rest = path_in_program.substr(kModelPathPrefix.size());

@@ -255,14 +255,9 @@ Result<SeededInputs> make_seeded_inputs(const Shard& shard, std::string_view fun
     if (in.type.kind == ValueType::Kind::kState) continue;
     const std::string where = fmt::format("{}: function '{}' input '{}'", shard.path(), fn->name, in.name);
     if (auto g = given.find(in.name); g != given.end()) {
-      if (in.type.rank_known) {
-        bool fits = g->second.rank() == static_cast<int64_t>(in.type.shape.size());
-        for (size_t d = 0; fits && d < in.type.shape.size(); ++d) {
-          fits = in.type.shape[d] == kUnknownDim || in.type.shape[d] == g->second.dim(static_cast<int64_t>(d));
-        }
-        SG_CHECK(fits, ErrorCode::kShape, "{}: given tensor has shape {}, the input is {}", where,
-                 shape_str(g->second.shape()), in.type.to_string());
-      }
+      SG_CHECK(in.type.accepts(g->second.shape()), ErrorCode::kShape,
+               "{}: given tensor has shape {}, the input is {}", where,
+               shape_str(g->second.shape()), in.type.to_string());
       out.inputs[in.name] = g->second;
       continue;
     }

@@ -11,6 +11,7 @@
 
 #include "core/parallel.h"
 #include "ops/constexpr_stream.h"
+#include "ops/kernel_util.h"
 
 #include <bit>
 #include <cstring>
@@ -87,12 +88,6 @@ void copy_element(const Tensor& src, int64_t si, Tensor& dst, int64_t di) {
   } else {
     put_field(dst.mutable_raw(), bits, di, get_field(src.raw(), bits, si));
   }
-}
-
-std::vector<int64_t> strides_of(const Shape& shape) {
-  std::vector<int64_t> s(shape.size(), 1);
-  for (size_t d = shape.size(); d-- > 1;) s[d - 1] = s[d] * shape[d];
-  return s;
 }
 
 // Row-major coordinate counter.
@@ -191,7 +186,7 @@ Result<LutLayout> lut_layout(OpContext& ctx, const Shape& indices_shape, DType i
     l.block[static_cast<size_t>(d)] = dim / groups;
   }
   Shape group_shape(lut.shape().begin(), lut.shape().begin() + k);
-  l.group_stride = strides_of(group_shape);
+  l.group_stride = kern::strides_of(group_shape);
   l.output_shape = indices_shape;
   if (ctx.has("vector_axis")) {
     SG_ASSIGN_OR_RETURN(int64_t axis, ctx.get_int("vector_axis"));
@@ -311,7 +306,7 @@ Result<ShiftScale> shift_scale_params(OpContext& ctx, const Shape& data_shape, D
                 type_str(scale), shape_str(data_shape), d);
     ss.block[d] = data_shape[d] / s;
   }
-  ss.scale_stride = strides_of(scale.shape());
+  ss.scale_stride = kern::strides_of(scale.shape());
   ss.scale = floats_of(scale);
   if (ctx.has("offset")) {
     SG_ASSIGN_OR_RETURN(Tensor offset, ctx.get("offset"));
@@ -919,14 +914,6 @@ Status op_constexpr_sparse_blockwise_shift_scale(OpContext& ctx) {
   ctx.set_output(0, mask);
   ctx.set_output(1, std::move(out));
   return Status::ok();
-}
-
-Result<Tensor> decode_streamed(const StreamedWeight& w) {
-  SG_ASSIGN_OR_RETURN(Tensor out, Tensor::uninitialized(w.dtype, w.shape));
-  if (const int64_t n = numel(w.shape); n > 0 && last_dim(w.shape) > 0) {
-    w.decode(0, n, out.mutable_raw());
-  }
-  return out;
 }
 
 Result<std::optional<StreamedWeight>> stream_constexpr(OpContext& producer) {

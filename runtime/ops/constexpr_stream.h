@@ -19,7 +19,4 @@ namespace sg {
 // forms): the caller then decodes it as a whole.
 Result<std::optional<StreamedWeight>> stream_constexpr(OpContext& producer);
 
-// The whole dense weight of a stream (for a kernel that found it cannot use the rows).
-Result<Tensor> decode_streamed(const StreamedWeight& w);
-
 }  // namespace sg

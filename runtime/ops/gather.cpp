@@ -6,25 +6,16 @@
 // Negative indices: iOS15/16 wrap them (−1 is the last element); from iOS17 on a negative
 // index counts as out of range. An out-of-range index is always reported as an error naming
 // the index and its position, so a bad index never reads outside the tensor.
-#include "ops/constexpr_stream.h"
 #include "ops/kernel_util.h"
 #include "shardgate/ops.h"
 
-#include <charconv>
 #include <vector>
 
 namespace sg {
 namespace {
 
 // True when the function's opset wraps negative indices (iOS15/16).
-bool wraps_negative(const OpContext& ctx) {
-  const std::string& opset = ctx.function().opset;
-  int version = 0;
-  if (opset.rfind("ios", 0) == 0) {
-    std::from_chars(opset.data() + 3, opset.data() + opset.size(), version);
-  }
-  return version > 0 && version < 17;
-}
+bool wraps_negative(const OpContext& ctx) { return kern::opset_version(ctx) < 17; }
 
 Result<std::vector<int64_t>> read_indices(OpContext& ctx, const Tensor& indices) {
   SG_OP_CHECK(ctx, kern::is_intlike(indices) && indices.dtype() != DType::kBool, ErrorCode::kShape,
@@ -71,17 +62,12 @@ Status op_gather(OpContext& ctx) {
   SG_ASSIGN_OR_RETURN(int64_t axis_in, ctx.get_int_or("axis", 0));
   SG_ASSIGN_OR_RETURN(int64_t batch_dims, ctx.get_int_or("batch_dims", 0));
   SG_ASSIGN_OR_RETURN(Tensor indices, ctx.get("indices"));
-  Tensor x;
   if (axis_in == 0 && batch_dims == 0) {
-    SG_ASSIGN_OR_RETURN(std::optional<StreamedWeight> table, ctx.get_streamed("x"));
-    if (table.has_value()) {
-      if (table->shape.size() >= 2) return gather_table_rows(ctx, *table, indices);
-      SG_ASSIGN_OR_RETURN(x, decode_streamed(*table));
-    }
+    // A table of rank >= 2: each looked-up row is a run of whole last-dim rows.
+    SG_ASSIGN_OR_RETURN(std::optional<StreamedWeight> table, ctx.get_streamed("x", {.min = 2}));
+    if (table.has_value()) return gather_table_rows(ctx, *table, indices);
   }
-  if (!x.defined()) {
-    SG_ASSIGN_OR_RETURN(x, ctx.get("x"));
-  }
+  SG_ASSIGN_OR_RETURN(Tensor x, ctx.get("x"));
   SG_ASSIGN_OR_RETURN(int64_t axis, kern::normalize_axis(ctx, axis_in, x.rank(), "axis"));
   if (batch_dims < 0) batch_dims += indices.rank();
   SG_OP_CHECK(ctx, batch_dims >= 0 && batch_dims <= axis && batch_dims <= indices.rank(),

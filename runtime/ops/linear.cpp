@@ -3,7 +3,6 @@
 // onto it. linear's weight and matmul's transposed rank-2 y may arrive as streamed weights.
 #include "core/parallel.h"
 #include "ops/broadcast.h"
-#include "ops/constexpr_stream.h"
 #include "ops/linear_kernel.h"
 #include "shardgate/ops.h"
 
@@ -79,13 +78,9 @@ Status op_matmul(OpContext& ctx) {
   std::optional<StreamedWeight> stream;
   Tensor y;
   if (ty) {
-    SG_ASSIGN_OR_RETURN(stream, ctx.get_streamed("y"));
-    if (stream.has_value() && stream->shape.size() != 2) {
-      SG_ASSIGN_OR_RETURN(y, decode_streamed(*stream));
-      stream.reset();
-    }
+    SG_ASSIGN_OR_RETURN(stream, ctx.get_streamed("y", {.min = 2, .max = 2}));
   }
-  if (!stream.has_value() && !y.defined()) {
+  if (!stream.has_value()) {
     SG_ASSIGN_OR_RETURN(y, ctx.get("y"));
   }
   const Shape y_shape = stream.has_value() ? stream->shape : y.shape();
@@ -158,16 +153,21 @@ Status op_matmul(OpContext& ctx) {
     }
     ydata = yt.data();
   }
+  float* o = out.mutable_data<float>();
+  if (yb.empty()) {
+    // One y matrix for every batch (a weight): the batches' x rows are contiguous, so a single
+    // product reads (or decodes) y once. Each output's sum is the same as per batch.
+    WeightRows w{y_dtype, ydata, N, K, K};
+    if (stream.has_value()) w.stream = &*stream;
+    gemm_x_wt(xdata, batches * M, K, w, nullptr, o, N);
+    ctx.set_output(0, std::move(out));
+    return Status::ok();
+  }
   const std::vector<int64_t> xo = batch_offsets(ob, xb, M * K);
   const std::vector<int64_t> yo = batch_offsets(ob, yb, N * K);
-  float* o = out.mutable_data<float>();
   for (int64_t b = 0; b < batches; ++b) {
-    WeightRows w{y_dtype, nullptr, N, K, K};
-    if (stream.has_value()) {
-      w.stream = &*stream;  // rank 2: the one y matrix of every batch
-    } else {
-      w.data = ydata + static_cast<size_t>(yo[static_cast<size_t>(b)]) * esize;
-    }
+    const WeightRows w{y_dtype, ydata + static_cast<size_t>(yo[static_cast<size_t>(b)]) * esize,
+                       N, K, K};
     gemm_x_wt(xdata + xo[static_cast<size_t>(b)], M, K, w, nullptr, o + b * M * N, N);
   }
   ctx.set_output(0, std::move(out));

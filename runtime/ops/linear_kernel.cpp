@@ -258,24 +258,6 @@ void gemm_x_wt(const float* x, int64_t M, int64_t ldx, const WeightRows& w, cons
   }
 }
 
-Result<WeightRows> weight_rows(const Tensor& w, Tensor& holder) {
-  SG_CHECK(w.rank() == 2, ErrorCode::kShape, "weight must be rank 2 [N, K], got {}",
-           shape_str(w.shape()));
-  WeightRows r;
-  r.n = w.dim(0);
-  r.k = w.dim(1);
-  r.ld = r.k;
-  if (w.dtype() == DType::kF16 || w.dtype() == DType::kF32) {
-    r.dtype = w.dtype();
-    r.data = w.raw();
-    return r;
-  }
-  SG_ASSIGN_OR_RETURN(holder, to_f32(w));
-  r.dtype = DType::kF32;
-  r.data = holder.raw();
-  return r;
-}
-
 Result<WeightOperand> WeightOperand::get(OpContext& ctx, std::string_view name) {
   WeightOperand w;
   SG_ASSIGN_OR_RETURN(std::optional<StreamedWeight> stream, ctx.get_streamed(name));
@@ -284,8 +266,14 @@ Result<WeightOperand> WeightOperand::get(OpContext& ctx, std::string_view name) 
     w.stream_ = std::make_shared<const StreamedWeight>(std::move(stream).value());
     return w;
   }
-  SG_ASSIGN_OR_RETURN(w.tensor_, ctx.get(name));
-  w.shape_ = w.tensor_.shape();
+  SG_ASSIGN_OR_RETURN(Tensor t, ctx.get(name));
+  return of(std::move(t));
+}
+
+WeightOperand WeightOperand::of(Tensor t) {
+  WeightOperand w;
+  w.shape_ = t.shape();
+  w.tensor_ = std::move(t);
   return w;
 }
 

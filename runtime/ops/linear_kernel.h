@@ -55,6 +55,8 @@ void transpose_copy(const T* src, int64_t rows, int64_t cols, int64_t lds, T* ds
 class WeightOperand {
  public:
   static Result<WeightOperand> get(OpContext& ctx, std::string_view name);
+  // A weight held as a tensor (never streamed).
+  static WeightOperand of(Tensor t);
 
   const Shape& shape() const { return shape_; }
   int64_t rank() const { return static_cast<int64_t>(shape_.size()); }
@@ -69,8 +71,5 @@ class WeightOperand {
   std::shared_ptr<const StreamedWeight> stream_;
 };
 
-// Rows view of a rank-2 [N, K] tensor. fp16 and fp32 tensors are viewed in place; other
-// numeric dtypes are converted to fp32 into `holder`, which must outlive the returned view.
-Result<WeightRows> weight_rows(const Tensor& w, Tensor& holder);
 
 }  // namespace sg

@@ -92,9 +92,9 @@ Result<Direction> load_direction(OpContext& ctx, const LstmSetup& s, const char*
 Status run_direction(const Direction& d, const LstmSetup& s, const float* x, float* h, float* c,
                      float* seq_out, int64_t ld, int64_t col0) {
   const int64_t H = s.hidden, B = s.batch, G = 4 * H;
-  Tensor hold_ih, hold_hh;
-  SG_ASSIGN_OR_RETURN(WeightRows wih, weight_rows(d.w_ih, hold_ih));
-  SG_ASSIGN_OR_RETURN(WeightRows whh, weight_rows(d.w_hh, hold_hh));
+  WeightOperand ih = WeightOperand::of(d.w_ih), hh = WeightOperand::of(d.w_hh);
+  SG_ASSIGN_OR_RETURN(WeightRows wih, ih.rows());
+  SG_ASSIGN_OR_RETURN(WeightRows whh, hh.rows());
   // Input projections of every step at once: [s·b, 4H], bias included.
   std::vector<float> xw(static_cast<size_t>(s.seq * B * G));
   gemm_x_wt(x, s.seq * B, s.input, wih, d.bias.defined() ? d.bias.data<float>() : nullptr,

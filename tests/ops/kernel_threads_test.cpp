@@ -25,9 +25,6 @@ std::vector<float> random_values(size_t n, uint32_t seed) {
 Tensor rand_f32(const Shape& s, uint32_t seed) {
   return f32s(s, random_values(static_cast<size_t>(numel(s)), seed));
 }
-Tensor rand_f16(const Shape& s, uint32_t seed) {
-  return f16s(s, random_values(static_cast<size_t>(numel(s)), seed));
-}
 
 // Runs `op` with 1, 2 and 3 threads and expects identical bytes in every output.
 void expect_thread_invariant(const std::string& op, const std::vector<HarnessInput>& inputs,

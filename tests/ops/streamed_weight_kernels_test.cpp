@@ -8,20 +8,12 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
-#include <random>
 #include <vector>
 
 namespace sg::testing {
 namespace {
 
-Tensor rand_f16(const Shape& s, uint32_t seed) {
-  std::mt19937 gen(seed);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  std::vector<float> v(static_cast<size_t>(numel(s)));
-  for (float& x : v) x = dist(gen);
-  return f16s(s, v);
-}
-
+// rand_f16: support/op_harness.h.
 Tensor rand_f32(const Shape& s, uint32_t seed) {
   auto t = to_f32(rand_f16(s, seed));
   return t.is_ok() ? *t : Tensor();

@@ -6,6 +6,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <random>
+#include <set>
 
 namespace sg::testing {
 
@@ -46,6 +48,13 @@ Tensor f16s(const Shape& shape, const std::vector<float>& v) {
   for (size_t i = 0; i < v.size(); ++i) bits[i] = f32_to_f16(v[i]);
   return Tensor::from_f16_bits(shape, bits);
 }
+Tensor rand_f16(const Shape& shape, uint32_t seed) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> v(static_cast<size_t>(numel(shape)));
+  for (float& x : v) x = dist(gen);
+  return f16s(shape, v);
+}
 Tensor bools(const Shape& shape, std::vector<uint8_t> v) { return Tensor::from_bool(shape, v); }
 Tensor str(std::string s) { return Tensor::from_strings({}, {std::move(s)}); }
 
@@ -77,9 +86,15 @@ class HarnessContext final : public OpContext {
     return params_.count(n) > 0 || states_->count(n) > 0 || streamed_.count(n) > 0;
   }
 
-  Result<std::optional<StreamedWeight>> get_streamed(std::string_view name) override {
+  Result<std::optional<StreamedWeight>> streamed_param(std::string_view name,
+                                                       StreamRanks ranks) override {
     auto it = streamed_.find(std::string(name));
     if (it == streamed_.end()) return std::optional<StreamedWeight>();
+    const auto rank = static_cast<int>(it->second.rank());
+    if (rank < ranks.min || rank > ranks.max) {
+      declined_.insert(it->first);  // the kernel reads it densely instead
+      return std::optional<StreamedWeight>();
+    }
     StreamedWeight w;
     w.shape = it->second.shape();
     w.dtype = it->second.dtype();
@@ -93,7 +108,8 @@ class HarnessContext final : public OpContext {
   void add_streamed(const std::string& name, Tensor dense) { streamed_[name] = std::move(dense); }
 
   Result<Tensor> get(std::string_view name) override {
-    if (streamed_.count(std::string(name))) {
+    if (auto s = streamed_.find(std::string(name)); s != streamed_.end()) {
+      if (declined_.count(s->first)) return s->second;
       return error(ErrorCode::kInternal,
                    fmt::format("parameter '{}' is offered as a stream; the kernel read it densely",
                                name));
@@ -155,6 +171,7 @@ class HarnessContext final : public OpContext {
   std::map<std::string, Tensor>* states_;
   std::map<std::string, DType> declared_;  // state dtypes as given, before widening
   std::map<std::string, Tensor> streamed_;
+  std::set<std::string> declined_;  // streams refused for their rank
 };
 
 // How the executor would hold an input value: fp16 activations are fp32 in fp32 mode.

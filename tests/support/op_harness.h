@@ -23,7 +23,8 @@ struct HarnessInput {
   bool is_tuple = false;
   bool is_state = false;  // values[0] is the initial state; the op sees state `name`
   // values[0] is offered only as a StreamedWeight (get_streamed), decoded row block by row
-  // block with a plain copy; get() of it fails, so a kernel that does not stream it fails.
+  // block with a plain copy; get() of it fails, so a kernel that does not stream it fails,
+  // unless the kernel's get_streamed refused it for its rank.
   bool is_streamed = false;
 
   static HarnessInput tensor(std::string name, Tensor t);
@@ -37,6 +38,9 @@ Tensor i32s(const Shape& shape, std::vector<int32_t> v);
 Tensor i32_list(std::vector<int32_t> v);  // rank 1
 Tensor f32s(const Shape& shape, std::vector<float> v);
 Tensor f16s(const Shape& shape, const std::vector<float>& v);  // rounded to fp16 bits
+// fp16 tensor of values drawn uniformly from [-1, 1) by std::mt19937(seed), in index order,
+// each rounded to fp16: the same seed gives the same tensor on every platform and run.
+Tensor rand_f16(const Shape& shape, uint32_t seed);
 Tensor bools(const Shape& shape, std::vector<uint8_t> v);
 Tensor str(std::string s);
 

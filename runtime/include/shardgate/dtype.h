@@ -38,13 +38,11 @@ enum class DType : uint8_t {
 std::string_view dtype_name(DType t);
 std::optional<DType> dtype_from_name(std::string_view name);
 
-// Protobuf MILSpec.DataType enum value (formats.md 3.4) <-> DType.
+// Protobuf MILSpec.DataType enum value (formats.md 3.4) -> DType.
 std::optional<DType> dtype_from_proto(int value);
-int dtype_to_proto(DType t);
 
-// Blob storage BlobDataType code (formats.md 2.3) <-> DType.
+// Blob storage BlobDataType code (formats.md 2.3) -> DType.
 std::optional<DType> dtype_from_blob_code(uint32_t code);
-std::optional<uint32_t> dtype_blob_code(DType t);
 
 // Bits per element; 0 for string.
 int dtype_bits(DType t);

@@ -37,6 +37,12 @@ struct StreamedWeight {
   std::function<void(int64_t first, int64_t count, void* dst)> decode;
 };
 
+// The weight ranks a kernel can consume as a stream (OpContext::get_streamed).
+struct StreamRanks {
+  int min = 1;
+  int max = 64;
+};
+
 class OpContext {
  public:
   virtual ~OpContext() = default;
@@ -58,12 +64,12 @@ class OpContext {
   // All tensors bound to a (possibly variadic) parameter, in binding order.
   virtual Result<std::vector<Tensor>> get_all(std::string_view name) = 0;
   // A weight-consuming kernel asks for its weight this way first: a StreamedWeight when the
-  // parameter is a compressed compile-time value the kernel may decode block by block as it
-  // consumes it (so a shard is never expanded to a dense copy), nullopt when it should call
-  // get() instead.
-  virtual Result<std::optional<StreamedWeight>> get_streamed(std::string_view name) {
-    (void)name;
-    return std::optional<StreamedWeight>();
+  // parameter is a compressed compile-time value of a rank in `ranks` that the kernel may
+  // decode block by block as it consumes it (so a shard is never expanded to a dense copy),
+  // nullopt when it should call get() instead.
+  Result<std::optional<StreamedWeight>> get_streamed(std::string_view name,
+                                                     StreamRanks ranks = {}) {
+    return streamed_param(name, ranks);
   }
   // Control flow (cond, while_loop): runs nested block `index` of the op with `inputs` bound to
   // the block's inputs, and returns the values of the block's outputs. Values the block makes
@@ -101,6 +107,15 @@ class OpContext {
   // var_3: <message>" (the file and line when known).
   Status error(ErrorCode code, const std::string& message) const;
   std::string where() const;
+
+ protected:
+  // get_streamed's answer; contexts that can stream weights override it.
+  virtual Result<std::optional<StreamedWeight>> streamed_param(std::string_view name,
+                                                               StreamRanks ranks) {
+    (void)name;
+    (void)ranks;
+    return std::optional<StreamedWeight>();
+  }
 
  private:
   std::vector<Tensor> outputs_;

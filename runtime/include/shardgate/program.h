@@ -34,6 +34,9 @@ struct ValueType {
   bool is_tensor() const { return kind == Kind::kTensor; }
   bool is_scalar() const { return kind == Kind::kTensor && rank_known && shape.empty(); }
   bool has_unknown_dims() const;
+  // A concrete shape fits this (tensor) type: any shape when the rank is unknown, else the
+  // same rank and every dim equal or kUnknownDim.
+  bool accepts(const Shape& s) const;
   std::string to_string() const;  // MIL text spelling, e.g. "tensor<fp16, [1, ?]>"
   bool operator==(const ValueType&) const = default;
 };

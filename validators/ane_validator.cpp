@@ -18,6 +18,7 @@
 #include <exception>
 #include <iostream>
 #include <map>
+#include <memory>
 
 namespace {
 
@@ -43,57 +44,59 @@ int usage_error(const sg::Status& status) {
   return sg::exit_code(status.code());
 }
 
-std::string base_name(std::string path) {
-  while (path.size() > 1 && path.back() == '/') path.pop_back();
-  size_t slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
-
 std::string stem(const std::string& name) {
   size_t dot = name.rfind('.');
   return dot == std::string::npos ? name : name.substr(0, dot);
 }
 
+// The plan of one shard: its path, and the dump when assign_plans parsed it already (to read
+// model.name); check_shard loads the others.
+struct AssignedPlan {
+  std::string path;
+  std::shared_ptr<const sg::ComputePlanDump> dump;
+};
+
 // Pairs shards with plans: one shard takes the only --plan; otherwise each dump names its
 // shard in model.name (modelID in Apple's form); --plan-dir holds <shard>.json files.
 // `all` is every shard given (before --shard-index selection), so one --plan list serves every
 // CI job of a split run; plans of shards outside the slice are ignored.
-sg::Result<std::map<std::string, std::string>> assign_plans(const Options& opt,
-                                                            const std::vector<std::string>& all,
-                                                            const std::vector<std::string>& shards) {
-  std::map<std::string, std::string> plan_of;
+sg::Result<std::map<std::string, AssignedPlan>> assign_plans(
+    const Options& opt, const std::vector<std::string>& all,
+    const std::vector<std::string>& shards) {
+  std::map<std::string, AssignedPlan> plan_of;
   if (!opt.plans.empty()) {
     if (all.size() == 1 && opt.plans.size() == 1) {
-      plan_of[all[0]] = opt.plans[0];
+      plan_of[all[0]] = AssignedPlan{opt.plans[0], nullptr};
     } else {
       for (const std::string& plan_path : opt.plans) {
-        SG_ASSIGN_OR_RETURN(sg::ComputePlanDump dump, sg::load_compute_plan(plan_path));
+        SG_ASSIGN_OR_RETURN(sg::ComputePlanDump loaded, sg::load_compute_plan(plan_path));
+        auto dump = std::make_shared<const sg::ComputePlanDump>(std::move(loaded));
         bool matched = false;
         for (const std::string& shard : all) {
-          if (!dump.model_name.empty() && base_name(shard) == dump.model_name) {
+          if (!dump->model_name.empty() && sg::path_basename(shard) == dump->model_name) {
             SG_CHECK(!plan_of.count(shard), sg::ErrorCode::kUsage,
                      "--plan {}: shard {} already has the plan {}", plan_path, shard,
-                     plan_of[shard]);
-            plan_of[shard] = plan_path;
+                     plan_of[shard].path);
+            plan_of[shard] = AssignedPlan{plan_path, dump};
             matched = true;
           }
         }
         SG_CHECK(matched, sg::ErrorCode::kUsage,
                  "--plan {}: its model.name '{}' names none of the given shards (with several "
-                 "shards each dump is matched by model.name)", plan_path, dump.model_name);
+                 "shards each dump is matched by model.name)", plan_path, dump->model_name);
       }
     }
   }
   if (!opt.plan_dir.empty()) {
     for (const std::string& shard : shards) {
       if (plan_of.count(shard)) continue;
-      std::string name = base_name(shard);
+      std::string name = sg::path_basename(shard);
       std::vector<std::string> candidates = {opt.plan_dir + "/" + name + ".json",
                                              opt.plan_dir + "/" + stem(name) + ".json",
                                              opt.plan_dir + "/" + stem(name) + ".plan.json"};
       for (const std::string& c : candidates) {
         if (sg::path_exists(c)) {
-          plan_of[shard] = c;
+          plan_of[shard] = AssignedPlan{c, nullptr};
           break;
         }
       }
@@ -181,7 +184,10 @@ int run(int argc, char** argv) {
     } else {
       options.threshold = policy->threshold_for(path);
     }
-    if (auto it = plans->find(path); it != plans->end()) options.plan_path = it->second;
+    if (auto it = plans->find(path); it != plans->end()) {
+      options.plan_path = it->second.path;
+      options.plan = it->second.dump;
+    }
     sg::ShardCheck check = sg::check_shard(path, options);
     bool ok = !check.error && check.verdict.passed;
     if (level >= 0 || !ok) {
@@ -209,13 +215,9 @@ int run(int argc, char** argv) {
       code = std::max(code, sg::kExitBadInput);
     }
   }
-  int64_t passed = 0, failed = 0, errors = 0;
-  for (const sg::ShardCheck& s : report.shards) {
-    std::string_view v = sg::shard_verdict(s);
-    (v == "pass" ? passed : v == "fail" ? failed : errors)++;
-  }
+  const sg::ResidencyCounts counts = sg::residency_counts(report);
   std::cout << fmt::format("{}: {} shard(s): {} passed, {} failed, {} error(s) -> exit {}\n", kTool,
-                           report.shards.size(), passed, failed, errors, code);
+                           counts.shards, counts.passed, counts.failed, counts.errors, code);
   return code;
 }
 

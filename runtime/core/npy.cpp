@@ -210,7 +210,13 @@ Result<Tensor> parse_npy(std::span<const std::byte> bytes, const std::string& na
 
 Result<Tensor> read_npy(const std::string& path) {
   SG_ASSIGN_OR_RETURN(std::shared_ptr<const MappedFile> file, MappedFile::open(path));
-  return make_tensor(file->bytes(), path, file);
+  return read_npy(std::move(file));
+}
+
+Result<Tensor> read_npy(std::shared_ptr<const MappedFile> file) {
+  const std::span<const std::byte> bytes = file->bytes();
+  const std::string name = file->path();
+  return make_tensor(bytes, name, std::move(file));
 }
 
 std::string npy_bytes(const Tensor& t) {

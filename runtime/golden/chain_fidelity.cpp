@@ -38,6 +38,14 @@ Result<FidelityRun> run_chain_fidelity(const ChainManifest& chain, const GoldenS
   run.notes.push_back(fmt::format("chain '{}': {} steps, precision {}", chain.name,
                                   chain.steps.size(), precision_name(options.precision)));
 
+  // Each reference once, for every mode (tensors are views of mapped files).
+  std::vector<Tensor> references;
+  references.reserve(chain.checkpoints.size());
+  for (const ChainCheckpoint& cp : chain.checkpoints) {
+    SG_ASSIGN_OR_RETURN(Tensor reference, goldens.load(cp.golden));
+    references.push_back(std::move(reference));
+  }
+
   const bool label_all = options.modes.size() > 1;
   for (ChainMode mode : options.modes) {
     ChainRunOptions ro;
@@ -50,9 +58,10 @@ Result<FidelityRun> run_chain_fidelity(const ChainManifest& chain, const GoldenS
 
     std::vector<std::pair<std::string, std::string>> labels;
     if (label_all || mode == ChainMode::kTeacherForced) labels.emplace_back("mode", chain_mode_name(mode));
-    for (const ChainCheckpoint& cp : chain.checkpoints) {
+    for (size_t i = 0; i < chain.checkpoints.size(); ++i) {
+      const ChainCheckpoint& cp = chain.checkpoints[i];
       const GoldenEntry* entry = goldens.find(cp.golden);
-      SG_ASSIGN_OR_RETURN(Tensor reference, goldens.load(cp.golden));
+      const Tensor& reference = references[i];
       const Tensor& candidate = result.tensors.at(cp.tensor);
       CheckIdentity id;
       id.checkpoint = cp.golden;
@@ -89,12 +98,9 @@ Result<FidelityRun> run_chain_fidelity(const ChainManifest& chain, const GoldenS
       }
     }
     if (result.first_nonfinite) {
-      const NonFinite& nf = result.first_nonfinite->where;
-      run.notes.push_back(fmt::format(
-          "{}first non-finite value: step '{}', function '{}', op #{} '{}' output '{}' flat index "
-          "{} = {}",
-          tag, result.first_nonfinite->step, nf.function, nf.op_index, nf.op_type, nf.output,
-          nf.flat_index, nf.value));
+      run.notes.push_back(fmt::format("{}first non-finite value: step '{}', {}", tag,
+                                      result.first_nonfinite->step,
+                                      describe_nonfinite(result.first_nonfinite->where)));
     }
     run.notes.push_back(fmt::format("{}peak memory: chain tensors {}, largest step {}", tag,
                                     fmt_bytes(result.peak_chain_bytes),

@@ -45,14 +45,6 @@ Result<std::vector<std::pair<std::string, std::string>>> string_map(const Json& 
   return out;
 }
 
-Result<std::optional<int64_t>> optional_int(const Json& obj, const std::string& key,
-                                            const std::string& path, const std::string& place) {
-  auto it = obj.find(key);
-  if (it == obj.end() || it->is_null()) return std::optional<int64_t>();
-  SG_ASSIGN_OR_RETURN(int64_t v, json_util::as_int(*it, path, json_util::join(place, key)));
-  return std::optional<int64_t>(v);
-}
-
 Status parse_shard_step(const Json& j, const std::string& dir, const std::string& path,
                         const std::string& place, ChainStep& step) {
   SG_TRY(json_util::check_keys(
@@ -138,7 +130,7 @@ Result<ChainStep> parse_step(const Json& j, const std::string& dir, const std::s
   ChainStep step;
   SG_ASSIGN_OR_RETURN(step.id, json_util::get_string(j, "id", path, place));
   SG_CHECK(!step.id.empty(), ErrorCode::kFormat, "{}: {}.id: empty step id", path, place);
-  SG_ASSIGN_OR_RETURN(step.layer, optional_int(j, "layer", path, place));
+  SG_ASSIGN_OR_RETURN(step.layer, json_util::get_optional_int(j, "layer", path, place));
   SG_CHECK(!step.layer || *step.layer >= -1, ErrorCode::kFormat,
            "{}: {}.layer: {} is not a layer index (-1 for the embedding, else >= 0)", path, place,
            *step.layer);
@@ -416,7 +408,7 @@ Result<ChainManifest> parse_chain_manifest(std::string_view json_text, const std
     SG_ASSIGN_OR_RETURN(cp.kind, json_util::get_string(c, "kind", path, place));
     SG_CHECK(!cp.tensor.empty() && !cp.golden.empty() && !cp.kind.empty(), ErrorCode::kFormat,
              "{}: {}: 'tensor', 'golden' and 'kind' must not be empty", path, place);
-    SG_ASSIGN_OR_RETURN(cp.layer, optional_int(c, "layer", path, place));
+    SG_ASSIGN_OR_RETURN(cp.layer, json_util::get_optional_int(c, "layer", path, place));
     m.checkpoints.push_back(std::move(cp));
   }
 

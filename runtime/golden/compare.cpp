@@ -1,7 +1,9 @@
 // The comparison engine (fidelity.h): splits a checkpoint tensor into per-position rows and
-// measures every row; compare_sources matches two golden sources by tensor name.
+// measures every row; compare_sources matches two golden sources by tensor name;
+// describe_nonfinite words where a run first produced NaN/Inf.
 #include "shardgate/fidelity.h"
 
+#include "shardgate/executor.h"
 #include "shardgate/golden.h"
 #include "shardgate/io.h"
 #include "shardgate/metrics.h"
@@ -227,6 +229,11 @@ Result<FidelityRun> compare_sources(const GoldenSource& candidate, const GoldenS
            "tensors, reference {}): nothing to compare", candidate.path(), reference.path(),
            candidate.entries().size(), reference.entries().size());
   return run;
+}
+
+std::string describe_nonfinite(const NonFinite& nf) {
+  return fmt::format("function '{}', op #{} '{}' output '{}' flat index {} = {}", nf.function,
+                     nf.op_index, nf.op_type, nf.output, nf.flat_index, nf.value);
 }
 
 }  // namespace sg

@@ -36,14 +36,6 @@ bool is_safe_relative(const std::string& file) {
   return true;
 }
 
-Result<std::optional<int64_t>> optional_int(const Json& obj, const char* key,
-                                            const std::string& path, const std::string& place) {
-  auto it = obj.find(key);
-  if (it == obj.end() || it->is_null()) return std::optional<int64_t>();
-  SG_ASSIGN_OR_RETURN(int64_t v, json_util::as_int(*it, path, json_util::join(place, key)));
-  return std::optional<int64_t>(v);
-}
-
 Result<GoldenEntry> parse_entry(const Json& j, const std::string& path, const std::string& place) {
   SG_TRY(json_util::expect_object(j, path, place));
   GoldenEntry e;
@@ -52,8 +44,9 @@ Result<GoldenEntry> parse_entry(const Json& j, const std::string& path, const st
   const std::string where = place + " ('" + e.name + "')";
   SG_ASSIGN_OR_RETURN(e.kind, json_util::get_string(j, "kind", path, where));
   SG_CHECK(!e.kind.empty(), ErrorCode::kFormat, "{}: {}.kind: empty", path, where);
-  SG_ASSIGN_OR_RETURN(e.layer, optional_int(j, "layer", path, where));
-  SG_ASSIGN_OR_RETURN(e.position_axis, optional_int(j, "position_axis", path, where));
+  SG_ASSIGN_OR_RETURN(e.layer, json_util::get_optional_int(j, "layer", path, where));
+  SG_ASSIGN_OR_RETURN(e.position_axis,
+                      json_util::get_optional_int(j, "position_axis", path, where));
 
   auto shape_it = j.find("shape");
   SG_CHECK(shape_it != j.end() && shape_it->is_array(), ErrorCode::kFormat,
@@ -117,7 +110,7 @@ class DumpSource final : public GoldenSource {
     SG_CHECK(sha == e->sha256, ErrorCode::kFormat,
              "{}: tensor '{}': sha256 mismatch: manifest says {}, file has {} (the file changed "
              "after the dump was recorded)", file, name, e->sha256, sha);
-    SG_ASSIGN_OR_RETURN(Tensor t, read_npy(file));
+    SG_ASSIGN_OR_RETURN(Tensor t, read_npy(std::move(mapped)));
     SG_CHECK(t.shape() == e->shape, ErrorCode::kShape,
              "{}: tensor '{}': file holds shape {}, manifest.json says {}", file, name,
              shape_str(t.shape()), shape_str(e->shape));

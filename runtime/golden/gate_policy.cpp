@@ -164,8 +164,8 @@ GatePolicy builtin_gate_policy() {
   Threshold norm;
   norm.bound = 0.8;
   norm.upper = 1.25;
-  norm.reason = "cosine ignores scale: a K-cache at cosine 0.973 had already lost a third of its "
-                "norm; a 20% scale error either way fails";
+  norm.reason = "cosine ignores scale: a user's K-cache at cosine 0.973 (a field report) had "
+                "already lost a third of its norm; a 20% scale error either way fails";
   norm.origin = "defaults";
   policy.defaults.at(Metric::kNormRatio) = norm;
   policy.defaults.percentile = 0;
@@ -339,14 +339,6 @@ const char* verdict_name(Verdict v) {
     case Verdict::kNoEvidence: return "no_evidence";
   }
   return "fail";
-}
-
-std::optional<Verdict> verdict_from_name(std::string_view name) {
-  for (Verdict v : {Verdict::kPass, Verdict::kFail, Verdict::kNotGated, Verdict::kDegenerate,
-                    Verdict::kNonfinite, Verdict::kNoEvidence}) {
-    if (name == verdict_name(v)) return v;
-  }
-  return std::nullopt;
 }
 
 }  // namespace sg

@@ -89,6 +89,16 @@ inline Result<int64_t> as_int(const Json& j, const std::string& path, const std:
                     j.is_number() ? "a fractional number" : type_name(j));
 }
 
+// obj[key] as an integer (as_int); nullopt when the key is absent or null.
+inline Result<std::optional<int64_t>> get_optional_int(const Json& obj, const std::string& key,
+                                                       const std::string& path,
+                                                       const std::string& place) {
+  auto it = obj.find(key);
+  if (it == obj.end() || it->is_null()) return std::optional<int64_t>();
+  SG_ASSIGN_OR_RETURN(int64_t v, as_int(*it, path, join(place, key)));
+  return std::optional<int64_t>(v);
+}
+
 // A finite number, or the strings "inf" / "-inf" / "nan" (how reports spell non-finite values).
 inline Result<double> as_number(const Json& j, const std::string& path, const std::string& place) {
   if (j.is_number()) return j.get<double>();

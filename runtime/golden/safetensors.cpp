@@ -112,12 +112,8 @@ Status apply_metadata(const std::string& text, std::vector<GoldenEntry>& entries
     }
     for (const char* key : {"layer", "position_axis"}) {
       if (!it->contains(key)) continue;
-      const auto& v = (*it)[key];
-      std::optional<int64_t> value;
-      if (!v.is_null()) {
-        SG_ASSIGN_OR_RETURN(int64_t x, json_util::as_int(v, where, it.key() + "." + key));
-        value = x;
-      }
+      SG_ASSIGN_OR_RETURN(const std::optional<int64_t> value,
+                          json_util::get_optional_int(*it, key, where, it.key()));
       if (std::string_view(key) == "layer") {
         e->layer = value;
       } else {

@@ -2,6 +2,8 @@
 // contract checks, apply the gate.
 #include "shardgate/placement.h"
 
+#include <memory>
+
 namespace sg {
 
 ShardCheck check_program(const std::string& path, const Program& program, const ModelFacts& facts,
@@ -17,11 +19,15 @@ ShardCheck check_program(const std::string& path, const Program& program, const 
     return check;
   }
   check.ops = std::move(rows).value();
-  if (!options.plan_path.empty()) {
-    auto plan = load_compute_plan(options.plan_path);
-    if (!plan.is_ok()) {
-      check.error = std::move(plan).take_status();
-      return check;
+  if (options.plan || !options.plan_path.empty()) {
+    std::shared_ptr<const ComputePlanDump> plan = options.plan;
+    if (!plan) {
+      auto loaded = load_compute_plan(options.plan_path);
+      if (!loaded.is_ok()) {
+        check.error = std::move(loaded).take_status();
+        return check;
+      }
+      plan = std::make_shared<const ComputePlanDump>(std::move(loaded).value());
     }
     auto failures = apply_compute_plan(check.ops, *plan, program_sha256);
     if (!failures.is_ok()) {
@@ -30,7 +36,7 @@ ShardCheck check_program(const std::string& path, const Program& program, const 
     }
     check.plan_failures = std::move(failures).value();
     check.source = PlacementSource::kPlan;
-    check.plan_path = options.plan_path;
+    check.plan_path = options.plan_path.empty() ? plan->filename : options.plan_path;
   }
   check.summary = summarize_residency(check.ops);
   check.checks = run_contract_checks(program, facts, options.checks, options.predict);

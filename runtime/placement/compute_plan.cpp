@@ -1,11 +1,12 @@
 // Compute-plan dumps: our JSON (placement.md 1.8, reports/schema/compute-plan-dump.schema.json)
 // and Apple's ModelRunner array form (1.7). The structure is checked by hand so every message
 // names the file and the JSON path of the offending value.
+#include "format/json_file.h"
+#include "golden/json_util.h"
 #include "shardgate/io.h"
 #include "shardgate/placement.h"
 
 #include <fmt/format.h>
-#include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <map>
@@ -14,7 +15,7 @@
 namespace sg {
 namespace {
 
-using json = nlohmann::json;
+using json = json_util::Json;
 
 constexpr std::string_view kSchemaId = "ane-validator/placement-dump@1";
 
@@ -27,26 +28,12 @@ class DumpReader {
     return Status(ErrorCode::kFormat, fmt::format("{}: {}: {}", file_, path, what));
   }
 
-  static const char* kind(const json& j) {
-    switch (j.type()) {
-      case json::value_t::null: return "null";
-      case json::value_t::object: return "an object";
-      case json::value_t::array: return "an array";
-      case json::value_t::string: return "a string";
-      case json::value_t::boolean: return "a boolean";
-      case json::value_t::number_integer:
-      case json::value_t::number_unsigned:
-      case json::value_t::number_float: return "a number";
-      default: return "an unsupported value";
-    }
-  }
-
   Status expect(const json& j, json::value_t type, const std::string& path,
                 const char* what) const {
     bool ok = j.type() == type;
     if (type == json::value_t::number_integer) ok = j.is_number_integer();
     if (type == json::value_t::number_float) ok = j.is_number();
-    if (!ok) return error(path, fmt::format("expected {}, found {}", what, kind(j)));
+    if (!ok) return error(path, fmt::format("expected {}, found {}", what, json_type_phrase(j)));
     return Status::ok();
   }
 
@@ -347,13 +334,7 @@ Placement placement_of(const std::string& device) {
 }  // namespace
 
 Result<ComputePlanDump> parse_compute_plan(std::string_view text, const std::string& filename) {
-  json root;
-  try {
-    root = json::parse(text.begin(), text.end());
-  } catch (const json::parse_error& e) {
-    return make_error(ErrorCode::kFormat, "{}: byte {}: not valid JSON: {}", filename, e.byte,
-                      e.what());
-  }
+  SG_ASSIGN_OR_RETURN(const json root, json_util::parse(text, filename));
   DumpReader reader(filename);
   if (!root.is_object()) return reader.error("$", "expected a JSON object at the top level");
   if (root.contains("infos") && !root.contains("schema")) return reader.read_model_runner(root);

@@ -63,15 +63,4 @@ const ValueType* param_type(const GraphIndex& index, const Op& op, std::string_v
   return nullptr;
 }
 
-std::vector<const ValueType*> runtime_input_types(const GraphIndex& index, const Op& op) {
-  std::vector<const ValueType*> types;
-  for (const auto& [key, arg] : op.inputs) {
-    for (const Binding& b : arg.bindings) {
-      if (!b.is_reference() || index.is_compile_time_value(b.name)) continue;
-      if (const ValueInfo* v = index.find(b.name)) types.push_back(v->type);
-    }
-  }
-  return types;
-}
-
 }  // namespace sg::placement

@@ -42,7 +42,4 @@ class GraphIndex {
 // attribute; nullptr when absent or when the binding names an unknown value.
 const ValueType* param_type(const GraphIndex& index, const Op& op, std::string_view name);
 
-// Types of every input binding that references a runtime value (not const / constexpr).
-std::vector<const ValueType*> runtime_input_types(const GraphIndex& index, const Op& op);
-
 }  // namespace sg::placement

@@ -1,10 +1,10 @@
 // The residency gate: policy file (gates/residency.json) and the verdict for one shard.
+#include "golden/json_util.h"
+#include "shardgate/gate_policy.h"
 #include "shardgate/io.h"
 #include "shardgate/placement.h"
 
 #include <fmt/format.h>
-#include <fnmatch.h>
-#include <nlohmann/json.hpp>
 
 #include <cmath>
 #include <map>
@@ -12,13 +12,8 @@
 namespace sg {
 namespace {
 
-using json = nlohmann::json;
-
-std::string base_name(std::string path) {
-  while (path.size() > 1 && path.back() == '/') path.pop_back();
-  size_t slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
-}
+using json = json_util::Json;
+using json_util::check_keys;
 
 Result<double> read_pct(const json& j, const std::string& file, const std::string& where) {
   SG_CHECK(j.is_number(), ErrorCode::kFormat, "{}: {}: expected a percentage number", file, where);
@@ -59,10 +54,10 @@ std::string group_by_rule(const std::vector<OpPlacement>& ops, Pick pick) {
 }  // namespace
 
 ResidencyThreshold ResidencyPolicy::threshold_for(const std::string& shard_path) const {
-  std::string name = base_name(shard_path);
+  const std::string name = path_basename(shard_path);
   std::string file = filename.empty() ? std::string("built-in default") : filename;
   for (const Override& o : overrides) {
-    if (::fnmatch(o.shard.c_str(), name.c_str(), 0) == 0) {
+    if (glob_match(o.shard, name)) {
       return ResidencyThreshold{o.min_residency_pct, fmt::format("{}: override '{}'", file, o.shard),
                                 o.reason};
     }
@@ -74,22 +69,6 @@ ResidencyThreshold ResidencyPolicy::threshold_for(const std::string& shard_path)
 
 namespace {
 
-// Keys outside `allowed` are refused, so a misspelt threshold cannot be silently ignored.
-Status check_keys(const json& obj, std::initializer_list<const char*> allowed,
-                  const std::string& file, const std::string& where) {
-  for (const auto& [key, value] : obj.items()) {
-    bool ok = false;
-    for (const char* a : allowed) ok = ok || key == a;
-    if (!ok) {
-      std::string list;
-      for (const char* a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
-      return make_error(ErrorCode::kFormat, "{}: {}: unknown key '{}' (allowed: {})", file,
-                        where.empty() ? "top level" : where, key, list);
-    }
-  }
-  return Status::ok();
-}
-
 Result<std::string> read_reason(const json& o, const std::string& file, const std::string& where,
                                 bool required) {
   if (!o.contains("reason")) {
@@ -97,9 +76,10 @@ Result<std::string> read_reason(const json& o, const std::string& file, const st
              file, where);
     return std::string();
   }
-  SG_CHECK(o["reason"].is_string() && !o["reason"].get<std::string>().empty(), ErrorCode::kFormat,
-           "{}: {}.reason: expected a non-empty string", file, where);
-  return o["reason"].get<std::string>();
+  SG_ASSIGN_OR_RETURN(std::string reason, json_util::get_string(o, "reason", file, where));
+  SG_CHECK(!reason.empty(), ErrorCode::kFormat, "{}: {}.reason: expected a non-empty string",
+           file, where);
+  return reason;
 }
 
 Result<std::string> read_glob(const json& j, const std::string& file, const std::string& where) {
@@ -139,8 +119,7 @@ Status parse_unified(const json& root, const std::string& file, ResidencyPolicy&
   SG_CHECK(root["schema"] == kResidencyGateSchema, ErrorCode::kFormat,
            "{}: schema: expected \"{}\" (is this a residency policy?)", file, kResidencyGateSchema);
   if (root.contains("description")) {
-    SG_CHECK(root["description"].is_string(), ErrorCode::kFormat,
-             "{}: description: expected a string", file);
+    SG_TRY(json_util::get_string(root, "description", file, "").status());
   }
   SG_CHECK(root.contains("defaults") && root["defaults"].is_object(), ErrorCode::kFormat,
            "{}: defaults: expected an object with min_residency_pct", file);
@@ -170,7 +149,8 @@ Status parse_unified(const json& root, const std::string& file, ResidencyPolicy&
 // The first form ("schema_version": 1, "gate", "default", "overrides" with "shard"), still read.
 Status parse_version1(const json& root, const std::string& file, ResidencyPolicy& policy) {
   SG_CHECK(root["schema_version"] == 1, ErrorCode::kFormat, "{}: schema_version: expected 1", file);
-  SG_CHECK(root.value("gate", std::string()) == "residency", ErrorCode::kFormat,
+  SG_ASSIGN_OR_RETURN(const std::string gate, json_util::get_string_or(root, "gate", "", file, ""));
+  SG_CHECK(gate == "residency", ErrorCode::kFormat,
            "{}: gate: expected \"residency\" (is this a residency policy?)", file);
   SG_CHECK(root.contains("default") && root["default"].is_object(), ErrorCode::kFormat,
            "{}: default: expected an object with min_residency_pct", file);
@@ -190,12 +170,7 @@ Status parse_version1(const json& root, const std::string& file, ResidencyPolicy
 }  // namespace
 
 Result<ResidencyPolicy> parse_residency_policy(std::string_view text, const std::string& file) {
-  json root;
-  try {
-    root = json::parse(text.begin(), text.end());
-  } catch (const json::parse_error& e) {
-    return make_error(ErrorCode::kFormat, "{}: byte {}: not valid JSON: {}", file, e.byte, e.what());
-  }
+  SG_ASSIGN_OR_RETURN(const json root, json_util::parse(text, file));
   SG_CHECK(root.is_object(), ErrorCode::kFormat, "{}: expected a JSON object", file);
   ResidencyPolicy policy;
   policy.filename = file;
@@ -221,7 +196,7 @@ GateVerdict evaluate_residency_gate(const std::vector<OpPlacement>& ops,
                                     const std::vector<ContractCheckResult>& checks,
                                     const ResidencyThreshold& threshold, bool strict) {
   GateVerdict v;
-  if (summary.compute_ops == 0 || !summary.residency_pct) {
+  if (!summary.residency_pct) {  // nullopt exactly when there is no compute op
     v.failures.push_back("no compute op in the shard: nothing was checked, so nothing passes");
   }
   for (const std::string& f : plan_failures) v.failures.push_back("plan: " + f);

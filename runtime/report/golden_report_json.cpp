@@ -153,20 +153,12 @@ std::string golden_report_json(const GoldenReport& report) {
 
 namespace {
 
-Result<std::optional<int64_t>> nullable_int(const Json& obj, const char* key,
-                                            const std::string& path, const std::string& place) {
-  auto it = obj.find(key);
-  if (it == obj.end() || it->is_null()) return std::optional<int64_t>();
-  SG_ASSIGN_OR_RETURN(int64_t v, json_util::as_int(*it, path, json_util::join(place, key)));
-  return std::optional<int64_t>(v);
-}
-
 Result<CheckResult> parse_check(const Json& j, const std::string& path, const std::string& place) {
   SG_TRY(json_util::expect_object(j, path, place));
   CheckResult c;
   SG_ASSIGN_OR_RETURN(c.identity.checkpoint, json_util::get_string(j, "checkpoint", path, place));
   SG_ASSIGN_OR_RETURN(c.identity.kind, json_util::get_string(j, "kind", path, place));
-  SG_ASSIGN_OR_RETURN(c.identity.layer, nullable_int(j, "layer", path, place));
+  SG_ASSIGN_OR_RETURN(c.identity.layer, json_util::get_optional_int(j, "layer", path, place));
   SG_ASSIGN_OR_RETURN(c.identity.shard, json_util::get_string_or(j, "shard", "", path, place));
   if (auto it = j.find("labels"); it != j.end() && !it->is_null()) {
     SG_CHECK(it->is_array(), ErrorCode::kFormat, "{}: {}.labels: expected an array", path, place);
@@ -189,7 +181,7 @@ Result<CheckResult> parse_check(const Json& j, const std::string& path, const st
                       json_util::get_string_or(j, "candidate_dtype", "", path, place));
   SG_ASSIGN_OR_RETURN(c.reference_dtype,
                       json_util::get_string_or(j, "reference_dtype", "", path, place));
-  SG_ASSIGN_OR_RETURN(auto pa, nullable_int(j, "position_axis", path, place));
+  SG_ASSIGN_OR_RETURN(auto pa, json_util::get_optional_int(j, "position_axis", path, place));
   c.position_axis = pa.value_or(-1);
   if (auto it = j.find("nonfinite"); it != j.end() && !it->is_null()) {
     const std::string np = place + ".nonfinite";
@@ -198,7 +190,7 @@ Result<CheckResult> parse_check(const Json& j, const std::string& path, const st
     SG_ASSIGN_OR_RETURN(n.tensor, json_util::get_string(*it, "tensor", path, np));
     SG_CHECK(it->contains("flat_index"), ErrorCode::kFormat, "{}: {}: missing flat_index", path, np);
     SG_ASSIGN_OR_RETURN(n.flat_index, json_util::as_int((*it)["flat_index"], path, np + ".flat_index"));
-    SG_ASSIGN_OR_RETURN(auto p, nullable_int(*it, "position", path, np));
+    SG_ASSIGN_OR_RETURN(auto p, json_util::get_optional_int(*it, "position", path, np));
     n.position = p.value_or(-1);
     if (it->contains("value")) {
       SG_ASSIGN_OR_RETURN(n.value, json_util::as_number((*it)["value"], path, np + ".value"));
@@ -213,7 +205,7 @@ Result<CheckResult> parse_check(const Json& j, const std::string& path, const st
     const Json& r = (*rows)[i];
     SG_TRY(json_util::expect_object(r, path, rp));
     RowResult row;
-    SG_ASSIGN_OR_RETURN(auto p, nullable_int(r, "position", path, rp));
+    SG_ASSIGN_OR_RETURN(auto p, json_util::get_optional_int(r, "position", path, rp));
     row.position = p.value_or(-1);
     if (auto d = r.find("degenerate"); d != r.end()) {
       SG_CHECK(d->is_boolean(), ErrorCode::kFormat, "{}: {}.degenerate: expected a boolean", path, rp);

@@ -3,6 +3,7 @@
 #include "shardgate/residency_report.h"
 
 #include "report/escape.h"
+#include "shardgate/io.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -13,13 +14,6 @@ namespace sg {
 namespace {
 
 using ojson = nlohmann::ordered_json;
-
-std::string shard_name(const std::string& path) {
-  std::string p = path;
-  while (p.size() > 1 && p.back() == '/') p.pop_back();
-  size_t slash = p.rfind('/');
-  return slash == std::string::npos ? p : p.substr(slash + 1);
-}
 
 ojson optional_number(const std::optional<double>& v) { return v ? ojson(*v) : ojson(nullptr); }
 
@@ -64,7 +58,7 @@ ojson op_json(const OpPlacement& op) {
 ojson shard_json(const ShardCheck& s) {
   ojson j;
   j["path"] = s.path;
-  j["name"] = shard_name(s.path);
+  j["name"] = path_basename(s.path);
   j["form"] = s.form.empty() ? ojson(nullptr) : ojson(s.form);
   j["program_sha256"] = s.program_sha256.empty() ? ojson(nullptr) : ojson(s.program_sha256);
   j["verdict"] = shard_verdict(s);
@@ -113,6 +107,25 @@ const char* shard_verdict(const ShardCheck& shard) {
   return shard.verdict.passed ? "pass" : "fail";
 }
 
+const char* residency_verdict_name(int exit_code) {
+  return exit_code == kExitPass ? "pass" : exit_code == kExitGateFailed ? "fail" : "error";
+}
+
+ResidencyCounts residency_counts(const ResidencyReport& report) {
+  ResidencyCounts c;
+  c.shards = static_cast<int64_t>(report.shards.size());
+  for (const ShardCheck& s : report.shards) {
+    if (s.error) {
+      ++c.errors;
+    } else if (s.verdict.passed) {
+      ++c.passed;
+    } else {
+      ++c.failed;
+    }
+  }
+  return c;
+}
+
 int residency_exit_code(const ResidencyReport& report) {
   if (report.shards.empty()) return kExitBadInput;
   bool failed = false;
@@ -128,21 +141,17 @@ std::string residency_report_json(const ResidencyReport& report) {
   j["schema_version"] = kResidencyReportSchemaVersion;
   j["tool"] = report.tool;
   j["tool_version"] = report.tool_version;
-  int code = residency_exit_code(report);
-  j["verdict"] = code == kExitPass ? "pass" : code == kExitGateFailed ? "fail" : "error";
+  const int code = residency_exit_code(report);
+  j["verdict"] = residency_verdict_name(code);
   j["exit_code"] = code;
   j["gate_file"] = report.gate_file.empty() ? ojson(nullptr) : ojson(report.gate_file);
   j["strict"] = report.strict;
   j["selection"] = ojson{{"shard_index", report.shard_index}, {"shard_count", report.shard_count}};
-  int64_t passed = 0, failed = 0, errors = 0;
-  for (const ShardCheck& s : report.shards) {
-    std::string_view v = shard_verdict(s);
-    (v == "pass" ? passed : v == "fail" ? failed : errors)++;
-  }
-  j["counts"] = ojson{{"shards", static_cast<int64_t>(report.shards.size())},
-                      {"passed", passed},
-                      {"failed", failed},
-                      {"errors", errors}};
+  const ResidencyCounts counts = residency_counts(report);
+  j["counts"] = ojson{{"shards", counts.shards},
+                      {"passed", counts.passed},
+                      {"failed", counts.failed},
+                      {"errors", counts.errors}};
   ojson shards = ojson::array();
   for (const ShardCheck& s : report.shards) shards.push_back(shard_json(s));
   j["shards"] = shards;
@@ -150,16 +159,12 @@ std::string residency_report_json(const ResidencyReport& report) {
 }
 
 std::string residency_report_junit(const ResidencyReport& report) {
-  int64_t failures = 0, errors = 0;
-  for (const ShardCheck& s : report.shards) {
-    if (s.error) ++errors;
-    else if (!s.verdict.passed) ++failures;
-  }
+  const ResidencyCounts counts = residency_counts(report);
   std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   out += fmt::format("<testsuites name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\">\n",
-                     xml_escape(report.tool), report.shards.size(), failures, errors);
+                     xml_escape(report.tool), counts.shards, counts.failed, counts.errors);
   out += fmt::format("  <testsuite name=\"residency\" tests=\"{}\" failures=\"{}\" errors=\"{}\">\n",
-                     report.shards.size(), failures, errors);
+                     counts.shards, counts.failed, counts.errors);
   for (const ShardCheck& s : report.shards) {
     out += fmt::format("    <testcase classname=\"{}.residency\" name=\"{}\">\n",
                        xml_escape(report.tool), xml_escape(s.path));
@@ -183,16 +188,15 @@ std::string residency_report_junit(const ResidencyReport& report) {
 }
 
 std::string residency_report_markdown(const ResidencyReport& report) {
-  int code = residency_exit_code(report);
   std::string out = fmt::format("## {}: {}\n\n", report.tool,
-                                code == kExitPass ? "pass" : code == kExitGateFailed ? "fail" : "error");
+                                residency_verdict_name(residency_exit_code(report)));
   out += "| shard | verdict | compute | on ANE | at risk | fallback | unknown | compile-time | "
          "residency | min | source |\n";
   out += "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n";
   for (const ShardCheck& s : report.shards) {
     const ResidencySummary& m = s.summary;
     out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {:g}% | {} |\n",
-                       md_escape(shard_name(s.path)), shard_verdict(s), m.compute_ops, m.on_ane,
+                       md_escape(path_basename(s.path)), shard_verdict(s), m.compute_ops, m.on_ane,
                        m.at_risk, m.fallbacks, m.unknown, m.compile_time_ops,
                        pct_str(m.residency_pct), s.threshold.min_residency_pct,
                        placement_source_name(s.source));
@@ -204,7 +208,7 @@ std::string residency_report_markdown(const ResidencyReport& report) {
       any = true;
       if (s.error) out += fmt::format("- `{}`: {}\n", md_escape(s.path), md_escape(s.error->message()));
       for (const std::string& f : s.verdict.failures) {
-        out += fmt::format("- `{}`: {}\n", md_escape(shard_name(s.path)), md_escape(f));
+        out += fmt::format("- `{}`: {}\n", md_escape(path_basename(s.path)), md_escape(f));
       }
     }
   }

@@ -174,7 +174,7 @@ TEST_F(ComputePlan, AcceptsAppleModelRunnerForm) {
 TEST(ComputePlanFormat, MessagesNameFileAndJsonPath) {
   auto bad_json = parse_compute_plan("{\"schema\": ", "p.json");
   ASSERT_FALSE(bad_json.is_ok());
-  EXPECT_NE(bad_json.status().message().find("p.json: byte "), std::string::npos);
+  EXPECT_NE(bad_json.status().message().find("p.json: invalid JSON at byte "), std::string::npos);
 
   json dump = {{"schema", "ane-validator/placement-dump@1"},
                {"producer", {{"tool", "t"}}},

@@ -82,9 +82,17 @@ std::optional<int> parse_command_line(CLI::App& app, int argc, const char* const
   return std::nullopt;
 }
 
-bool is_model_path(const std::string& path) {
-  std::string p = path;
+namespace {
+
+std::string strip_trailing_slash(std::string p) {
   while (p.size() > 1 && p.back() == '/') p.pop_back();
+  return p;
+}
+
+}  // namespace
+
+bool is_model_path(const std::string& path) {
+  const std::string p = strip_trailing_slash(path);
   auto ends_with = [&](std::string_view suffix) {
     return p.size() >= suffix.size() && p.compare(p.size() - suffix.size(), suffix.size(), suffix) == 0;
   };
@@ -92,11 +100,6 @@ bool is_model_path(const std::string& path) {
 }
 
 namespace {
-
-std::string strip_trailing_slash(std::string p) {
-  while (p.size() > 1 && p.back() == '/') p.pop_back();
-  return p;
-}
 
 Result<std::vector<std::string>> glob_paths(const std::string& pattern) {
   glob_t g{};

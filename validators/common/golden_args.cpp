@@ -157,6 +157,15 @@ void GoldenOutputArgs::add_to(CLI::App& app) {
   app.add_flag("--no-color", no_color, "No ANSI colours in the table");
 }
 
+void GoldenCommonArgs::add_to(CLI::App& app) {
+  reports.add_to(app);
+  gate.add_to(app);
+  log.add_to(app);
+  thresholds.add_to(app);
+  metrics.add_to(app);
+  output.add_to(app);
+}
+
 Result<GatePolicy> build_gate_policy(const GateArgs& gate, const ThresholdArgs& thresholds) {
   GatePolicy policy = builtin_gate_policy();
   // Same precedence as ane-validator: --gate, else gates/fidelity.json of the current
@@ -171,21 +180,18 @@ Result<GatePolicy> build_gate_policy(const GateArgs& gate, const ThresholdArgs& 
   return policy;
 }
 
-Result<GatePolicy> build_gate_policy(const GateArgs& gate, const ThresholdArgs& thresholds,
-                                     const MetricArgs& metrics) {
-  SG_ASSIGN_OR_RETURN(GatePolicy policy, build_gate_policy(gate, thresholds));
-  if (metrics.topk > 0) policy.topk = metrics.topk;
+Result<GatePolicy> build_gate_policy(const GoldenCommonArgs& args) {
+  SG_ASSIGN_OR_RETURN(GatePolicy policy, build_gate_policy(args.gate, args.thresholds));
+  if (args.metrics.topk > 0) policy.topk = args.metrics.topk;
   return policy;
 }
 
-int finish_golden_report(FidelityRun run, GatePolicy policy, const GateArgs& gate,
-                         const ReportArgs& reports, const GoldenOutputArgs& output,
-                         const LogArgs& log) {
+int finish_golden_report(FidelityRun run, GatePolicy policy, const GoldenCommonArgs& args) {
   if (!policy.sha256.empty()) run.inputs.push_back({"gate", policy.source, policy.sha256});
-  auto report = make_golden_report(std::move(run), std::move(policy), gate.strict,
+  auto report = make_golden_report(std::move(run), std::move(policy), args.gate.strict,
                                    kGoldenValidatorVersion);
   if (!report) return report_error(report.status());
-  return emit_golden_report(*report, reports, output, log);
+  return emit_golden_report(*report, args.reports, args.output, args.log);
 }
 
 int report_error(const Status& status) {

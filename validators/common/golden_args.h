@@ -3,7 +3,9 @@
 //    `--min-cosine 0.97 hidden.3:0.95` (a bare value replaces the default; NAME:VALUE adds an
 //    override for the checkpoints NAME matches, glob allowed), plus --percentile;
 //  - MetricArgs: --topk;
-//  - GoldenOutputArgs: --html, --all-positions, --no-color.
+//  - GoldenOutputArgs: --html, --all-positions, --no-color;
+//  - GoldenCommonArgs: all of these with ReportArgs, GateArgs and LogArgs, for compare / run /
+//    probe.
 // And the two steps every command shares: building the policy, and emitting the reports.
 #pragma once
 
@@ -58,18 +60,28 @@ struct GoldenOutputArgs {
   void add_to(CLI::App& app);
 };
 
+// The groups of every command that measures and gates (compare, run, probe): reports, gate,
+// log level, thresholds, --topk and the golden outputs, added in that order.
+struct GoldenCommonArgs {
+  ReportArgs reports;
+  GateArgs gate;
+  LogArgs log;
+  ThresholdArgs thresholds;
+  MetricArgs metrics;
+  GoldenOutputArgs output;
+
+  void add_to(CLI::App& app);
+};
+
 // --gate FILE, else ./gates/fidelity.json when present, else the built-in policy; then the
 // threshold options applied on top.
 Result<GatePolicy> build_gate_policy(const GateArgs& gate, const ThresholdArgs& thresholds);
 // The same, then an explicit --topk wins over the policy's k (like every command-line threshold).
-Result<GatePolicy> build_gate_policy(const GateArgs& gate, const ThresholdArgs& thresholds,
-                                     const MetricArgs& metrics);
+Result<GatePolicy> build_gate_policy(const GoldenCommonArgs& args);
 
 // The end of every comparing command: records the gate file among the run's inputs, builds the
 // report and emits it (see emit_golden_report); returns the exit code.
-int finish_golden_report(FidelityRun run, GatePolicy policy, const GateArgs& gate,
-                         const ReportArgs& reports, const GoldenOutputArgs& output,
-                         const LogArgs& log);
+int finish_golden_report(FidelityRun run, GatePolicy policy, const GoldenCommonArgs& args);
 
 // Writes every requested report (JSON, JUnit, Markdown, HTML), prints the terminal table
 // (unless -q: then only the summary line) and returns the exit code: the report's verdict, or

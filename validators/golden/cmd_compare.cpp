@@ -15,26 +15,20 @@ namespace {
 struct CompareOptions {
   std::string candidate;
   std::string reference;
-  cli::ReportArgs reports;
-  cli::GateArgs gate;
-  cli::LogArgs log;
-  cli::ThresholdArgs thresholds;
-  cli::MetricArgs metrics;
-  cli::GoldenOutputArgs output;
+  cli::GoldenCommonArgs common;
 };
 
 int run_compare(const CompareOptions& o) {
-  if (Status s = o.log.validate(); !s.is_ok()) return cli::report_error(s);
-  auto policy = cli::build_gate_policy(o.gate, o.thresholds, o.metrics);
+  if (Status s = o.common.log.validate(); !s.is_ok()) return cli::report_error(s);
+  auto policy = cli::build_gate_policy(o.common);
   if (!policy) return cli::report_error(policy.status());
   auto candidate = open_golden_source(o.candidate);
   if (!candidate) return cli::report_error(candidate.status());
   auto reference = open_golden_source(o.reference);
   if (!reference) return cli::report_error(reference.status());
-  auto run = compare_sources(**candidate, **reference, o.metrics.options(*policy));
+  auto run = compare_sources(**candidate, **reference, o.common.metrics.options(*policy));
   if (!run) return cli::report_error(run.status());
-  return cli::finish_golden_report(std::move(*run), std::move(*policy), o.gate, o.reports,
-                                   o.output, o.log);
+  return cli::finish_golden_report(std::move(*run), std::move(*policy), o.common);
 }
 
 }  // namespace
@@ -51,12 +45,7 @@ void add_compare_command(CLI::App& app, CommandResult& result) {
                   "Reference (golden) dump: a directory with manifest.json, or a .safetensors file")
       ->option_text("DIR|FILE")
       ->required();
-  options->reports.add_to(*sub);
-  options->gate.add_to(*sub);
-  options->log.add_to(*sub);
-  options->thresholds.add_to(*sub);
-  options->metrics.add_to(*sub);
-  options->output.add_to(*sub);
+  options->common.add_to(*sub);
   sub->callback([&result, options] { result.run = [options] { return run_compare(*options); }; });
 }
 

@@ -6,6 +6,7 @@
 #include "golden/commands.h"
 #include "golden/exec_args.h"
 #include "shardgate/executor.h"
+#include "shardgate/fidelity.h"
 #include "shardgate/npy.h"
 #include "shardgate/probe.h"
 
@@ -172,10 +173,8 @@ Result<int> exec(const ExecOptions& o) {
   }
   if (o.profile && level >= 0) print_profile(run.stats);
   if (run.first_nonfinite) {
-    const NonFinite& nf = *run.first_nonfinite;
-    std::cout << fmt::format("\nfirst non-finite value: function '{}' op #{} '{}' output '{}' flat "
-                             "index {} = {}\n",
-                             nf.function, nf.op_index, nf.op_type, nf.output, nf.flat_index, nf.value);
+    std::cout << "\nfirst non-finite value: " << describe_nonfinite(*run.first_nonfinite)
+              << "\n";
   } else if (level >= 0) {
     std::cout << "\nno op produced a non-finite value\n";
   }

@@ -28,18 +28,8 @@ struct ProbeCommandOptions {
   std::vector<std::string> inputs;
   ExecArgs exec;
   cli::SelectionArgs selection;
-  cli::ReportArgs reports;
-  cli::GateArgs gate;
-  cli::LogArgs log;
-  cli::ThresholdArgs thresholds;
-  cli::MetricArgs metrics;
-  cli::GoldenOutputArgs output;
+  cli::GoldenCommonArgs common;
 };
-
-std::string strip_slash(std::string p) {
-  while (p.size() > 1 && p.back() == '/') p.pop_back();
-  return p;
-}
 
 // --baseline-replace OLD=NEW: the baseline path is the candidate path with the last OLD
 // replaced by NEW (e.g. _lut4=_fp16).
@@ -50,22 +40,22 @@ Result<std::string> baseline_for(const ProbeCommandOptions& o, const std::string
            "--baseline-replace {}: expected OLD=NEW", o.baseline_replace);
   const std::string from = o.baseline_replace.substr(0, eq);
   const std::string to = o.baseline_replace.substr(eq + 1);
-  const std::string c = strip_slash(candidate);
-  const size_t at = c.rfind(from);
+  // `candidate` comes from expand_shard_paths: no trailing '/'.
+  const size_t at = candidate.rfind(from);
   SG_CHECK(at != std::string::npos, ErrorCode::kUsage,
            "--baseline-replace {}: '{}' does not occur in candidate {}", o.baseline_replace, from,
            candidate);
-  return c.substr(0, at) + to + c.substr(at + from.size());
+  return candidate.substr(0, at) + to + candidate.substr(at + from.size());
 }
 
 int run_probe(const ProbeCommandOptions& o) {
-  if (Status s = o.log.validate(); !s.is_ok()) return cli::report_error(s);
+  if (Status s = o.common.log.validate(); !s.is_ok()) return cli::report_error(s);
   if (Status s = o.selection.validate(); !s.is_ok()) return cli::report_error(s);
   if (o.baseline.empty() == o.baseline_replace.empty()) {
     return cli::report_error(make_error(
         ErrorCode::kUsage, "probe: give exactly one of --baseline SHARD and --baseline-replace OLD=NEW"));
   }
-  auto policy = cli::build_gate_policy(o.gate, o.thresholds, o.metrics);
+  auto policy = cli::build_gate_policy(o.common);
   if (!policy) return cli::report_error(policy.status());
   auto expanded = cli::expand_shard_paths(o.candidates);
   if (!expanded) return cli::report_error(expanded.status());
@@ -94,14 +84,14 @@ int run_probe(const ProbeCommandOptions& o) {
   po.given_inputs = *given;
   po.precision = o.exec.precision_value();
   po.threads = o.exec.threads;
-  po.metrics = o.metrics.options(*policy);
+  po.metrics = o.common.metrics.options(*policy);
   run.options = po.metrics;
   for (const std::string& candidate : candidates) {
     auto baseline = baseline_for(o, candidate);
     if (!baseline) return cli::report_error(baseline.status());
     po.labels.clear();
     if (candidates.size() > 1) {
-      po.labels.emplace_back("shard", std::filesystem::path(strip_slash(candidate)).stem().string());
+      po.labels.emplace_back("shard", std::filesystem::path(candidate).stem().string());
     }
     auto result = probe_shard(candidate, *baseline, po);
     if (!result) return cli::report_error(result.status());
@@ -110,18 +100,15 @@ int run_probe(const ProbeCommandOptions& o) {
     for (CheckResult& c : result->checks) run.checks.push_back(std::move(c));
     run.notes.insert(run.notes.end(), result->notes.begin(), result->notes.end());
     for (const auto& [which, nf] : result->first_nonfinite) {
-      run.notes.push_back(fmt::format("{}: {} shard: first non-finite value at op #{} '{}' output "
-                                      "'{}' flat index {} = {}",
-                                      candidate, which, nf.op_index, nf.op_type, nf.output,
-                                      nf.flat_index, nf.value));
+      run.notes.push_back(fmt::format("{}: {} shard: first non-finite value: {}", candidate,
+                                      which, describe_nonfinite(nf)));
     }
   }
   run.notes.push_back(fmt::format("precision {}, function '{}', seeds {}..{}",
                                   precision_name(po.precision), o.function, o.seed,
                                   o.seed + static_cast<uint64_t>(o.seeds) - 1));
-  print_notes(run.notes, o.log.level());
-  return cli::finish_golden_report(std::move(run), std::move(*policy), o.gate, o.reports,
-                                   o.output, o.log);
+  print_notes(run.notes, o.common.log.level());
+  return cli::finish_golden_report(std::move(run), std::move(*policy), o.common);
 }
 
 }  // namespace
@@ -150,12 +137,7 @@ void add_probe_command(CLI::App& app, CommandResult& result) {
       ->option_text("NAME=FILE.npy");
   options->exec.add_to(*sub);
   options->selection.add_to(*sub);
-  options->reports.add_to(*sub);
-  options->gate.add_to(*sub);
-  options->log.add_to(*sub);
-  options->thresholds.add_to(*sub);
-  options->metrics.add_to(*sub);
-  options->output.add_to(*sub);
+  options->common.add_to(*sub);
   sub->callback([&result, options] { result.run = [options] { return run_probe(*options); }; });
 }
 

@@ -73,12 +73,11 @@ Status record(const RecordOptions& o) {
   }
   SG_ASSIGN_OR_RETURN(ChainRunResult result, run_chain(chain, ro));
   if (result.first_nonfinite) {
-    const NonFinite& nf = result.first_nonfinite->where;
     return make_error(ErrorCode::kNumeric,
-                      "{}: the baseline chain produced a non-finite value (step '{}', op #{} '{}' "
-                      "output '{}' flat index {} = {}); refusing to record it as a golden",
-                      o.chain, result.first_nonfinite->step, nf.op_index, nf.op_type, nf.output,
-                      nf.flat_index, nf.value);
+                      "{}: the baseline chain produced a non-finite value (step '{}', {}); "
+                      "refusing to record it as a golden",
+                      o.chain, result.first_nonfinite->step,
+                      describe_nonfinite(result.first_nonfinite->where));
   }
 
   std::vector<int64_t> prompt;

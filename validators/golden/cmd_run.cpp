@@ -21,17 +21,12 @@ struct RunCommandOptions {
   bool teacher_forced = false;
   bool both = false;
   ExecArgs exec;
-  cli::ReportArgs reports;
-  cli::GateArgs gate;
-  cli::LogArgs log;
-  cli::ThresholdArgs thresholds;
-  cli::MetricArgs metrics;
-  cli::GoldenOutputArgs output;
+  cli::GoldenCommonArgs common;
 };
 
 int run_run(const RunCommandOptions& o) {
-  if (Status s = o.log.validate(); !s.is_ok()) return cli::report_error(s);
-  auto policy = cli::build_gate_policy(o.gate, o.thresholds, o.metrics);
+  if (Status s = o.common.log.validate(); !s.is_ok()) return cli::report_error(s);
+  auto policy = cli::build_gate_policy(o.common);
   if (!policy) return cli::report_error(policy.status());
   auto chain = load_chain_manifest(o.chain);
   if (!chain) return cli::report_error(chain.status());
@@ -51,8 +46,8 @@ int run_run(const RunCommandOptions& o) {
   }
   fo.precision = o.exec.precision_value();
   fo.threads = o.exec.threads;
-  fo.metrics = o.metrics.options(*policy);
-  const int level = o.log.level();
+  fo.metrics = o.common.metrics.options(*policy);
+  const int level = o.common.log.level();
   if (level > 0) {
     fo.on_step = [](ChainMode mode, const ChainStepRecord& r) {
       std::cerr << fmt::format("  [{}] step {:<16} {:8.3f} s", chain_mode_name(mode), r.id, r.seconds);
@@ -66,8 +61,7 @@ int run_run(const RunCommandOptions& o) {
   auto run = run_chain_fidelity(*chain, **goldens, fo);
   if (!run) return cli::report_error(run.status());
   print_notes(run->notes, level);
-  return cli::finish_golden_report(std::move(*run), std::move(*policy), o.gate, o.reports,
-                                   o.output, o.log);
+  return cli::finish_golden_report(std::move(*run), std::move(*policy), o.common);
 }
 
 }  // namespace
@@ -89,12 +83,7 @@ void add_run_command(CLI::App& app, CommandResult& result) {
                 "Free-running and teacher-forced views in one report")
       ->excludes(tf);
   options->exec.add_to(*sub);
-  options->reports.add_to(*sub);
-  options->gate.add_to(*sub);
-  options->log.add_to(*sub);
-  options->thresholds.add_to(*sub);
-  options->metrics.add_to(*sub);
-  options->output.add_to(*sub);
+  options->common.add_to(*sub);
   sub->callback([&result, options] { result.run = [options] { return run_run(*options); }; });
 }
 

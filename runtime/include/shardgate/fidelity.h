@@ -92,6 +92,12 @@ struct MetricOptions {
   int64_t topk = 5;  // k of the top-k overlap (logits only)
 };
 
+struct NonFinite;  // shardgate/executor.h: the first op output of a run holding NaN/Inf
+
+// "function 'main', op #12 'softmax' output 'attn' flat index 34 = nan": the facts of a
+// NonFinite, for the notes and errors of exec, probe, record and run.
+std::string describe_nonfinite(const NonFinite& nf);
+
 // Compares one candidate tensor against its reference. `position_axis` may be negative
 // (counted from the end) or absent. Logits metrics are computed when identity.kind is
 // "logits"; their vector is the last axis. Errors (kShape): shape or dtype-class mismatch,

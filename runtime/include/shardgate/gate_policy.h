@@ -97,7 +97,6 @@ enum class Verdict : uint8_t {
   kNoEvidence,  // every row degenerate (or no row at all)
 };
 const char* verdict_name(Verdict v);  // "pass", "fail", "not_gated", "degenerate", ...
-std::optional<Verdict> verdict_from_name(std::string_view name);
 
 // The gated statistic of one metric of one check.
 struct MetricVerdict {

@@ -36,6 +36,9 @@ class MappedFile {
 Result<std::string> read_file(const std::string& path);
 bool path_exists(const std::string& path);
 bool is_directory(const std::string& path);
+// The last component of `path`, trailing '/' ignored: "out/layer_00.mlmodelc/" ->
+// "layer_00.mlmodelc". A path without '/' is returned whole.
+std::string path_basename(std::string_view path);
 
 // Writes `contents` to `path` atomically: a temporary file in the same directory, fsync,
 // then rename. A reader never sees a half-written report.

@@ -12,6 +12,7 @@
 #include "shardgate/status.h"
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -207,7 +208,9 @@ inline constexpr const char* kResidencyGateSchema = "shardgate/residency-gate@1"
 
 struct ResidencyPolicy {
   struct Override {
-    std::string shard;  // glob on the shard's file name ("layer_00*.mlmodelc")
+    // Glob on the shard's file name ("layer_00*.mlmodelc"): '*' and '?', as sg::glob_match
+    // (the shard globs of gates/fidelity.json).
+    std::string shard;
     double min_residency_pct = 100.0;
     std::string reason;
   };
@@ -240,6 +243,9 @@ GateVerdict evaluate_residency_gate(const std::vector<OpPlacement>& ops,
 
 struct ShardCheckOptions {
   std::string plan_path;  // "" = predict
+  // The dump at plan_path when the caller has parsed it already (ane-validator matches dumps
+  // to shards by model.name); null = load plan_path. One dump may serve several shards.
+  std::shared_ptr<const ComputePlanDump> plan;
   std::vector<ContractCheck> checks;
   ResidencyThreshold threshold;
   bool strict = false;

@@ -26,6 +26,14 @@ struct ResidencyReport {
 const char* shard_verdict(const ShardCheck& shard);
 // 0 all passed, 1 a gate failed, 2 a shard or plan could not be read or no shard was checked.
 int residency_exit_code(const ResidencyReport& report);
+// "pass" (exit 0), "fail" (exit 1) or "error" (any other exit code): the run's verdict.
+const char* residency_verdict_name(int exit_code);
+
+// Shards of a report by verdict (shard_verdict).
+struct ResidencyCounts {
+  int64_t shards = 0, passed = 0, failed = 0, errors = 0;
+};
+ResidencyCounts residency_counts(const ResidencyReport& report);
 
 std::string residency_report_json(const ResidencyReport& report);
 std::string residency_report_junit(const ResidencyReport& report);

@@ -193,19 +193,27 @@ TEST(Probe, QuantizedSampleShardAgainstItsBaseline) {
   ASSERT_EQ(lut4->checks.size(), 1u);
   EXPECT_EQ(lut4->checks[0].rows.size(), 3u);
   EXPECT_FALSE(lut4->candidate_sha256.empty());
+  int measured = 0;
   for (const RowResult& row : lut4->checks[0].rows) {
     if (row.degenerate) continue;
+    ++measured;
+    ASSERT_TRUE(row.value(Metric::kCosine).has_value());
     EXPECT_GT(*row.value(Metric::kCosine), 0.9);
     EXPECT_LT(*row.value(Metric::kCosine), 1.0);  // quantization is visible
   }
+  EXPECT_GT(measured, 0) << "every LUT4 probe row is degenerate: nothing was compared";
   // The baseline against itself is exact.
   auto same = probe_shard(kSample + "L0_moe_p0_fp16.mlpackage", kSample + "L0_moe_p0_fp16.mlpackage", o);
   ASSERT_TRUE(same.is_ok()) << same.status().to_string();
+  int measured_same = 0;
   for (const RowResult& row : same->checks[0].rows) {
     if (!row.degenerate) {
+      ++measured_same;
+      ASSERT_TRUE(row.value(Metric::kCosine).has_value());
       EXPECT_EQ(*row.value(Metric::kCosine), 1.0);
     }
   }
+  EXPECT_GT(measured_same, 0) << "every baseline probe row is degenerate: nothing was compared";
   // Shards with different inputs cannot be probed against each other.
   auto mismatch = probe_shard(kSample + "embed_lut4.mlpackage", kSample + "L0_moe_p0_fp16.mlpackage", o);
   EXPECT_EQ(mismatch.status().code(), ErrorCode::kShape) << mismatch.status().to_string();

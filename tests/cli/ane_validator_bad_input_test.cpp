@@ -1,18 +1,19 @@
 // ane-validator on bad input, through the built binary (build the ane-validator target first):
 // every broken shard is exit 2 with a message naming the broken file, a good one is 0 or 1,
 // and a run never leaves a partial report behind (--json names a complete report or nothing).
+// A run given a .mlmodelc/.mlpackage path always reports it, broken or not: its error is in
+// the report.
 #include "shardgate/io.h"
+#include "support/cli_run.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -21,16 +22,13 @@ namespace fs = std::filesystem;
 const std::string kBinary = SG_BINARY_DIR "/validators/ane-validator";
 const std::string kCorpus = std::string(SG_TEST_DATA_DIR) + "/corpus/silero-vad/";
 
-struct CliResult {
-  int code = -1;
-  std::string out;  // stdout and stderr together
-};
+using CliResult = sg::CliRun;
 
+// The file's bytes; a file that cannot be read fails the test and reads as "".
 std::string slurp(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  auto bytes = sg::read_file(path.string());
+  EXPECT_TRUE(bytes.is_ok()) << bytes.status().to_string();
+  return bytes.is_ok() ? *bytes : std::string();
 }
 
 void spit(const fs::path& path, const std::string& bytes) {
@@ -70,29 +68,22 @@ class AneValidatorBadInput : public ::testing::Test {
   }
 
   // Runs the binary from the source directory (so gates/residency.json is the default
-  // policy), output captured to a file.
+  // policy), stdout and stderr captured together.
   CliResult run(const std::string& args) {
-    const fs::path log = dir_ / "output.txt";
-    const std::string cmd = "cd '" SG_SOURCE_DIR "' && '" + kBinary + "' " + args + " > '" +
-                            log.string() + "' 2>&1";
-    const int status = std::system(cmd.c_str());
-    CliResult r;
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.out = slurp(log);
-    return r;
+    return sg::run_command("cd '" SG_SOURCE_DIR "' && '" + kBinary + "' " + args);
   }
 
   fs::path report_path() const { return dir_ / "reports" / "out.json"; }
 
-  // The report directory holds either nothing or one complete, valid report whose exit code
-  // is the process's: never a partial file or a left-over temporary.
-  void expect_no_partial_report(const CliResult& r) {
+  // The report directory holds exactly one complete, valid report whose exit code is the
+  // process's: never a partial file or a left-over temporary.
+  void expect_complete_report(const CliResult& r) {
     std::vector<std::string> names;
     for (const auto& e : fs::directory_iterator(dir_ / "reports")) {
       names.push_back(e.path().filename().string());
     }
-    if (names.empty()) return;
-    ASSERT_EQ(names, std::vector<std::string>{"out.json"}) << "stray files next to the report";
+    ASSERT_EQ(names, std::vector<std::string>{"out.json"})
+        << "expected the report and nothing else next to it:\n" << r.output;
     nlohmann::json j = nlohmann::json::parse(slurp(report_path()), nullptr, false);
     ASSERT_FALSE(j.is_discarded()) << "report is not valid JSON:\n" << slurp(report_path());
     EXPECT_EQ(j.value("exit_code", -1), r.code);
@@ -100,21 +91,29 @@ class AneValidatorBadInput : public ::testing::Test {
     EXPECT_TRUE(j.contains("shards"));
   }
 
-  // Exit 2, the output names `file`, and the report (if any) records the error.
+  // For runs that may stop before reporting (usage errors, a folder that is not a model): the
+  // report directory holds either nothing or one complete report, never a partial file.
+  void expect_no_partial_report(const CliResult& r) {
+    if (fs::is_empty(dir_ / "reports")) return;
+    expect_complete_report(r);
+  }
+
+  // Exit 2, the output names `file`, and the report records the error. Every caller passes a
+  // .mlmodelc/.mlpackage path, which the tool always checks and reports, so the report must
+  // be there.
   void expect_bad_input(const CliResult& r, const std::string& file) {
-    EXPECT_EQ(r.code, 2) << r.out;
-    EXPECT_NE(r.out.find(file), std::string::npos) << "message does not name " << file << ":\n"
-                                                   << r.out;
-    expect_no_partial_report(r);
-    if (fs::exists(report_path())) {
-      nlohmann::json j = nlohmann::json::parse(slurp(report_path()), nullptr, false);
-      ASSERT_FALSE(j.is_discarded());
-      ASSERT_EQ(j["shards"].size(), 1u);
-      EXPECT_EQ(j["shards"][0]["verdict"], "error");
-      ASSERT_TRUE(j["shards"][0]["error"].is_object());
-      EXPECT_NE(j["shards"][0]["error"]["message"].get<std::string>().find(file), std::string::npos);
-      EXPECT_NE(j["shards"][0]["error"]["code"], "internal");
-    }
+    EXPECT_EQ(r.code, 2) << r.output;
+    EXPECT_NE(r.output.find(file), std::string::npos) << "message does not name " << file
+                                                      << ":\n" << r.output;
+    ASSERT_TRUE(fs::exists(report_path())) << "no report written:\n" << r.output;
+    expect_complete_report(r);
+    nlohmann::json j = nlohmann::json::parse(slurp(report_path()), nullptr, false);
+    ASSERT_FALSE(j.is_discarded());
+    ASSERT_EQ(j["shards"].size(), 1u);
+    EXPECT_EQ(j["shards"][0]["verdict"], "error");
+    ASSERT_TRUE(j["shards"][0]["error"].is_object());
+    EXPECT_NE(j["shards"][0]["error"]["message"].get<std::string>().find(file), std::string::npos);
+    EXPECT_NE(j["shards"][0]["error"]["code"], "internal");
   }
 
   std::string json_arg() const { return " --json '" + report_path().string() + "'"; }
@@ -133,8 +132,8 @@ TEST_F(AneValidatorBadInput, DirectoryThatIsNotAModelIsExitTwo) {
   fs::create_directories(dir_ / "notes");
   spit(dir_ / "notes" / "README.txt", "not a model\n");
   CliResult r = run("'" + (dir_ / "notes").string() + "'" + json_arg());
-  EXPECT_EQ(r.code, 2) << r.out;
-  EXPECT_NE(r.out.find("notes"), std::string::npos) << r.out;
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("notes"), std::string::npos) << r.output;
   expect_no_partial_report(r);
 
   // A folder named like a model, holding nothing it needs.
@@ -193,9 +192,9 @@ TEST_F(AneValidatorBadInput, UnknownOpIsListedByTheDefaultRule) {
                   "= frobnicate(x = input_cast_fp16)");
   // Unknown placement is not on the ANE, but only --strict fails on it by itself.
   CliResult r = run("'" + model.string() + "' --ops --min-residency 0" + json_arg());
-  EXPECT_EQ(r.code, 0) << r.out;
-  EXPECT_NE(r.out.find("frobnicate"), std::string::npos) << r.out;
-  expect_no_partial_report(r);
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("frobnicate"), std::string::npos) << r.output;
+  expect_complete_report(r);
   nlohmann::json j = nlohmann::json::parse(slurp(report_path()), nullptr, false);
   ASSERT_FALSE(j.is_discarded());
   const nlohmann::json& shard = j["shards"][0];
@@ -218,10 +217,10 @@ TEST_F(AneValidatorBadInput, UnknownOpIsListedByTheDefaultRule) {
 
   fs::remove(report_path());
   r = run("'" + model.string() + "' --min-residency 0 --strict" + json_arg());
-  EXPECT_EQ(r.code, 1) << r.out;
-  EXPECT_NE(r.out.find("unknown placement"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("DEFAULT"), std::string::npos) << r.out;
-  expect_no_partial_report(r);
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("unknown placement"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("DEFAULT"), std::string::npos) << r.output;
+  expect_complete_report(r);
 }
 
 TEST_F(AneValidatorBadInput, MalformedManifestIsExitTwo) {
@@ -244,9 +243,9 @@ TEST_F(AneValidatorBadInput, GoodShardIsZeroOrOneWithACompleteReport) {
     fs::remove_all(dir_ / "reports");
     fs::create_directories(dir_ / "reports");
     CliResult r = run("'" + kCorpus + name + "'" + json_arg());
-    EXPECT_TRUE(r.code == 0 || r.code == 1) << name << "\n" << r.out;
+    EXPECT_TRUE(r.code == 0 || r.code == 1) << name << "\n" << r.output;
     ASSERT_TRUE(fs::exists(report_path())) << name;
-    expect_no_partial_report(r);
+    expect_complete_report(r);
     nlohmann::json j = nlohmann::json::parse(slurp(report_path()), nullptr, false);
     EXPECT_TRUE(j["shards"][0]["error"].is_null()) << name;
     EXPECT_EQ(j["shards"][0]["summary"]["total_ops"], 137) << name;
@@ -257,28 +256,28 @@ TEST_F(AneValidatorBadInput, RunsThatFailBeforeReportingWriteNoReport) {
   const std::string good = "'" + kCorpus + "unified_int8.mlmodelc'";
   // A gate file that does not exist: refused before any shard is checked.
   CliResult r = run(good + " --gate '" + (dir_ / "missing_gate.json").string() + "'" + json_arg());
-  EXPECT_EQ(r.code, 2) << r.out;
-  EXPECT_NE(r.out.find("missing_gate.json"), std::string::npos) << r.out;
-  EXPECT_FALSE(fs::exists(report_path())) << r.out;
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("missing_gate.json"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(report_path())) << r.output;
   expect_no_partial_report(r);
 
   // A malformed gate file.
   spit(dir_ / "bad_gate.json", "{\"schema_version\": 1, \"default\": ");
   r = run(good + " --gate '" + (dir_ / "bad_gate.json").string() + "'" + json_arg());
-  EXPECT_EQ(r.code, 2) << r.out;
-  EXPECT_NE(r.out.find("bad_gate.json"), std::string::npos) << r.out;
-  EXPECT_FALSE(fs::exists(report_path())) << r.out;
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("bad_gate.json"), std::string::npos) << r.output;
+  EXPECT_FALSE(fs::exists(report_path())) << r.output;
 
   // Usage errors.
   r = run(good + " --shard-count 0" + json_arg());
-  EXPECT_EQ(r.code, 2) << r.out;
-  EXPECT_FALSE(fs::exists(report_path())) << r.out;
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_FALSE(fs::exists(report_path())) << r.output;
 
   // A report that cannot be written: exit 2 naming it, and nothing half-written.
   const std::string unwritable = (dir_ / "no_such_dir" / "out.json").string();
   r = run(good + " --json '" + unwritable + "'");
-  EXPECT_EQ(r.code, 2) << r.out;
-  EXPECT_NE(r.out.find("out.json"), std::string::npos) << r.out;
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("out.json"), std::string::npos) << r.output;
   EXPECT_FALSE(fs::exists(dir_ / "no_such_dir"));
 }
 

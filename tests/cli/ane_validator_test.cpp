@@ -61,9 +61,13 @@ TEST_F(AneValidator, NothingToCheckIsAUsageError) {
 TEST_F(AneValidator, EveryCorpusModelExitsZeroOrOneWithFullOpCount) {
   for (const char* name : {"silero-vad-unified-v6.0.0", "unified_int8", "unified_palette_4bit"}) {
     for (const char* ext : {".mlmodelc", ".mlpackage"}) {
-      std::string json = temp_path("corpus.json");
+      // One report per run, none left from an earlier run or test process: each count below
+      // is read from the report this run wrote.
+      const std::string json = temp_path(std::string("corpus_") + name + ext + ".json");
+      std::filesystem::remove(json);
       CliRun r = run(kCorpus + name + ext + " --min-residency 100 --json " + json);
       EXPECT_EQ(r.code, 1) << name << ext << "\n" << r.output;  // fp32 LSTM path: below 100%
+      ASSERT_TRUE(std::filesystem::exists(json)) << name << ext << ": no report\n" << r.output;
       auto j = read_json(json);
       EXPECT_EQ(j["shards"][0]["summary"]["total_ops"], 137) << name << ext;
       EXPECT_EQ(j["shards"][0]["summary"]["compute_ops"], 48) << name << ext;

@@ -27,8 +27,10 @@ CliRun golden(const std::string& args) {
 }
 
 const std::string kSample = SG_SOURCE_DIR "/goldens/sample/";
-// The repository gate without its top-1 rule: the sample's demonstration is the cosine gate
-// (LUT4 flips the argmax of near-tied logits at positions 2 and 4, in the numpy oracle too).
+// The repository gate. gates/fidelity.json has no min_top1 (top-1 is reported, not gated);
+// `--min-top1 none` keeps it that way should one be added there, since the sample's
+// demonstration is the cosine gate (LUT4 flips the argmax of near-tied logits at positions 2
+// and 4, in the numpy oracle too).
 const std::string kGate = " --no-color --gate " SG_SOURCE_DIR "/gates/fidelity.json --min-top1 none";
 std::string chain(const std::string& variant) { return kSample + "chains/chain_" + variant + ".json"; }
 
@@ -149,8 +151,13 @@ TEST_F(GoldenRunCli, RecordThenRunIsExact) {
   }
   EXPECT_EQ(rows, 6 * 8);
 
-  // Recording into the dump the chain reads its inputs from is refused.
-  EXPECT_EQ(golden("record " + chain("fp16") + " --out " + kSample + "goldens").code, 2);
+  // Recording into the dump the chain reads its inputs from is refused, saying why.
+  const CliRun refused = golden("record " + chain("fp16") + " --out " + kSample + "goldens");
+  EXPECT_EQ(refused.code, 2) << refused.output;
+  EXPECT_NE(refused.output.find("is the dump the chain reads its inputs from; record into "
+                                "another directory"),
+            std::string::npos)
+      << refused.output;
 }
 
 TEST_F(GoldenRunCli, ExecWritesOutputsAndCapturesAsNpy) {

@@ -169,6 +169,9 @@ TEST(CorpusRunQuantized, StayCloseToDenseAndInt8BeatsLut4) {
       EXPECT_GE(c8, 0.999) << name;
       EXPECT_GE(c4, 0.85) << name;
     }
+    // INT8 is closer to dense than the 4-bit LUT on every output, not just over all of them
+    // (committed corpus: 0.018 vs 0.057, 0.053 vs 0.59, 0.068 vs 1.5).
+    EXPECT_LT(e8, e4) << name << ": int8 is not closer to dense than lut4";
     err_int8 = std::max(err_int8, e8);
     err_lut4 = std::max(err_lut4, e4);
   }

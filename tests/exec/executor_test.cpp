@@ -3,7 +3,7 @@
 // sees for unknown ops and wrong inputs. Expected values are exact by construction (fp16
 // representable inputs, results checked by hand in the comments).
 #include "shardgate/executor.h"
-#include "shardgate/half.h"
+#include "support/op_harness.h"
 
 #include <gtest/gtest.h>
 
@@ -11,6 +11,8 @@
 
 namespace sg {
 namespace {
+
+using testing::f16s;  // fp16 literal from floats (support/op_harness.h)
 
 ValueType tensor_type(DType dtype, Shape shape) {
   ValueType t;
@@ -109,12 +111,6 @@ NamedType out(const std::string& name, DType dtype, Shape shape) {
   return {name, tensor_type(dtype, std::move(shape))};
 }
 
-Tensor h16(const Shape& shape, const std::vector<float>& v) {
-  std::vector<uint16_t> bits;
-  for (float f : v) bits.push_back(f32_to_f16(f));
-  return Tensor::from_f16_bits(shape, bits);
-}
-
 std::vector<double> values(const Tensor& t) {
   auto v = to_double_vector(t);
   EXPECT_TRUE(v.is_ok()) << v.status().to_string();
@@ -126,15 +122,15 @@ std::vector<double> values(const Tensor& t) {
 std::shared_ptr<Shard> rounding_program() {
   return ProgramBuilder()
       .input("x", tensor_type(DType::kF16, {2}))
-      .op("add", {{"x", "x"}}, {{"y", h16({}, {1.0f})}}, {out("a", DType::kF16, {2})})
-      .op("sub", {{"x", "a"}}, {{"y", h16({}, {2048.0f})}}, {out("b", DType::kF16, {2})})
+      .op("add", {{"x", "x"}}, {{"y", f16s({}, {1.0f})}}, {out("a", DType::kF16, {2})})
+      .op("sub", {{"x", "a"}}, {{"y", f16s({}, {2048.0f})}}, {out("b", DType::kF16, {2})})
       .output("b")
       .shard();
 }
 
 TEST(Executor, Fp16ModeRoundsAfterEveryOpFp32ModeDoesNot) {
   Executor ex(rounding_program());
-  const std::map<std::string, Tensor> in = {{"x", h16({2}, {2048.0f, 1.0f})}};
+  const std::map<std::string, Tensor> in = {{"x", f16s({2}, {2048.0f, 1.0f})}};
   RunOptions fp16;
   auto r16 = ex.run("main", in, fp16);
   ASSERT_TRUE(r16.is_ok()) << r16.status().to_string();
@@ -162,7 +158,7 @@ TEST(Executor, Fp32InputsAreAcceptedForFp16Parameters) {
 std::shared_ptr<Shard> overflow_program() {
   return ProgramBuilder()
       .input("x", tensor_type(DType::kF16, {3}))
-      .constant("scale", h16({3}, {1.0f, 300.0f, 2.0f}))
+      .constant("scale", f16s({3}, {1.0f, 300.0f, 2.0f}))
       .op("mul", {{"x", "x"}, {"y", "scale"}}, {}, {out("prod", DType::kF16, {3})})
       .op("relu", {{"x", "prod"}}, {}, {out("act", DType::kF16, {3})})
       .output("act")
@@ -171,7 +167,7 @@ std::shared_ptr<Shard> overflow_program() {
 
 TEST(Executor, FirstNonFiniteNamesOpOutputAndIndex) {
   Executor ex(overflow_program());
-  const std::map<std::string, Tensor> in = {{"x", h16({3}, {1.0f, 300.0f, -4.0f})}};
+  const std::map<std::string, Tensor> in = {{"x", f16s({3}, {1.0f, 300.0f, -4.0f})}};
   auto r = ex.run("main", in, {});
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   ASSERT_TRUE(r->first_nonfinite.has_value());
@@ -196,7 +192,7 @@ TEST(Executor, StopOnNonFiniteEndsTheRunAtThatOp) {
   Executor ex(overflow_program());
   RunOptions opt;
   opt.stop_on_nonfinite = true;
-  auto r = ex.run("main", {{"x", h16({3}, {1.0f, 300.0f, -4.0f})}}, opt);
+  auto r = ex.run("main", {{"x", f16s({3}, {1.0f, 300.0f, -4.0f})}}, opt);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   ASSERT_TRUE(r->first_nonfinite.has_value());
   EXPECT_EQ(r->stats.ops_run, 1);
@@ -254,7 +250,7 @@ TEST(Executor, ConstexprChainIsFollowed) {
   // iOS18: constexpr_cast reads the output of a const op.
   auto shard = ProgramBuilder()
                    .input("x", tensor_type(DType::kF32, {2}))
-                   .constant("w16", h16({2}, {0.5f, -1.5f}))
+                   .constant("w16", f16s({2}, {0.5f, -1.5f}))
                    .op("constexpr_cast", {{"source_val", "w16"}},
                        {{"output_dtype", Tensor::from_strings({}, {"fp32"})}},
                        {out("w32", DType::kF32, {2})})
@@ -317,7 +313,7 @@ std::shared_ptr<Shard> state_program() {
 TEST(Executor, StateIsZeroAtFirstAndCarriedAcrossCalls) {
   Executor ex(state_program());
   StateStore states;
-  const std::map<std::string, Tensor> in = {{"x", h16({4}, {1.0f, 2.0f, 3.0f, 4.0f})}};
+  const std::map<std::string, Tensor> in = {{"x", f16s({4}, {1.0f, 2.0f, 3.0f, 4.0f})}};
   auto r1 = ex.run("main", in, {}, &states);
   ASSERT_TRUE(r1.is_ok()) << r1.status().to_string();
   EXPECT_EQ(values(r1->outputs.at("now")), (std::vector<double>{1, 2, 3, 4}));
@@ -347,7 +343,7 @@ TEST(Executor, UnknownOpIsUnsupportedNamingOpFunctionAndStatement) {
   for (const char* part : {"'frobnicate'", "function 'main'", "statement #1", "model.mil:4"}) {
     EXPECT_NE(st.message().find(part), std::string::npos) << part << " in " << st.message();
   }
-  auto r = ex.run("main", {{"x", h16({2}, {1, 2})}}, {});
+  auto r = ex.run("main", {{"x", f16s({2}, {1, 2})}}, {});
   ASSERT_FALSE(r.is_ok());
   EXPECT_EQ(r.status().code(), ErrorCode::kUnsupported);
 
@@ -356,7 +352,7 @@ TEST(Executor, UnknownOpIsUnsupportedNamingOpFunctionAndStatement) {
 
 TEST(Executor, InputErrorsNameTheInput) {
   Executor ex(rounding_program());
-  auto shape = ex.run("main", {{"x", h16({3}, {1, 2, 3})}}, {});
+  auto shape = ex.run("main", {{"x", f16s({3}, {1, 2, 3})}}, {});
   ASSERT_FALSE(shape.is_ok());
   EXPECT_EQ(shape.status().code(), ErrorCode::kShape);
   EXPECT_NE(shape.status().message().find("input 'x' has shape [3]"), std::string::npos)
@@ -367,7 +363,7 @@ TEST(Executor, InputErrorsNameTheInput) {
   EXPECT_EQ(missing.status().code(), ErrorCode::kUsage);
   EXPECT_NE(missing.status().message().find("missing input 'x'"), std::string::npos);
 
-  auto extra = ex.run("main", {{"x", h16({2}, {1, 2})}, {"xx", h16({2}, {1, 2})}}, {});
+  auto extra = ex.run("main", {{"x", f16s({2}, {1, 2})}, {"xx", f16s({2}, {1, 2})}}, {});
   ASSERT_FALSE(extra.is_ok());
   EXPECT_EQ(extra.status().code(), ErrorCode::kUsage);
   EXPECT_NE(extra.status().message().find("no input 'xx'"), std::string::npos);
@@ -383,7 +379,7 @@ TEST(Executor, OutputShapeDisagreeingWithTheProgramIsAnOpLocatedError) {
                    .op("relu", {{"x", "x"}}, {}, {out("a", DType::kF16, {3})})
                    .output("a")
                    .shard();
-  auto r = Executor(shard).run("main", {{"x", h16({2}, {1, 2})}}, {});
+  auto r = Executor(shard).run("main", {{"x", f16s({2}, {1, 2})}}, {});
   ASSERT_FALSE(r.is_ok());
   EXPECT_EQ(r.status().code(), ErrorCode::kShape);
   EXPECT_NE(r.status().message().find("op #0 'relu'"), std::string::npos) << r.status().message();
@@ -398,7 +394,7 @@ TEST(Executor, KernelErrorsCarryTheOpIdentity) {
                        {out("a", DType::kF16, {5})})
                    .output("a")
                    .shard();
-  auto r = Executor(shard).run("main", {{"x", h16({2, 3}, {1, 2, 3, 4, 5, 6})}}, {});
+  auto r = Executor(shard).run("main", {{"x", f16s({2, 3}, {1, 2, 3, 4, 5, 6})}}, {});
   ASSERT_FALSE(r.is_ok());
   EXPECT_EQ(r.status().code(), ErrorCode::kShape);
   EXPECT_NE(r.status().message().find("<in-memory program>:3: function 'main', op #0 'reshape' -> a:"),

@@ -72,7 +72,35 @@ Result<RunResult> run(const std::shared_ptr<Shard>& shard, const std::map<std::s
 
 TEST(StreamedWeights, TheCorpusAndFixturesAreAllCovered) {
   const auto cases = all_cases();
+  // Exact counts per source, so a shard that goes missing (or a new one left unclassified)
+  // shows up here: tests/data/fixtures/llm/*.mlpackage (21: attention, attention_kv, moe and
+  // three lm_head parts; 15 of them int8 / lut4 / int4blk), goldens/sample/shards/*.mlpackage
+  // (48: 16 shards x fp16 / int8 / lut4; 32 quantized) and tests/data/corpus/silero-vad in both
+  // forms (6: dense, int8, palette_4bit; 4 quantized).
+  struct Source {
+    std::string prefix;  // the label's directory part
+    size_t shards;
+    size_t quantized;
+  };
+  const std::vector<Source> sources = {{"llm/", 21, 15}, {"shards/", 48, 32}, {"silero-vad/", 6, 4}};
+  size_t total = 0, total_quantized = 0;
+  for (const Source& s : sources) {
+    size_t n = 0, q = 0;
+    for (const ShardCase& c : cases) {
+      if (c.label.rfind(s.prefix, 0) != 0) continue;
+      ++n;
+      if (quantized(c.label)) ++q;
+    }
+    EXPECT_EQ(n, s.shards) << s.prefix;
+    EXPECT_EQ(q, s.quantized) << s.prefix;
+    total += s.shards;
+    total_quantized += s.quantized;
+  }
+  EXPECT_EQ(cases.size(), total);
   EXPECT_GE(cases.size(), 22u + 24u + 6u);
+  EXPECT_EQ(static_cast<size_t>(std::count_if(cases.begin(), cases.end(),
+                                              [](const auto& c) { return quantized(c.label); })),
+            total_quantized);
   EXPECT_GE(std::count_if(cases.begin(), cases.end(), [](const auto& c) { return quantized(c.label); }),
             30);
 }

@@ -70,13 +70,16 @@ TEST(GoldenReport, JsonFollowsTheSchemaAndHoldsNumpyValues) {
   }
   EXPECT_EQ(compared, 6u * 8u);
   // Every gated metric carries its threshold, reason and verdict.
+  bool seen_cosine = false;
   for (const Json& m : j["checks"][0]["metrics"]) {
     if (m["metric"] == "cosine") {
+      seen_cosine = true;
       EXPECT_EQ(m["threshold"], 0.97);
       EXPECT_FALSE(m["reason"].get<std::string>().empty());
       EXPECT_EQ(m["verdict"], "pass");
     }
   }
+  EXPECT_TRUE(seen_cosine) << "the first check lists no cosine metric: " << j["checks"][0]["metrics"].dump();
 }
 
 TEST(GoldenReport, SchemaCheckerCatchesMissingFields) {

@@ -1,8 +1,11 @@
 // The op table is the contract: every compute op of ops.def has at least one passing-value
 // oracle case (an op case, or for ops with nested blocks, which the op harness cannot run, a
-// whole-program case under tests/data/exec/ that lists the op in "covers"), and every
-// compile-time op is named by the constexpr case list.
+// whole-program case under tests/data/exec/ that lists the op in "covers" and whose shard
+// really contains it), and every compile-time op occurs in one of the constexpr case packages
+// (tests/data/constexpr/*.mlpackage) and is named by the constexpr case list.
 #include "shardgate/ops.h"
+#include "shardgate/program.h"
+#include "shardgate/shard.h"
 #include "support/op_cases.h"
 
 #include <gtest/gtest.h>
@@ -31,19 +34,59 @@ std::set<std::string> ops_with_value_cases() {
   return ops;
 }
 
-// Ops named in "covers" by the whole-program case lists tests/data/exec/*/cases.json.
+// Op types of a block and of every block nested in its ops (cond / while_loop bodies).
+void collect_op_types(const Block& block, std::set<std::string>& types) {
+  for (const Op& op : block.ops) {
+    types.insert(normalize_op_type(op.type));
+    for (const Block& nested : op.blocks) collect_op_types(nested, types);
+  }
+}
+
+// Op types occurring anywhere in a program, over all functions and nested blocks.
+std::set<std::string> program_op_types(const Program& program) {
+  std::set<std::string> types;
+  for (const Function& f : program.functions) collect_op_types(f.block, types);
+  return types;
+}
+
+// Ops named in "covers" by the whole-program case lists tests/data/exec/*/cases.json. Each
+// covered op must really occur in the program of the shard that cases.json names ("shard",
+// relative to its directory); a cover the shard does not contain fails the test and does not
+// count.
 std::set<std::string> ops_covered_by_program_cases() {
   std::set<std::string> ops;
   std::error_code ec;
+  int lists_with_covers = 0;
   for (const auto& e : fs::directory_iterator(fs::path(SG_TEST_DATA_DIR) / "exec", ec)) {
-    std::ifstream in(e.path() / "cases.json");
+    const fs::path list = e.path() / "cases.json";
+    std::ifstream in(list);
     if (!in.good()) continue;
     const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+    EXPECT_TRUE(j.is_object()) << list << " is not a JSON object";
     if (!j.is_object() || !j.contains("covers")) continue;
+    ++lists_with_covers;
+    EXPECT_TRUE(j.contains("shard") && j["shard"].is_string())
+        << list << ": has \"covers\" but no \"shard\" to check them against";
+    if (!j.contains("shard") || !j["shard"].is_string()) continue;
+    const fs::path shard_path = e.path() / j["shard"].get<std::string>();
+    auto shard = Shard::open(shard_path.string());
+    EXPECT_TRUE(shard.is_ok()) << list << ": cannot open its shard " << shard_path << ": "
+                               << shard.status().to_string();
+    if (!shard.is_ok()) continue;
+    const std::set<std::string> present = program_op_types((*shard)->program());
+    EXPECT_TRUE(j["covers"].is_array()) << list << ": \"covers\" is not an array";
     for (const auto& op : j["covers"]) {
-      if (op.is_string()) ops.insert(op.get<std::string>());
+      EXPECT_TRUE(op.is_string()) << list << ": \"covers\" holds a non-string " << op.dump();
+      if (!op.is_string()) continue;
+      const std::string name = op.get<std::string>();
+      EXPECT_TRUE(present.count(name))
+          << list << ": \"covers\" names '" << name << "' but " << shard_path
+          << " contains no such op";
+      if (present.count(name)) ops.insert(name);
     }
   }
+  EXPECT_FALSE(ec) << "cannot list " << fs::path(SG_TEST_DATA_DIR) / "exec" << ": " << ec.message();
+  EXPECT_GT(lists_with_covers, 0) << "no tests/data/exec/*/cases.json has \"covers\"";
   return ops;
 }
 
@@ -104,9 +147,30 @@ std::string constexpr_case_text(const fs::path& dir) {
 TEST(OpCoverage, EveryCompileTimeOpIsInTheConstexprCaseList) {
   const fs::path dir = fs::path(SG_TEST_DATA_DIR) / "constexpr";
   ASSERT_TRUE(fs::is_directory(dir)) << dir << " is missing";
+
+  // The ops the case packages really contain, read from their programs.
+  std::set<std::string> in_packages;
+  int packages = 0;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    if (!e.is_directory() || e.path().extension() != ".mlpackage") continue;
+    ++packages;
+    auto shard = Shard::open(e.path().string());
+    EXPECT_TRUE(shard.is_ok()) << "cannot open " << e.path() << ": "
+                               << shard.status().to_string();
+    if (!shard.is_ok()) continue;
+    const std::set<std::string> types = program_op_types((*shard)->program());
+    in_packages.insert(types.begin(), types.end());
+  }
+  ASSERT_FALSE(ec) << "cannot list " << dir << ": " << ec.message();
+  ASSERT_GT(packages, 0) << "no .mlpackage under " << dir;
+
   const std::string text = constexpr_case_text(dir);
   for (const OpInfo& info : all_ops()) {
     if (info.op_class != OpClass::kCompileTime) continue;
+    EXPECT_TRUE(in_packages.count(std::string(info.name)))
+        << "compile-time op '" << info.name << "' occurs in none of the " << packages
+        << " case packages " << dir << "/*.mlpackage";
     // Whole-word match so "const" is not satisfied by "constexpr_cast".
     const std::regex word("(^|[^A-Za-z0-9_])" + std::string(info.name) + "([^A-Za-z0-9_]|$)");
     EXPECT_TRUE(std::regex_search(text, word))

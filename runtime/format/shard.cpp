@@ -6,7 +6,10 @@
 #include "shardgate/io.h"
 #include "shardgate/readers.h"
 
+#include <algorithm>
 #include <filesystem>
+#include <utility>
+#include <vector>
 #include <string_view>
 #include <system_error>
 
@@ -131,6 +134,51 @@ Result<std::shared_ptr<Shard>> open_shard_impl(const std::string& raw_path) {
 
 Result<std::shared_ptr<Shard>> Shard::open(const std::string& path) {
   return open_shard_impl(path);
+}
+
+// Shard fingerprint v1 (runtime/format/README.md): the files are the program file and every
+// regular file below <model dir>/weights, named by their path relative to the shard directory
+// with '/' separators, sorted bytewise. The fingerprint is the lower-case hex sha256 of
+//   "shardgate-fingerprint-v1\n" + for each file: "<relative path>\n<size in bytes>\n<sha256 hex>\n"
+// Hashing each file's content makes two builds that differ in one weight byte differ; naming
+// and sizing each file makes a moved or truncated weight file differ too.
+Result<std::string> Shard::fingerprint() const {
+  std::lock_guard<std::mutex> lock(fingerprint_mutex_);
+  if (!fingerprint_.empty()) return fingerprint_;
+  const fs::path root(path_);
+  auto relative = [&](const std::string& file) {
+    std::error_code ec;
+    fs::path rel = fs::relative(fs::path(file), root, ec);
+    return ec || rel.empty() ? path_basename(file) : rel.generic_string();
+  };
+  std::vector<std::pair<std::string, std::string>> files;  // relative path, absolute path
+  if (!program_file_.empty()) files.emplace_back(relative(program_file_), program_file_);
+  const std::string weights = join(model_dir_, "weights");
+  std::error_code ec;
+  if (fs::is_directory(weights, ec)) {
+    fs::recursive_directory_iterator it(weights, ec);
+    SG_CHECK(!ec, ErrorCode::kIO, "{}: cannot list the weights directory: {}", weights,
+             ec.message());
+    const fs::recursive_directory_iterator end;
+    while (it != end) {
+      std::error_code fec;
+      if (it->is_regular_file(fec)) {
+        const std::string abs = it->path().string();
+        files.emplace_back(relative(abs), abs);
+      }
+      it.increment(ec);
+      SG_CHECK(!ec, ErrorCode::kIO, "{}: cannot list the weights directory: {}", weights,
+               ec.message());
+    }
+  }
+  std::sort(files.begin(), files.end());
+  std::string manifest = "shardgate-fingerprint-v1\n";
+  for (const auto& [rel, abs] : files) {
+    SG_ASSIGN_OR_RETURN(std::shared_ptr<const MappedFile> file, MappedFile::open(abs));
+    manifest += fmt::format("{}\n{}\n{}\n", rel, file->size(), sha256_hex(file->bytes()));
+  }
+  fingerprint_ = sha256_hex(std::as_bytes(std::span<const char>(manifest.data(), manifest.size())));
+  return fingerprint_;
 }
 
 Result<std::string> Shard::blob_path(const std::string& path_in_program) const {

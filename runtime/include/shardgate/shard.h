@@ -63,6 +63,12 @@ class Shard {
   const std::string& model_dir() const { return model_dir_; }
   // Total bytes of the weight files under the weights directory.
   uint64_t weight_file_bytes() const { return weight_file_bytes_; }
+  // The shard's fingerprint: which exact build a report judged. sha256 over the program file
+  // and every regular file of the weights directory (definition in runtime/format/README.md,
+  // "Shard fingerprint"; validators/mac/ computes the same in Python). Two shards that differ
+  // in any weight byte never share it. Computed on first call (reads every weight byte once),
+  // then cached. Errors name the file that could not be read.
+  Result<std::string> fingerprint() const;
 
   // Maps "@model_path/weights/weight.bin" to a file inside the shard (never outside it).
   Result<std::string> blob_path(const std::string& path_in_program) const;
@@ -83,6 +89,8 @@ class Shard {
   uint64_t weight_file_bytes_ = 0;
   mutable std::mutex blob_mutex_;
   mutable std::map<std::string, std::shared_ptr<const BlobFile>> blob_files_;
+  mutable std::mutex fingerprint_mutex_;
+  mutable std::string fingerprint_;
 
   friend Result<std::shared_ptr<Shard>> open_shard_impl(const std::string& path);
 };

@@ -1,9 +1,11 @@
 // io.h: sha256 against FIPS 180-2 test vectors and coreutils' sha256sum, mapped files,
 // atomic writes.
 #include "shardgate/io.h"
+#include "../../runtime/core/sha256_impl.h"
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -42,6 +44,30 @@ TEST(Sha256, FileHashMatchesSha256sum) {
   ASSERT_FALSE(missing.is_ok());
   EXPECT_EQ(missing.status().code(), ErrorCode::kIO);
   EXPECT_NE(missing.status().message().find("/nonexistent/file.bin"), std::string::npos);
+}
+
+// sha256_hex() picks the x86 SHA instructions where the CPU has them. Both paths must agree on
+// every length around the padding boundaries (55/56/63/64 bytes in the last block) and on input
+// fed as many whole blocks at once. (Dropping the final state addition in either path, or the
+// W(g-2) term of the message schedule, fails this test.)
+TEST(Sha256, CpuExtensionPathEqualsPortablePath) {
+  std::string data(5000, '\0');
+  uint32_t x = 12345;
+  for (char& c : data) {
+    x = x * 1103515245u + 12345u;
+    c = static_cast<char>(x >> 24);
+  }
+  for (size_t n = 0; n <= data.size(); n += (n < 300 ? 1 : 257)) {
+    const auto bytes = std::as_bytes(std::span<const char>(data.data(), n));
+    ASSERT_EQ(sha256_hex(bytes), detail::sha256_hex_portable(bytes)) << "length " << n;
+  }
+  const std::string million(1000000, 'a');
+  const auto bytes = std::as_bytes(std::span<const char>(million.data(), million.size()));
+  EXPECT_EQ(detail::sha256_hex_portable(bytes),
+            "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+  EXPECT_EQ(sha256_hex(bytes), "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+  std::printf("sha256_hex uses the CPU's SHA instructions: %s\n",
+              detail::sha256_uses_cpu_extensions() ? "yes" : "no");
 }
 
 class IoFiles : public ::testing::Test {

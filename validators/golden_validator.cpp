@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
     sg::golden_cli::add_record_command(app, result);
     sg::golden_cli::add_exec_command(app, result);
 
+    sg::cli::set_command_line(argc, argv);
     if (auto stop = sg::cli::parse_command_line(app, argc, argv)) return *stop;
     if (!result.run) {
       std::cerr << "golden-validator: usage error: no subcommand\n";

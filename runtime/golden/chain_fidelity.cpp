@@ -47,14 +47,24 @@ Result<FidelityRun> run_chain_fidelity(const ChainManifest& chain, const GoldenS
   }
 
   const bool label_all = options.modes.size() > 1;
+  std::map<std::string, std::string> fingerprints;  // shard path -> fingerprint, across modes
   for (ChainMode mode : options.modes) {
     ChainRunOptions ro;
     ro.mode = mode;
     ro.precision = options.precision;
     ro.threads = options.threads;
     ro.goldens = &goldens;
+    ro.fingerprints = &fingerprints;
     if (options.on_step) ro.on_step = [&](const ChainStepRecord& r) { options.on_step(mode, r); };
     SG_ASSIGN_OR_RETURN(ChainRunResult result, run_chain(chain, ro));
+    // Provenance: every shard step once (the modes run the same steps).
+    if (run.shards.empty()) {
+      for (const ChainStepRecord& s : result.steps) {
+        if (s.is_combine) continue;
+        const ChainStep* step = chain.find_step(s.id);
+        run.shards.push_back({s.id, step ? step->shard : std::string(), s.shard_fingerprint});
+      }
+    }
 
     std::vector<std::pair<std::string, std::string>> labels;
     if (label_all || mode == ChainMode::kTeacherForced) labels.emplace_back("mode", chain_mode_name(mode));

@@ -253,6 +253,15 @@ Result<ChainRunResult> run_chain(const ChainManifest& chain, const ChainRunOptio
       {
         auto shard = Shard::open(step.shard);
         if (!shard) return std::move(shard).take_status().with_context(step_place(chain, i));
+        if (options.fingerprints) {
+          auto known = options.fingerprints->find(step.shard);
+          if (known == options.fingerprints->end()) {
+            auto fp = (*shard)->fingerprint();
+            if (!fp) return std::move(fp).take_status().with_context(step_place(chain, i));
+            known = options.fingerprints->emplace(step.shard, std::move(*fp)).first;
+          }
+          record.shard_fingerprint = known->second;
+        }
         Executor exec(*shard);
         StateStore states;
         for (const auto& [name, key] : step.state) {

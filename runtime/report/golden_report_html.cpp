@@ -141,7 +141,22 @@ std::string golden_report_html(const GoldenReport& report) {
     out += fmt::format("<li>{}: <code>{}</code> <small>sha256 {}</small></li>\n", xml_escape(in.role),
                        xml_escape(in.path), xml_escape(in.sha256));
   }
-  out += fmt::format("<li>policy: <code>{}</code></li>\n</ul>\n", xml_escape(report.policy.source));
+  out += fmt::format("<li>policy: <code>{}</code></li>\n", xml_escape(report.policy.source));
+  out += fmt::format("<li>tool: golden-validator {}</li>\n", xml_escape(report.tool_version));
+  if (!report.command_line.empty()) {
+    out += fmt::format("<li>command line: <code>{}</code></li>\n",
+                       xml_escape(report_util::command_line_text(report.command_line)));
+  }
+  out += "</ul>\n";
+  if (!run.shards.empty()) {
+    out += "<details><summary>Shards executed, by fingerprint (sha256 over program and every "
+           "weight file)</summary>\n<ul>\n";
+    for (const ReportShard& sh : run.shards) {
+      out += fmt::format("<li><code>{}</code>: <code>{}</code> <small>{}</small></li>\n",
+                         xml_escape(sh.id), xml_escape(sh.path), xml_escape(sh.fingerprint));
+    }
+    out += "</ul>\n</details>\n";
+  }
   out += "<h2>Cosine per layer and position</h2>\n";
   out += "<p class=\"legend\"><span style=\"background:#3c7850\"></span>at or above threshold"
          "<span style=\"background:#e66e28\"></span>below<span style=\"background:#e60028\"></span>"

@@ -108,11 +108,17 @@ std::string golden_report_json(const GoldenReport& report) {
   root["schema_version"] = kGoldenReportSchema;
   root["tool"] = {{"name", "golden-validator"}, {"version", report.tool_version}};
   root["command"] = run.command;
+  root["command_line"] = report.command_line;
   OJson inputs = OJson::array();
   for (const ReportInput& in : run.inputs) {
     inputs.push_back({{"role", in.role}, {"path", in.path}, {"sha256", in.sha256}});
   }
   root["inputs"] = inputs;
+  OJson shards = OJson::array();
+  for (const ReportShard& sh : run.shards) {
+    shards.push_back({{"id", sh.id}, {"path", sh.path}, {"fingerprint", sh.fingerprint}});
+  }
+  root["shards"] = shards;
   root["options"] = {{"topk", run.options.topk}, {"strict", report.strict}};
   root["policy"] = {{"source", report.policy.source},
                     {"sha256", report.policy.sha256},
@@ -271,6 +277,19 @@ Result<GoldenReport> parse_golden_report_json(std::string_view json_text, const 
       SG_ASSIGN_OR_RETURN(r.path, json_util::get_string((*in)[i], "path", path, ip));
       SG_ASSIGN_OR_RETURN(r.sha256, json_util::get_string_or((*in)[i], "sha256", "", path, ip));
       run.inputs.push_back(std::move(r));
+    }
+  }
+  SG_ASSIGN_OR_RETURN(report.command_line, string_list(root, "command_line", path, ""));
+  if (auto sh = root.find("shards"); sh != root.end() && !sh->is_null()) {
+    SG_CHECK(sh->is_array(), ErrorCode::kFormat, "{}: shards: expected an array", path);
+    for (size_t i = 0; i < sh->size(); ++i) {
+      const std::string sp = json_util::index("shards", i);
+      SG_TRY(json_util::expect_object((*sh)[i], path, sp));
+      ReportShard r;
+      SG_ASSIGN_OR_RETURN(r.id, json_util::get_string((*sh)[i], "id", path, sp));
+      SG_ASSIGN_OR_RETURN(r.path, json_util::get_string((*sh)[i], "path", path, sp));
+      SG_ASSIGN_OR_RETURN(r.fingerprint, json_util::get_string((*sh)[i], "fingerprint", path, sp));
+      run.shards.push_back(std::move(r));
     }
   }
   auto options = root.find("options");

@@ -24,8 +24,22 @@ std::string golden_report_junit(const GoldenReport& report) {
   for (const ReportInput& in : run.inputs) {
     out += fmt::format("      <property name=\"{}\" value=\"{}\"/>\n", xml_escape(in.role),
                        xml_escape(in.path));
+    if (!in.sha256.empty()) {
+      out += fmt::format("      <property name=\"{}.sha256\" value=\"{}\"/>\n",
+                         xml_escape(in.role), xml_escape(in.sha256));
+    }
   }
   out += fmt::format("      <property name=\"policy\" value=\"{}\"/>\n", xml_escape(report.policy.source));
+  out += fmt::format("      <property name=\"tool_version\" value=\"{}\"/>\n",
+                     xml_escape(report.tool_version));
+  if (!report.command_line.empty()) {
+    out += fmt::format("      <property name=\"command_line\" value=\"{}\"/>\n",
+                       xml_escape(report_util::command_line_text(report.command_line)));
+  }
+  for (const ReportShard& sh : run.shards) {
+    out += fmt::format("      <property name=\"shard:{}\" value=\"{} {}\"/>\n", xml_escape(sh.id),
+                       xml_escape(sh.fingerprint), xml_escape(sh.path));
+  }
   out += "    </properties>\n";
   for (size_t i = 0; i < run.checks.size(); ++i) {
     const CheckResult& c = run.checks[i];

@@ -17,7 +17,19 @@ std::string golden_report_markdown(const GoldenReport& report) {
     out += fmt::format("- {}: `{}`{}\n", in.role, in.path,
                        in.sha256.empty() ? "" : " (sha256 `" + in.sha256.substr(0, 12) + "`)");
   }
-  out += fmt::format("- policy: `{}`\n\n", report.policy.source);
+  out += fmt::format("- policy: `{}`\n", report.policy.source);
+  out += fmt::format("- tool: golden-validator {}\n", report.tool_version);
+  if (!report.command_line.empty()) {
+    out += fmt::format("- command line: `{}`\n", report_util::command_line_text(report.command_line));
+  }
+  if (!run.shards.empty()) {
+    out += fmt::format("- shards executed ({}), by fingerprint (sha256 over program and weights):\n",
+                       run.shards.size());
+    for (const ReportShard& sh : run.shards) {
+      out += fmt::format("  - `{}`: `{}` `{}`\n", sh.id, sh.path, sh.fingerprint);
+    }
+  }
+  out += "\n";
   out += fmt::format("| layer | check | kind | min cosine | worst pos | norm ratio | rel L2 | top-1 | verdict |\n");
   out += "|---:|---|---|---:|---:|---|---:|---:|---|\n";
   for (size_t i : report_util::layer_order(run)) {

@@ -63,6 +63,18 @@ std::string golden_report_table(const GoldenReport& report, const TableOptions& 
   const double p = report.policy.defaults.percentile.value_or(0);
   out += fmt::format("  {:<10} {} (gated on {} over positions)\n", "policy", report.policy.source,
                      p == 0 ? std::string("the minimum") : fmt::format("percentile p{}", p));
+  out += fmt::format("  {:<10} golden-validator {}{}\n", "tool", report.tool_version,
+                     report.command_line.empty()
+                         ? std::string()
+                         : ": " + report_util::command_line_text(report.command_line));
+  if (options.list_shards) {
+    for (const ReportShard& sh : run.shards) {
+      out += fmt::format("  {:<10} {} {} (fingerprint {})\n", "shard", sh.id, sh.path, sh.fingerprint);
+    }
+  } else if (!run.shards.empty()) {
+    out += fmt::format("  {:<10} {} executed (their fingerprints: -v, --json, --markdown)\n",
+                       "shards", run.shards.size());
+  }
   out += "\n";
 
   const std::vector<size_t> order = report_util::layer_order(run);

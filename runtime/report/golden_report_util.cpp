@@ -48,6 +48,22 @@ double cosine_threshold(const GoldenReport& report, size_t check) {
 
 
 
+std::string command_line_text(const std::vector<std::string>& argv) {
+  std::string out;
+  for (const std::string& a : argv) {
+    if (!out.empty()) out += ' ';
+    const bool plain = !a.empty() && a.find_first_of(" \t\n'\"\\$`*?[]{}()<>|&;#~") == std::string::npos;
+    if (plain) {
+      out += a;
+      continue;
+    }
+    out += '\'';
+    for (char c : a) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    out += '\'';
+  }
+  return out;
+}
+
 std::string layer_text(const CheckIdentity& id) {
   return id.layer ? std::to_string(*id.layer) : std::string("-");
 }

@@ -33,6 +33,9 @@ std::optional<double> min_cosine(const CheckResult& c);
 double cosine_threshold(const GoldenReport& report, size_t check);
 
 
+// The command line as one shell-readable string (arguments with spaces or quotes are quoted).
+std::string command_line_text(const std::vector<std::string>& argv);
+
 // "L3" for layer 3, "-" for none.
 std::string layer_text(const CheckIdentity& id);
 

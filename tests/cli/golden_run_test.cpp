@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <regex>
+#include <set>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -81,6 +82,34 @@ TEST_F(GoldenRunCli, Int8ChainFailsOnTheLogitsOnly) {
   EXPECT_EQ(j["command"], "run");
   EXPECT_EQ(check_ids(j), (std::vector<std::string>{"embed", "hidden.0", "hidden.1", "hidden.2",
                                                     "hidden.3", "logits"}));
+}
+
+TEST_F(GoldenRunCli, EveryReportNamesTheBuildsItJudgedAndTheCommand) {
+  const CliRun r = golden("run " + chain("lut4") + kGate + " --json " + out("r.json") +
+                          " --junit " + out("r.xml") + " --markdown " + out("r.md"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  const nlohmann::json j = report("r.json");
+  // The sample chain runs 16 shards (embed, 4 × attention + 2 packs, 3 head parts); each is
+  // listed once with a fingerprint no other shard shares.
+  ASSERT_EQ(j["shards"].size(), 16u) << j["shards"].dump();
+  std::set<std::string> fingerprints;
+  for (const auto& s : j["shards"]) fingerprints.insert(s["fingerprint"].get<std::string>());
+  EXPECT_EQ(fingerprints.size(), 16u);
+  EXPECT_EQ(j["tool"]["version"], "0.1.0");
+  ASSERT_GE(j["command_line"].size(), 3u);
+  EXPECT_EQ(j["command_line"][1], "run");
+  EXPECT_EQ(j["command_line"][2], chain("lut4"));
+  std::set<std::string> roles;
+  for (const auto& in : j["inputs"]) roles.insert(in["role"].get<std::string>());
+  EXPECT_EQ(roles, (std::set<std::string>{"chain", "reference", "gate"}));
+  const std::string first = j["shards"][0]["fingerprint"].get<std::string>();
+  for (const char* file : {"r.xml", "r.md"}) {
+    auto text = read_file(out(file));
+    ASSERT_TRUE(text.is_ok());
+    EXPECT_NE(text->find(first), std::string::npos) << file;
+    EXPECT_NE(text->find("run " + chain("lut4")), std::string::npos) << file;
+  }
+  EXPECT_NE(r.output.find("16 executed"), std::string::npos) << r.output;
 }
 
 TEST_F(GoldenRunCli, Lut4AndFp16ChainsPass) {

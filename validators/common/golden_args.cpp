@@ -186,11 +186,25 @@ Result<GatePolicy> build_gate_policy(const GoldenCommonArgs& args) {
   return policy;
 }
 
+namespace {
+std::vector<std::string>& command_line_storage() {
+  static std::vector<std::string> argv;
+  return argv;
+}
+}  // namespace
+
+void set_command_line(int argc, const char* const* argv) {
+  command_line_storage().assign(argv, argv + argc);
+}
+
+const std::vector<std::string>& command_line() { return command_line_storage(); }
+
 int finish_golden_report(FidelityRun run, GatePolicy policy, const GoldenCommonArgs& args) {
   if (!policy.sha256.empty()) run.inputs.push_back({"gate", policy.source, policy.sha256});
   auto report = make_golden_report(std::move(run), std::move(policy), args.gate.strict,
                                    kGoldenValidatorVersion);
   if (!report) return report_error(report.status());
+  report->command_line = command_line();
   return emit_golden_report(*report, args.reports, args.output, args.log);
 }
 
@@ -221,6 +235,7 @@ int emit_golden_report(const GoldenReport& report, const ReportArgs& reports,
     TableOptions t;
     t.color = !output.no_color && use_color();
     t.all_positions = output.all_positions || log.level() > 0;
+    t.list_shards = log.level() > 0;
     std::cout << golden_report_table(report, t);
   }
   return report_exit_code(report);

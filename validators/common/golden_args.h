@@ -89,6 +89,11 @@ int finish_golden_report(FidelityRun run, GatePolicy policy, const GoldenCommonA
 int emit_golden_report(const GoldenReport& report, const ReportArgs& reports,
                        const GoldenOutputArgs& output, const LogArgs& log);
 
+// The process's command line, recorded by main() so every report names the command that made
+// it (GoldenReport::command_line).
+void set_command_line(int argc, const char* const* argv);
+const std::vector<std::string>& command_line();
+
 // Prints "golden-validator: <error kind>: <message>" and returns exit_code(status.code()).
 int report_error(const Status& status);
 

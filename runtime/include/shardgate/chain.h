@@ -120,6 +120,7 @@ struct ChainStepRecord {
   bool is_combine = false;
   double seconds = 0;
   RunStats stats;  // shard steps only
+  std::string shard_fingerprint;  // Shard::fingerprint(), when ChainRunOptions::fingerprints is set
   // Teacher-forced replacements: shard input -> golden entry fed in its place.
   std::vector<std::pair<std::string, std::string>> teacher_forced;
 };
@@ -137,6 +138,9 @@ struct ChainRunOptions {
   std::vector<std::string> keep;
   // Required for "golden:" inputs and for teacher-forced mode.
   const GoldenSource* goldens = nullptr;
+  // When set, the fingerprint of every shard step's shard (Shard::fingerprint(), read once per
+  // shard path and cached here across runs) goes into its ChainStepRecord.
+  std::map<std::string, std::string>* fingerprints = nullptr;
   // Called after every step (progress output); may be empty.
   std::function<void(const ChainStepRecord&)> on_step;
 };

@@ -113,10 +113,20 @@ struct ReportInput {
   std::string sha256;  // of the file (for a dump directory: of its manifest.json)
 };
 
+// A shard a command executed: which exact build the report judged. The fingerprint is
+// Shard::fingerprint() (sha256 over the program file and every weight file; definition in
+// runtime/format/README.md), so two builds that differ in any weight byte never share it.
+struct ReportShard {
+  std::string id;           // chain step id, or the shard's role ("candidate", "baseline")
+  std::string path;         // as given (chain manifests: resolved against the manifest)
+  std::string fingerprint;  // lower-case hex
+};
+
 // Everything a command measured, before any gate is applied.
 struct FidelityRun {
   std::string command;              // "compare", "run", "probe", ...
   std::vector<ReportInput> inputs;
+  std::vector<ReportShard> shards;  // every shard executed, once each, in run order
   MetricOptions options;
   std::vector<CheckResult> checks;
   std::vector<std::string> reference_only;  // reference tensors the candidate lacks

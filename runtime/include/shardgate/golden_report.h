@@ -10,6 +10,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace sg {
 
@@ -17,6 +18,10 @@ inline constexpr std::string_view kGoldenReportSchema = "shardgate/golden-report
 
 struct GoldenReport {
   std::string tool_version;  // shardgate version string
+  // The command line of the process that wrote this report (argv, unquoted), or empty when
+  // the report was built in-process (tests). Together with the inputs' sha256 and the shard
+  // fingerprints this is the report's provenance.
+  std::vector<std::string> command_line;
   FidelityRun run;
   GatePolicy policy;
   bool strict = false;
@@ -44,6 +49,7 @@ struct TableOptions {
   bool color = false;       // ANSI colours for verdicts
   bool unicode = true;      // sparkline blocks; ASCII fallback otherwise
   bool all_positions = false;  // list every position of every check, not only logits
+  bool list_shards = false;    // one line per executed shard with its fingerprint (else a count)
 };
 // One line per check (min cosine, worst position, norm ratio range, verdict), logits per
 // position, and a compact per-layer trend (sparkline of min cosine) that shows where a drop

@@ -1,6 +1,9 @@
 // One shard's placement run on a program in memory: predict, import the plan, run the
 // contract checks, apply the gate.
+#include "placement/rule_predicates.h"
 #include "shardgate/placement.h"
+
+#include <fmt/format.h>
 
 #include <memory>
 
@@ -40,8 +43,23 @@ ShardCheck check_program(const std::string& path, const Program& program, const 
   }
   check.summary = summarize_residency(check.ops);
   check.checks = run_contract_checks(program, facts, options.checks, options.predict);
+  // Shard-level limits: a shard over the per-shard weight limit cannot be deployed on the NE
+  // whatever its ops (G6); the overlay marks its ANE ops at risk, this fails the shard.
+  const uint64_t weight_bytes =
+      facts.weight_bytes ? *facts.weight_bytes : placement::blob_weight_bytes(program);
+  if (weight_bytes > options.predict.max_weight_bytes) {
+    check.shard_failures.push_back(
+        fmt::format("G6: weights {} bytes > per-shard limit {} bytes", weight_bytes,
+                    options.predict.max_weight_bytes));
+  }
+  check.model_verdict = model_verdict_of(check.summary, !check.shard_failures.empty());
   check.verdict = evaluate_residency_gate(check.ops, check.summary, check.plan_failures,
                                           check.checks, check.threshold, check.strict);
+  if (!check.shard_failures.empty()) {
+    check.verdict.failures.insert(check.verdict.failures.begin(), check.shard_failures.begin(),
+                                  check.shard_failures.end());
+    check.verdict.passed = false;
+  }
   return check;
 }
 

@@ -1,5 +1,6 @@
 // Walks every function and nested block of a program and predicts each op's placement with
 // the rule table; summarises residency over the rows.
+#include "placement/op_kinds.h"
 #include "placement/rules.h"
 
 #include <fmt/format.h>
@@ -44,7 +45,9 @@ struct Walker {
   const std::string& function_name;
   std::vector<OpPlacement>& rows;
 
-  Status walk(const Block& block, std::vector<int64_t>& path) {
+  // `control_flow`: the innermost cond / while_loop placed off the ANE whose body this is; its
+  // ops inherit that placement (R15a).
+  Status walk(const Block& block, std::vector<int64_t>& path, const Op* control_flow) {
     for (size_t i = 0; i < block.ops.size(); ++i) {
       const Op& op = block.ops[i];
       OpPlacement row;
@@ -70,21 +73,33 @@ struct Walker {
         row.shape_known = false;
       }
       row.op_class = classify_op(row.type);
-      placement::RuleMatch match = placement::evaluate_rules(RuleContext{op, row.type, index, facts, options});
+      placement::RuleMatch match = placement::evaluate_rules(
+          RuleContext{op, row.type, index, facts, options, control_flow});
       row.placement = match.rule->placement;
-      row.predicted = match.rule->placement;
       row.rule_id = std::string(match.rule->id);
       row.reason = std::string(match.rule->reason);
       row.detail = std::move(match.detail);
+      row.boundary_cast = row.rule_id == "G2a";
+      if (match.overlay) {
+        row.placement = match.overlay->placement;
+        row.overlay_rule = std::string(match.overlay->id);
+        row.overlay_detail = std::move(match.overlay_detail);
+      }
+      row.predicted = row.placement;
       row.preferred = preferred_for(row.placement);
       row.supported = supported_for(row.placement);
+      const Op* inner = control_flow;
+      if (!op.blocks.empty() && placement::op_kind(row.type) == placement::OpKind::kControlFlow &&
+          !placement_on_ane(row.placement)) {
+        inner = &op;
+      }
       rows.push_back(std::move(row));
       for (size_t b = 0; b < op.blocks.size(); ++b) {
         SG_CHECK(path.size() < 64, ErrorCode::kFormat,
                  "function '{}': blocks nested more than 64 deep at op {} ({})", function_name, i,
                  op.type);
         path.push_back(static_cast<int64_t>(b));
-        SG_TRY(walk(op.blocks[b], path));
+        SG_TRY(walk(op.blocks[b], path, inner));
         path.pop_back();
       }
     }
@@ -110,7 +125,7 @@ Result<std::vector<OpPlacement>> predict_placement(const Program& program, const
     GraphFacts graph = placement::compute_graph_facts(function, index, facts, weight_bytes);
     Walker walker{index, graph, options, function.name, rows};
     std::vector<int64_t> path{-1};
-    SG_TRY(walker.walk(function.block, path));
+    SG_TRY(walker.walk(function.block, path, nullptr));
   }
   return rows;
 }
@@ -126,6 +141,15 @@ ResidencySummary summarize_residency(const std::vector<OpPlacement>& ops) {
       continue;
     }
     ++s.compute_ops;
+    if (op.boundary_cast) {
+      ++s.boundary_casts;
+      if (op.placement != Placement::kANE) ++s.boundary_casts_not_ane;
+    } else {
+      ++s.body_ops;
+      if (op.placement == Placement::kANE) ++s.body_ane;
+      else if (op.placement == Placement::kANERisk) ++s.body_at_risk;
+      else ++s.body_off_ane;
+    }
     if (placement_on_ane(op.placement)) ++s.on_ane;
     if (op.placement == Placement::kANERisk) ++s.at_risk;
     if (placement_is_fallback(op.placement)) ++s.fallbacks;
@@ -138,9 +162,17 @@ ResidencySummary summarize_residency(const std::vector<OpPlacement>& ops) {
   }
   if (s.compute_ops > 0) {
     s.residency_pct = 100.0 * static_cast<double>(s.on_ane) / static_cast<double>(s.compute_ops);
+    s.residency_low_pct =
+        100.0 * static_cast<double>(s.on_ane - s.at_risk) / static_cast<double>(s.compute_ops);
   }
   if (s.costed_ops > 0 && cost_all > 0) s.cost_weighted_pct = 100.0 * cost_ane / cost_all;
   return s;
+}
+
+ModelVerdict model_verdict_of(const ResidencySummary& s, bool shard_failed) {
+  if (shard_failed || s.compute_ops == 0 || s.body_off_ane > 0) return ModelVerdict::kFail;
+  if (s.body_at_risk > 0 || s.boundary_casts_not_ane > 0) return ModelVerdict::kAtRisk;
+  return ModelVerdict::kPass;
 }
 
 }  // namespace sg

@@ -34,9 +34,10 @@ std::string group_by_rule(const std::vector<OpPlacement>& ops, Pick pick) {
   std::vector<std::string> order;
   for (const OpPlacement& op : ops) {
     if (op.op_class != OpClass::kCompute || !pick(op)) continue;
+    std::string rule = op.overlay_rule.empty() ? op.rule_id : op.rule_id + "+" + op.overlay_rule;
     std::string key = op.source == PlacementSource::kPlan
-                          ? fmt::format("plan {} (rule {})", op.preferred.empty() ? "none" : op.preferred, op.rule_id)
-                          : op.rule_id;
+                          ? fmt::format("plan {} (rule {})", op.preferred.empty() ? "none" : op.preferred, rule)
+                          : rule;
     if (!groups.count(key)) order.push_back(key);
     groups[key].push_back(op_label(op));
   }

@@ -2,9 +2,11 @@
 // op from value types and inline constants only; the order of evaluation lives in rules.def.
 #include "placement/rule_predicates.h"
 
+#include "placement/op_kinds.h"
 #include "shardgate/ops.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <array>
@@ -21,10 +23,7 @@ bool type_in(std::string_view type, std::initializer_list<std::string_view> name
   return std::find(names.begin(), names.end(), type) != names.end();
 }
 
-std::string_view family_of(std::string_view type) {
-  const OpInfo* info = find_op(type);
-  return info ? info->family : std::string_view();
-}
+bool kind_is(const RuleContext& ctx, OpKind kind) { return op_kind(ctx.type) == kind; }
 
 // A runtime tensor an op reads or writes, with the name a report can show.
 struct BoundaryValue {
@@ -96,13 +95,11 @@ std::string first_reference(const Op& op, std::string_view name) {
   return {};
 }
 
-bool is_gather(std::string_view type) {
-  return type_in(type, {"gather", "gather_nd", "gather_along_axis"});
-}
+bool is_gather(std::string_view type) { return op_kind(type) == OpKind::kGather; }
 
 // Ops whose weight operand is what compression rules R20..R23 talk about.
 bool is_weight_consumer(std::string_view type) {
-  return type_in(type, {"conv", "conv_transpose", "linear", "matmul", "einsum"});
+  return type_in(type, {"conv", "conv_transpose", "conv_quantized", "linear", "matmul", "einsum"});
 }
 
 bool has_source(const std::vector<CompressionSource>& sources, CompressionSource::Kind kind,
@@ -245,7 +242,62 @@ bool block_has_runtime_dtype(const Block& block, DType dtype) {
   return false;
 }
 
+uint64_t element_count(const ValueType* t) {
+  if (!t || !t->is_tensor() || !t->rank_known) return 0;
+  uint64_t n = 1;
+  for (int64_t d : t->shape) {
+    if (d < 0) return 0;
+    if (d != 0 && n > std::numeric_limits<uint64_t>::max() / static_cast<uint64_t>(d)) {
+      return std::numeric_limits<uint64_t>::max();
+    }
+    n *= static_cast<uint64_t>(d);
+  }
+  return n;
+}
+
+uint64_t saturating_mul(uint64_t a, uint64_t b) {
+  if (a != 0 && b > std::numeric_limits<uint64_t>::max() / a) return std::numeric_limits<uint64_t>::max();
+  return a * b;
+}
+
+int64_t last_dim(const ValueType* t) {
+  return t && t->is_tensor() && t->rank_known && !t->shape.empty() ? t->shape.back() : -1;
+}
+
+uint64_t block_matrix_macs(const GraphIndex& index, const Block& block) {
+  uint64_t total = 0;
+  for (const Op& op : block.ops) {
+    total = saturating_add(total, op_matrix_macs(index, op));
+    for (const Block& nested : op.blocks) total = saturating_add(total, block_matrix_macs(index, nested));
+  }
+  return total;
+}
+
 }  // namespace
+
+uint64_t op_matrix_macs(const GraphIndex& index, const Op& op) {
+  std::string type = normalize_op_type(op.type);
+  if (op.outputs.empty()) return 0;
+  uint64_t out = element_count(&op.outputs[0].type);
+  OpKind kind = op_kind(type);
+  if (kind == OpKind::kMatmul) {
+    int64_t k = last_dim(param_type(index, op, "x"));  // reduction depth (transpose_x aside)
+    return k > 0 ? saturating_mul(out, static_cast<uint64_t>(k)) : 0;
+  }
+  if (kind == OpKind::kConv || kind == OpKind::kConvTranspose || kind == OpKind::kConvQuantized) {
+    const ValueType* w = tensor_of(param_type(index, op, "weight"));
+    if (!w || !w->rank_known || w->shape.empty() || w->shape[0] <= 0) return 0;
+    uint64_t per_output = element_count(w) / static_cast<uint64_t>(w->shape[0]);
+    return saturating_mul(out, per_output);
+  }
+  if (kind == OpKind::kAttention) {
+    const ValueType* k = tensor_of(param_type(index, op, "key"));
+    if (!k || !k->rank_known || k->shape.size() < 2) return 0;
+    int64_t keys = k->shape[k->shape.size() - 2];
+    return keys > 0 ? saturating_mul(saturating_mul(out, static_cast<uint64_t>(keys)), 2) : 0;
+  }
+  return 0;
+}
 
 uint64_t blob_weight_bytes(const Program& program) {
   uint64_t total = 0;
@@ -255,7 +307,6 @@ uint64_t blob_weight_bytes(const Program& program) {
 
 GraphFacts compute_graph_facts(const Function& function, const GraphIndex& index,
                                const ModelFacts& model, uint64_t weight_bytes) {
-  (void)index;
   GraphFacts facts;
   facts.weight_bytes = weight_bytes;
   bool any_fp16 = block_has_runtime_dtype(function.block, DType::kF16);
@@ -265,6 +316,7 @@ GraphFacts compute_graph_facts(const Function& function, const GraphIndex& index
     if (t && t->dtype == DType::kF16) any_fp16 = true;
   }
   facts.fp32_function = any_fp32 && !any_fp16;
+  facts.matrix_macs = block_matrix_macs(index, function.block);
   if (model.info) {
     for (const FeatureInfo& f : model.info->inputs) {
       bool same_function = f.function.empty() || f.function == function.name;
@@ -392,22 +444,61 @@ bool pred_constexpr_op(const RuleContext& ctx, std::string&) { return ctx.op.is_
 
 // --- Ops off the ANE -------------------------------------------------------------------------
 
+bool pred_inside_control_flow(const RuleContext& ctx, std::string& detail) {
+  if (!is_compute(ctx) || !ctx.enclosing_control_flow) return false;
+  const Op& cf = *ctx.enclosing_control_flow;
+  detail = fmt::format("inside {} '{}'", normalize_op_type(cf.type),
+                       cf.outputs.empty() ? std::string() : cf.outputs[0].name);
+  return true;
+}
 bool pred_control_flow(const RuleContext& ctx, std::string&) {
-  return type_in(ctx.type, {"cond", "while_loop"});
+  return kind_is(ctx, OpKind::kControlFlow);
 }
 bool pred_recurrent(const RuleContext& ctx, std::string&) {
-  return type_in(ctx.type, {"lstm", "gru", "rnn"});
+  return kind_is(ctx, OpKind::kRecurrent);
 }
-bool pred_scatter(const RuleContext& ctx, std::string&) {
-  return type_in(ctx.type, {"scatter", "scatter_nd", "scatter_along_axis"});
-}
-bool pred_topk_sort(const RuleContext& ctx, std::string&) {
-  return type_in(ctx.type, {"topk", "argsort"});
-}
-bool pred_band_part(const RuleContext& ctx, std::string&) { return ctx.type == "band_part"; }
+bool pred_scatter(const RuleContext& ctx, std::string&) { return kind_is(ctx, OpKind::kScatter); }
+bool pred_topk_sort(const RuleContext& ctx, std::string&) { return kind_is(ctx, OpKind::kSort); }
+bool pred_band_part(const RuleContext& ctx, std::string&) { return kind_is(ctx, OpKind::kBandPart); }
 
-bool pred_state_op(const RuleContext& ctx, std::string&) {
-  return type_in(ctx.type, {"read_state", "write_state", "coreml_update_state", "slice_update"});
+namespace {
+
+// The tensor a state op reads or writes: the state behind `input` (read_state, write_state,
+// coreml_update_state) or the updated tensor `x` (slice_update).
+struct StateTensor {
+  std::string name;
+  const ValueType* type = nullptr;
+};
+StateTensor state_tensor(const RuleContext& ctx) {
+  for (const char* param : {"input", "state", "x"}) {
+    std::string ref = first_reference(ctx.op, param);
+    if (ref.empty()) continue;
+    const ValueInfo* v = ctx.index.find(ref);
+    if (v) return {ref, tensor_of(v->type)};
+  }
+  return {};
+}
+
+}  // namespace
+
+bool pred_state_unaligned(const RuleContext& ctx, std::string& detail) {
+  if (!kind_is(ctx, OpKind::kState)) return false;
+  StateTensor st = state_tensor(ctx);
+  int64_t last = last_dim(st.type);
+  if (last <= 0 || last % ctx.options.state_last_dim_multiple == 0) return false;
+  detail = fmt::format("'{}' last dim {} is not a multiple of {}", st.name, last,
+                       ctx.options.state_last_dim_multiple);
+  return true;
+}
+
+bool pred_state_op(const RuleContext& ctx, std::string& detail) {
+  if (!kind_is(ctx, OpKind::kState)) return false;
+  StateTensor st = state_tensor(ctx);
+  int64_t last = last_dim(st.type);
+  detail = last > 0 ? fmt::format("'{}' last dim {} is a multiple of {}", st.name, last,
+                                  ctx.options.state_last_dim_multiple)
+                    : fmt::format("'{}': last dim unknown, alignment not checked", st.name);
+  return true;
 }
 
 // --- Gathers ---------------------------------------------------------------------------------
@@ -493,34 +584,224 @@ bool pred_int32_runtime_tensor(const RuleContext& ctx, std::string& detail) {
 
 // --- ANE ops ---------------------------------------------------------------------------------
 
-bool pred_conv(const RuleContext& ctx, std::string&) {
-  return type_in(ctx.type, {"conv", "conv_transpose"});
+bool pred_arg_reduce(const RuleContext& ctx, std::string&) {
+  return kind_is(ctx, OpKind::kArgReduce);
+}
+
+bool pred_index_producer(const RuleContext& ctx, std::string&) {
+  return kind_is(ctx, OpKind::kIndex);
+}
+
+bool pred_conv(const RuleContext& ctx, std::string&) { return kind_is(ctx, OpKind::kConv); }
+bool pred_conv_transpose(const RuleContext& ctx, std::string&) {
+  return kind_is(ctx, OpKind::kConvTranspose);
+}
+bool pred_conv_quantized(const RuleContext& ctx, std::string&) {
+  return kind_is(ctx, OpKind::kConvQuantized);
 }
 bool pred_linear_matmul(const RuleContext& ctx, std::string&) {
-  return type_in(ctx.type, {"linear", "matmul", "einsum"});
+  return kind_is(ctx, OpKind::kMatmul);
 }
-bool pred_sdpa(const RuleContext& ctx, std::string&) {
-  return ctx.type == "scaled_dot_product_attention";
+
+namespace {
+
+// The largest element count among the Q/K/V operands of an attention op; 0 when unknown.
+uint64_t sdpa_max_elements(const RuleContext& ctx) {
+  uint64_t most = 0;
+  for (const char* p : {"query", "key", "value"}) {
+    most = std::max(most, element_count(tensor_of(param_type(ctx.index, ctx.op, p))));
+  }
+  return most;
 }
-bool pred_normalization(const RuleContext& ctx, std::string&) {
-  return family_of(ctx.type) == "normalization";
+
+}  // namespace
+
+bool pred_sdpa_small(const RuleContext& ctx, std::string& detail) {
+  if (!kind_is(ctx, OpKind::kAttention)) return false;
+  uint64_t n = sdpa_max_elements(ctx);
+  if (n == 0 || n >= static_cast<uint64_t>(ctx.options.min_sdpa_elements)) return false;
+  detail = fmt::format("largest of Q/K/V has {} elements < {}", n, ctx.options.min_sdpa_elements);
+  return true;
 }
-bool pred_softmax(const RuleContext& ctx, std::string&) { return ctx.type == "softmax"; }
+bool pred_sdpa(const RuleContext& ctx, std::string& detail) {
+  if (!kind_is(ctx, OpKind::kAttention)) return false;
+  uint64_t n = sdpa_max_elements(ctx);
+  detail = n ? fmt::format("largest of Q/K/V has {} elements", n) : "Q/K/V sizes unknown";
+  return true;
+}
+
+bool pred_layer_norm(const RuleContext& ctx, std::string& detail) {
+  if (!kind_is(ctx, OpKind::kLayerNorm)) return false;
+  const ValueType* x = tensor_of(param_type(ctx.index, ctx.op, "x"));
+  std::string axes = "default";
+  if (auto a = inline_ints(ctx, "axes")) axes = fmt::format("[{}]", fmt::join(*a, ", "));
+  detail = x && x->rank_known ? fmt::format("rank-{} input, axes {}", x->shape.size(), axes)
+                              : fmt::format("input rank unknown, axes {}", axes);
+  return true;
+}
+bool pred_other_norm(const RuleContext& ctx, std::string&) {
+  return kind_is(ctx, OpKind::kOtherNorm);
+}
+bool pred_softmax(const RuleContext& ctx, std::string&) { return kind_is(ctx, OpKind::kSoftmax); }
+
+bool pred_channel_broadcast(const RuleContext& ctx, std::string& detail) {
+  OpKind k = op_kind(ctx.type);
+  if (k != OpKind::kElementwise && k != OpKind::kElementwiseUnobserved) return false;
+  std::string x = first_reference(ctx.op, "x");
+  std::string y = first_reference(ctx.op, "y");
+  if (x.empty() || y.empty() || ctx.index.is_compile_time_value(x) ||
+      ctx.index.is_compile_time_value(y)) {
+    return false;
+  }
+  const ValueInfo* vx = ctx.index.find(x);
+  const ValueInfo* vy = ctx.index.find(y);
+  const ValueType* tx = vx ? tensor_of(vx->type) : nullptr;
+  const ValueType* ty = vy ? tensor_of(vy->type) : nullptr;
+  if (!tx || !ty || !tx->rank_known || !ty->rank_known || tx->shape.size() != ty->shape.size() ||
+      tx->shape.size() < 3) {
+    return false;
+  }
+  auto spatial_one = [](const ValueType* t) {
+    size_t r = t->shape.size();
+    return t->shape[r - 1] == 1 && t->shape[r - 2] == 1;
+  };
+  auto spatial_many = [](const ValueType* t) {
+    size_t r = t->shape.size();
+    return t->shape[r - 1] * t->shape[r - 2] > 1;
+  };
+  const bool x_small = spatial_one(tx) && spatial_many(ty);
+  const bool y_small = spatial_one(ty) && spatial_many(tx);
+  if (!x_small && !y_small) return false;
+  detail = fmt::format("runtime '{}' {} broadcast over '{}' {}", x_small ? x : y,
+                       shape_str((x_small ? tx : ty)->shape), x_small ? y : x,
+                       shape_str((x_small ? ty : tx)->shape));
+  return true;
+}
 
 bool pred_elementwise(const RuleContext& ctx, std::string&) {
-  std::string_view family = family_of(ctx.type);
-  return family == "activation" || family == "elementwise_unary" ||
-         family == "elementwise_binary" || family == "select";
+  return kind_is(ctx, OpKind::kElementwise);
+}
+bool pred_elementwise_unobserved(const RuleContext& ctx, std::string&) {
+  return kind_is(ctx, OpKind::kElementwiseUnobserved);
+}
+bool pred_cast_fp16(const RuleContext& ctx, std::string&) { return kind_is(ctx, OpKind::kCast); }
+
+bool pred_log_sum_exp(const RuleContext& ctx, std::string&) {
+  return kind_is(ctx, OpKind::kLogSumExp);
+}
+bool pred_reduction(const RuleContext& ctx, std::string&) { return kind_is(ctx, OpKind::kReduce); }
+bool pred_reduction_unobserved(const RuleContext& ctx, std::string&) {
+  return kind_is(ctx, OpKind::kReduceUnobserved);
 }
 
-bool pred_reduction(const RuleContext& ctx, std::string&) {
-  return family_of(ctx.type) == "reduce";
+namespace {
+
+// The largest value of an inline integer parameter (kernel_sizes, strides); nullopt if absent.
+std::optional<int64_t> max_inline(const RuleContext& ctx, std::string_view name) {
+  auto v = inline_ints(ctx, name);
+  if (!v || v->empty()) return std::nullopt;
+  return *std::max_element(v->begin(), v->end());
+}
+
+}  // namespace
+
+bool pred_pool_large_kernel(const RuleContext& ctx, std::string& detail) {
+  if (!kind_is(ctx, OpKind::kPool)) return false;
+  auto k = max_inline(ctx, "kernel_sizes");
+  if (!k || *k <= ctx.options.max_pool_kernel) return false;
+  detail = fmt::format("kernel {} > {}", *k, ctx.options.max_pool_kernel);
+  return true;
+}
+bool pred_pool_large_stride(const RuleContext& ctx, std::string& detail) {
+  if (!kind_is(ctx, OpKind::kPool)) return false;
+  auto s = max_inline(ctx, "strides");
+  if (!s || *s <= ctx.options.max_pool_stride) return false;
+  detail = fmt::format("stride {} > {}", *s, ctx.options.max_pool_stride);
+  return true;
+}
+bool pred_pool(const RuleContext& ctx, std::string& detail) {
+  if (!kind_is(ctx, OpKind::kPool)) return false;
+  auto k = max_inline(ctx, "kernel_sizes");
+  auto s = max_inline(ctx, "strides");
+  detail = fmt::format("kernel {}, stride {}", k ? std::to_string(*k) : "unknown",
+                       s ? std::to_string(*s) : "unknown");
+  return true;
+}
+
+namespace {
+
+// Scale factors of an upsample from the input and output shapes (last two axes), as
+// "HxW"; nullopt when a shape is unknown. `exact2` is set when every scaled axis is exactly 2x.
+std::optional<std::string> upsample_scale(const RuleContext& ctx, bool& exact2) {
+  const ValueType* in = tensor_of(param_type(ctx.index, ctx.op, "x"));
+  const ValueType* out = ctx.op.outputs.empty() ? nullptr : tensor_of(&ctx.op.outputs[0].type);
+  if (!in || !out || !in->rank_known || !out->rank_known || in->shape.size() < 2 ||
+      in->shape.size() != out->shape.size()) {
+    return std::nullopt;
+  }
+  exact2 = true;
+  std::string text;
+  for (size_t i = in->shape.size() - 2; i < in->shape.size(); ++i) {
+    int64_t a = in->shape[i];
+    int64_t b = out->shape[i];
+    if (a <= 0 || b <= 0) return std::nullopt;
+    if (b != a && b != 2 * a) exact2 = false;
+    text += fmt::format("{}{:g}", text.empty() ? "" : "x", static_cast<double>(b) / static_cast<double>(a));
+  }
+  return text;
+}
+
+}  // namespace
+
+bool pred_upsample_not_2x(const RuleContext& ctx, std::string& detail) {
+  if (!kind_is(ctx, OpKind::kUpsample)) return false;
+  bool exact2 = false;
+  auto scale = upsample_scale(ctx, exact2);
+  if (!scale || exact2) return false;
+  detail = fmt::format("scale {} (height x width)", *scale);
+  return true;
+}
+bool pred_upsample_2x(const RuleContext& ctx, std::string& detail) {
+  if (!kind_is(ctx, OpKind::kUpsample)) return false;
+  bool exact2 = false;
+  auto scale = upsample_scale(ctx, exact2);
+  if (!scale || !exact2) return false;
+  detail = fmt::format("scale {} (height x width)", *scale);
+  return true;
+}
+bool pred_resample(const RuleContext& ctx, std::string& detail) {
+  if (kind_is(ctx, OpKind::kUpsample)) {  // an upsample whose shapes are unknown lands here
+    detail = "scale unknown (shapes not static)";
+    return true;
+  }
+  return kind_is(ctx, OpKind::kResample);
 }
 
 bool pred_data_movement(const RuleContext& ctx, std::string&) {
-  return type_in(ctx.type, {"concat", "split", "reshape", "transpose", "expand_dims", "squeeze",
-                               "slice_by_index", "slice_by_size", "stack", "tile", "pad",
-                               "identity", "reverse", "flatten2d"});
+  return kind_is(ctx, OpKind::kDataMovement);
+}
+bool pred_data_movement_unobserved(const RuleContext& ctx, std::string&) {
+  return kind_is(ctx, OpKind::kDataMovementUnobserved);
+}
+
+bool pred_activation_quant(const RuleContext& ctx, std::string&) {
+  return kind_is(ctx, OpKind::kActivationQuant);
+}
+
+bool pred_listed_unknown(const RuleContext& ctx, std::string& detail) {
+  const OpKindInfo* k = find_op_kind(ctx.type);
+  if (!k || k->kind != OpKind::kUnknown) return false;
+  detail = std::string(k->why);
+  return true;
+}
+
+// --- Overlays --------------------------------------------------------------------------------
+
+bool pred_small_graph(const RuleContext& ctx, std::string& detail) {
+  if (!is_compute(ctx) || ctx.facts.matrix_macs >= ctx.options.min_graph_macs) return false;
+  detail = fmt::format("function '{}' does {} multiply-accumulates < {}", ctx.index.function().name,
+                       ctx.facts.matrix_macs, ctx.options.min_graph_macs);
+  return true;
 }
 
 bool pred_any_op(const RuleContext&, std::string&) { return true; }

@@ -15,6 +15,7 @@ struct GraphFacts {
   bool fp32_function = false;     // G1: no fp16 runtime value, some fp32 one
   std::string range_input;        // G3: first input with range-shaped dims, "" when none
   uint64_t weight_bytes = 0;      // G6
+  uint64_t matrix_macs = 0;       // G5: multiply-accumulates of conv / matmul / attention ops
 };
 
 struct RuleContext {
@@ -23,6 +24,8 @@ struct RuleContext {
   const GraphIndex& index;
   const GraphFacts& facts;
   const PredictOptions& options;
+  // The cond / while_loop whose nested block holds the op (innermost), nullptr at top level.
+  const Op* enclosing_control_flow = nullptr;
 };
 
 using RulePredicate = bool (*)(const RuleContext&, std::string& detail);
@@ -37,6 +40,9 @@ GraphFacts compute_graph_facts(const Function& function, const GraphIndex& index
                                const ModelFacts& model, uint64_t weight_bytes);
 // Bytes of every blob-backed const / constexpr parameter in the program, from value types.
 uint64_t blob_weight_bytes(const Program& program);
+// Multiply-accumulates of one conv / linear / matmul / einsum / attention op from value types
+// (0 for other ops or unknown shapes); saturates.
+uint64_t op_matrix_macs(const GraphIndex& index, const Op& op);
 // Bytes a tensor type occupies (0 when not a tensor or any dim is unknown); saturates.
 uint64_t tensor_type_bytes(const ValueType& type);
 

@@ -21,17 +21,25 @@ constexpr std::array kRules = {
 #undef SG_RULE
 };
 
-constexpr bool graph_rules_first() {
-  bool seen_op_rule = false;
+// Levels appear in the order graph, op, overlay.
+constexpr bool levels_in_order() {
+  int last = 0;
   for (const RuleEntry& r : kRules) {
-    if (r.info.level == RuleLevel::kOp) seen_op_rule = true;
-    if (r.info.level == RuleLevel::kGraph && seen_op_rule) return false;
+    int level = static_cast<int>(r.info.level);
+    if (level < last) return false;
+    last = level;
   }
   return true;
 }
-static_assert(graph_rules_first(), "rules.def: graph-level rules must come before op rules");
-static_assert(kRules.back().info.id == std::string_view("DEFAULT"),
-              "rules.def: the DEFAULT rule must be last so every op matches a rule");
+static_assert(levels_in_order(), "rules.def: graph rules, then op rules, then overlays");
+
+constexpr size_t default_index() {
+  size_t i = 0;
+  while (i < kRules.size() && kRules[i].info.level != RuleLevel::kOverlay) ++i;
+  return i - 1;
+}
+static_assert(kRules[default_index()].info.id == std::string_view("DEFAULT"),
+              "rules.def: DEFAULT must be the last op rule so every op matches a rule");
 
 constexpr std::array<RuleInfo, kRules.size()> make_infos() {
   std::array<RuleInfo, kRules.size()> infos{};
@@ -43,11 +51,27 @@ constexpr std::array kRuleInfos = make_infos();
 }  // namespace
 
 RuleMatch evaluate_rules(const RuleContext& ctx) {
-  for (const RuleEntry& rule : kRules) {
+  RuleMatch match;
+  size_t i = 0;
+  for (; i <= default_index(); ++i) {
     std::string detail;
-    if (rule.predicate(ctx, detail)) return RuleMatch{&rule.info, std::move(detail)};
+    if (kRules[i].predicate(ctx, detail)) {
+      match.rule = &kRules[i].info;
+      match.detail = std::move(detail);
+      break;
+    }
   }
-  return RuleMatch{&kRules.back().info, {}};  // unreachable: DEFAULT always matches
+  if (!match.rule) match.rule = &kRules[default_index()].info;  // unreachable: DEFAULT matches
+  if (match.rule->placement != Placement::kANE) return match;  // overlays only raise ANE verdicts
+  for (i = default_index() + 1; i < kRules.size(); ++i) {
+    std::string detail;
+    if (kRules[i].predicate(ctx, detail)) {
+      match.overlay = &kRules[i].info;
+      match.overlay_detail = std::move(detail);
+      break;
+    }
+  }
+  return match;
 }
 
 }  // namespace placement
@@ -78,6 +102,15 @@ bool placement_on_ane(Placement p) { return p == Placement::kANE || p == Placeme
 
 bool placement_is_fallback(Placement p) {
   return p == Placement::kCPU || p == Placement::kGPU || p == Placement::kGPUOrCPU;
+}
+
+const char* model_verdict_name(ModelVerdict v) {
+  switch (v) {
+    case ModelVerdict::kPass: return "pass";
+    case ModelVerdict::kAtRisk: return "at risk";
+    case ModelVerdict::kFail: return "fail";
+  }
+  return "fail";
 }
 
 const char* confidence_name(Confidence c) {

@@ -29,7 +29,24 @@ ojson summary_json(const ResidencySummary& s) {
   j["residency_pct"] = optional_number(s.residency_pct);
   j["cost_weighted_pct"] = optional_number(s.cost_weighted_pct);
   j["costed_ops"] = s.costed_ops;
+  j["residency_low_pct"] = optional_number(s.residency_low_pct);
+  j["body_ops"] = s.body_ops;
+  j["body_ane"] = s.body_ane;
+  j["body_at_risk"] = s.body_at_risk;
+  j["body_off_ane"] = s.body_off_ane;
+  j["boundary_casts"] = s.boundary_casts;
+  j["boundary_casts_not_ane"] = s.boundary_casts_not_ane;
   return j;
+}
+
+// A rule's confidence and source by id ("" for an unknown id, e.g. a plan-only row).
+std::string rule_confidence(const std::string& id) {
+  const RuleInfo* r = find_rule(id);
+  return r ? confidence_name(r->confidence) : "";
+}
+std::string rule_source(const std::string& id) {
+  const RuleInfo* r = find_rule(id);
+  return r ? std::string(r->source) : "";
 }
 
 ojson op_json(const OpPlacement& op) {
@@ -52,8 +69,36 @@ ojson op_json(const OpPlacement& op) {
   j["rule"] = op.rule_id;
   j["reason"] = op.reason;
   j["detail"] = op.detail;
+  j["rule_confidence"] = rule_confidence(op.rule_id);
+  j["rule_source"] = rule_source(op.rule_id);
+  j["overlay_rule"] = op.overlay_rule.empty() ? ojson(nullptr) : ojson(op.overlay_rule);
+  j["overlay_detail"] = op.overlay_detail;
+  j["boundary_cast"] = op.boundary_cast;
   return j;
 }
+
+}  // namespace
+
+std::vector<RuleUse> rules_used(const ShardCheck& s) {
+  std::vector<RuleUse> uses;
+  auto count = [&](const std::string& id) {
+    if (id.empty()) return;
+    for (RuleUse& u : uses) {
+      if (u.id == id) {
+        ++u.ops;
+        return;
+      }
+    }
+    uses.push_back(RuleUse{id, 1});
+  };
+  for (const OpPlacement& op : s.ops) {
+    count(op.rule_id);
+    count(op.overlay_rule);
+  }
+  return uses;
+}
+
+namespace {
 
 ojson shard_json(const ShardCheck& s) {
   ojson j;
@@ -62,6 +107,8 @@ ojson shard_json(const ShardCheck& s) {
   j["form"] = s.form.empty() ? ojson(nullptr) : ojson(s.form);
   j["program_sha256"] = s.program_sha256.empty() ? ojson(nullptr) : ojson(s.program_sha256);
   j["verdict"] = shard_verdict(s);
+  j["model_verdict"] = s.error ? ojson(nullptr) : ojson(model_verdict_name(s.model_verdict));
+  j["shard_failures"] = s.shard_failures;
   if (s.error) {
     j["error"] = ojson{{"code", error_code_name(s.error->code())}, {"message", s.error->message()}};
   } else {
@@ -88,6 +135,17 @@ ojson shard_json(const ShardCheck& s) {
   }
   j["checks"] = checks;
   j["plan_failures"] = s.plan_failures;
+  ojson rules = ojson::array();
+  for (const RuleUse& u : rules_used(s)) {
+    const RuleInfo* r = find_rule(u.id);
+    rules.push_back(ojson{{"id", u.id},
+                          {"ops", u.ops},
+                          {"placement", r ? placement_name(r->placement) : ""},
+                          {"confidence", r ? confidence_name(r->confidence) : ""},
+                          {"source", r ? std::string(r->source) : ""},
+                          {"reason", r ? std::string(r->reason) : ""}});
+  }
+  j["rules"] = rules;
   ojson ops = ojson::array();
   for (const OpPlacement& op : s.ops) ops.push_back(op_json(op));
   j["ops"] = ops;
@@ -98,6 +156,12 @@ ojson shard_json(const ShardCheck& s) {
 
 std::string pct_str(const std::optional<double>& v) {
   return v ? fmt::format("{:.1f}%", *v) : std::string("n/a");
+}
+
+// "72.9-85.4%": sure ANE share .. ANE + at-risk share.
+std::string band_str(const ResidencySummary& m) {
+  if (!m.residency_pct || !m.residency_low_pct) return "n/a";
+  return fmt::format("{:.1f}-{:.1f}%", *m.residency_low_pct, *m.residency_pct);
 }
 
 }  // namespace
@@ -179,8 +243,14 @@ std::string residency_report_junit(const ResidencyReport& report) {
                          xml_escape(s.verdict.failures.empty() ? "" : s.verdict.failures[0]),
                          xml_escape(body));
     }
-    out += fmt::format("      <system-out>{}</system-out>\n",
-                       xml_escape(residency_summary_line(s)));
+    std::string system_out = residency_summary_line(s) + "\n";
+    for (const RuleUse& u : rules_used(s)) {
+      const RuleInfo* r = find_rule(u.id);
+      system_out += fmt::format("rule {} x{}: {} (confidence {}; source: {})\n", u.id, u.ops,
+                                r ? placement_name(r->placement) : "", r ? confidence_name(r->confidence) : "",
+                                r ? std::string(r->source) : "");
+    }
+    out += fmt::format("      <system-out>{}</system-out>\n", xml_escape(system_out));
     out += "    </testcase>\n";
   }
   out += "  </testsuite>\n</testsuites>\n";
@@ -201,6 +271,29 @@ std::string residency_report_markdown(const ResidencyReport& report) {
                        pct_str(m.residency_pct), s.threshold.min_residency_pct,
                        placement_source_name(s.source));
   }
+  out += "\n| shard | model verdict | ANE | at risk | off ANE | boundary casts | residency band | "
+         "shard-level |\n|---|---|---:|---:|---:|---:|---|---|\n";
+  for (const ShardCheck& s : report.shards) {
+    if (s.error) continue;
+    const ResidencySummary& m = s.summary;
+    std::string limits;
+    for (const std::string& f : s.shard_failures) limits += (limits.empty() ? "" : "; ") + f;
+    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", md_escape(path_basename(s.path)),
+                       model_verdict_name(s.model_verdict), m.body_ane, m.body_at_risk,
+                       m.body_off_ane, m.boundary_casts, band_str(m), md_escape(limits));
+  }
+  for (const ShardCheck& s : report.shards) {
+    if (s.error) continue;
+    out += fmt::format("\n### Rules applied: {}\n\n| rule | ops | placement | confidence | source |\n"
+                       "|---|---:|---|---|---|\n",
+                       md_escape(path_basename(s.path)));
+    for (const RuleUse& u : rules_used(s)) {
+      const RuleInfo* r = find_rule(u.id);
+      out += fmt::format("| {} | {} | {} | {} | {} |\n", u.id, u.ops,
+                         r ? placement_name(r->placement) : "", r ? confidence_name(r->confidence) : "",
+                         r ? md_escape(std::string(r->source)) : "");
+    }
+  }
   bool any = false;
   for (const ShardCheck& s : report.shards) {
     if (s.error || !s.verdict.passed) {
@@ -220,12 +313,16 @@ std::string residency_summary_line(const ShardCheck& s) {
   const ResidencySummary& m = s.summary;
   std::string cost = m.cost_weighted_pct ? fmt::format(", cost-weighted {:.1f}%", *m.cost_weighted_pct)
                                          : std::string();
+  std::string limits;
+  for (const std::string& f : s.shard_failures) limits += f + "; ";
   return fmt::format(
-      "{:<5} {}  compute {}, on ANE {}, at risk {}, compile-time {}, fallbacks {}, unknown {}, "
-      "residency {}{} (min {:g}%), {}",
-      s.verdict.passed ? "PASS" : "FAIL", s.path, m.compute_ops, m.on_ane, m.at_risk,
-      m.compile_time_ops, m.fallbacks, m.unknown, pct_str(m.residency_pct), cost,
-      s.threshold.min_residency_pct, placement_source_name(s.source));
+      "{:<5} {}  {}model {} (body: ANE {}, at risk {}, off ANE {}; boundary casts {}), "
+      "compute {}, on ANE {}, at risk {}, compile-time {}, fallbacks {}, unknown {}, "
+      "residency {}{} (min {:g}%), band {}, {}",
+      s.verdict.passed ? "PASS" : "FAIL", s.path, limits, model_verdict_name(s.model_verdict),
+      m.body_ane, m.body_at_risk, m.body_off_ane, m.boundary_casts, m.compute_ops, m.on_ane,
+      m.at_risk, m.compile_time_ops, m.fallbacks, m.unknown, pct_str(m.residency_pct), cost,
+      s.threshold.min_residency_pct, band_str(m), placement_source_name(s.source));
 }
 
 std::string residency_failure_lines(const ShardCheck& s) {
@@ -238,21 +335,29 @@ std::string residency_failure_lines(const ShardCheck& s) {
 }
 
 std::string residency_op_table(const ShardCheck& s) {
-  std::vector<std::array<std::string, 10>> rows;
+  std::vector<std::array<std::string, 11>> rows;
   rows.push_back({"function", "block", "#", "type", "output", "dtype/shape", "class", "placement",
-                  "rule", "reason / detail"});
+                  "rule", "conf", "reason / detail"});
   for (const OpPlacement& op : s.ops) {
     std::string ty = op.dtype + (op.shape_known ? " " + shape_str(op.shape) : std::string());
     std::string placement = placement_name(op.placement);
     if (op.source == PlacementSource::kPlan) {
       placement += op.preferred.empty() ? " (plan: none)" : " (plan: " + op.preferred + ")";
     }
-    std::string why = op.detail.empty() ? op.reason : op.detail;
+    std::string why = op.detail.empty() ? op.reason : op.reason + ": " + op.detail;
+    std::string rule = op.rule_id;
+    std::string conf = rule_confidence(op.rule_id);
+    if (!op.overlay_rule.empty()) {
+      rule += "+" + op.overlay_rule;
+      conf += "+" + rule_confidence(op.overlay_rule);
+      why += "; " + op.overlay_rule + ": " + op.overlay_detail;
+    }
+    if (op.boundary_cast) why += " [boundary cast, counted apart]";
     rows.push_back({op.function, block_path_str(op.block_path), std::to_string(op.index), op.type,
                     op.outputs.empty() ? "" : op.outputs[0], ty, op_class_name(op.op_class),
-                    placement, op.rule_id, why});
+                    placement, rule, conf, why});
   }
-  std::array<size_t, 10> width{};
+  std::array<size_t, 11> width{};
   for (const auto& r : rows) {
     for (size_t c = 0; c + 1 < r.size(); ++c) width[c] = std::max(width[c], std::min<size_t>(r[c].size(), 48));
   }
@@ -271,6 +376,13 @@ std::string residency_op_table(const ShardCheck& s) {
     }
     while (!line.empty() && line.back() == ' ') line.pop_back();
     out += line + "\n";
+  }
+  out += "  rules (confidence: A Apple, A* Apple Core AI, U user measurement, F folklore):\n";
+  for (const RuleUse& u : rules_used(s)) {
+    const RuleInfo* r = find_rule(u.id);
+    if (!r) continue;
+    out += fmt::format("    {:<7} x{:<4} {:<10} {:<2} {}\n", u.id, u.ops, placement_name(r->placement),
+                       confidence_name(r->confidence), r->source);
   }
   return out;
 }

@@ -42,7 +42,9 @@ bool placement_is_fallback(Placement p);  // CPU, GPU or GPU_OR_CPU
 enum class Confidence : uint8_t { kApple, kAppleCoreAI, kUser, kFolklore };
 const char* confidence_name(Confidence c);  // "A", "A*", "U", "F"
 
-enum class RuleLevel : uint8_t { kGraph, kOp };
+// kGraph and kOp rules decide a placement (first match wins); kOverlay rules come after and
+// may only raise an op the others put on the ANE to ANE_RISK, never replace an off-ANE verdict.
+enum class RuleLevel : uint8_t { kGraph, kOp, kOverlay };
 
 // One row of runtime/placement/rules.def, without its predicate.
 struct RuleInfo {
@@ -57,12 +59,26 @@ struct RuleInfo {
 std::span<const RuleInfo> all_rules();
 const RuleInfo* find_rule(std::string_view id);
 
+// runtime/placement/op_kinds.def: every op of the MIL registry with the placement kind the op
+// rules test ("kElementwise", ...) and, for kind "kUnknown", why no source places it.
+struct PlacementOpKind {
+  std::string_view op;
+  std::string_view kind;
+  std::string_view why;
+};
+std::span<const PlacementOpKind> placement_op_kinds();
+
 // Thresholds the predicate functions use.
 struct PredictOptions {
   uint64_t max_weight_bytes = uint64_t{1} << 30;  // G6: compiled weights per shard (iOS: 1 GB)
   int64_t max_rank = 5;                           // G10
   int64_t max_dim = 16384;                        // G11
   int64_t max_lookup_rows = 32768;                // R11a: inner-product lookup row bound
+  uint64_t min_graph_macs = uint64_t{1} << 27;    // G5: 512^3, the smallest matmul seen on the NE
+  int64_t min_sdpa_elements = int64_t{1} << 21;   // R3a: Q/K/V elements below which SDPA ran on CPU
+  int64_t max_pool_kernel = 13;                   // R8: pooling kernel bound (NeuralNetwork era)
+  int64_t max_pool_stride = 2;                    // R8a
+  int64_t state_last_dim_multiple = 32;           // R25a: 64 bytes of fp16
 };
 
 // What the predictor knows about a shard besides its program.
@@ -100,7 +116,18 @@ struct OpPlacement {
   std::string rule_id;
   std::string reason;
   std::string detail;  // the specific cause, e.g. which weight is per-block quantized
+  // An overlay rule (G5, G6) that raised this op from ANE to ANE_RISK; "" when none.
+  std::string overlay_rule;
+  std::string overlay_detail;
+  // A cast of an fp32 model input or output (G2a): counted apart from the body.
+  bool boundary_cast = false;
 };
+
+// Model-level verdict of one shard: pass (every body compute op on the ANE, none at risk),
+// at risk (on the ANE but some op at risk, or a boundary cast not plainly on the ANE), fail
+// (an op off the ANE or of unknown placement, a shard-level limit broken, or nothing to check).
+enum class ModelVerdict : uint8_t { kPass, kAtRisk, kFail };
+const char* model_verdict_name(ModelVerdict v);  // "pass", "at risk", "fail"
 
 // "main/-1/3" style printable identity.
 std::string block_path_str(const std::vector<int64_t>& path);
@@ -118,6 +145,15 @@ struct ResidencySummary {
   // With plan costs: 100 * cost of ANE compute ops / cost of compute ops with a cost.
   std::optional<double> cost_weighted_pct;
   int64_t costed_ops = 0;
+  // The body (compute ops other than boundary casts) and the boundary casts, counted apart.
+  int64_t body_ops = 0;
+  int64_t body_ane = 0;      // plainly on the ANE
+  int64_t body_at_risk = 0;  // ANE_RISK
+  int64_t body_off_ane = 0;  // CPU / GPU / unknown
+  int64_t boundary_casts = 0;
+  int64_t boundary_casts_not_ane = 0;  // at risk or off the ANE
+  // The residency band: 100 * (on_ane - at_risk) / compute_ops .. residency_pct.
+  std::optional<double> residency_low_pct;
 };
 ResidencySummary summarize_residency(const std::vector<OpPlacement>& ops);
 
@@ -265,8 +301,13 @@ struct ShardCheck {
   std::vector<ContractCheckResult> checks;
   ResidencyThreshold threshold;
   bool strict = false;
+  // Shard-level limits broken (weights over the per-shard limit): each fails the gate.
+  std::vector<std::string> shard_failures;
+  ModelVerdict model_verdict = ModelVerdict::kFail;
   GateVerdict verdict;
 };
+// The model-level verdict from a summary and whether a shard-level limit was broken.
+ModelVerdict model_verdict_of(const ResidencySummary& summary, bool shard_failed);
 // Opens the shard, checks every weight reference against its blob metadata record (only those
 // 64-byte records are read, never weight data), predicts, imports the plan, runs the checks and
 // the gate. Input errors (shard, weights, plan) are recorded in `error`, never thrown.

@@ -43,7 +43,16 @@ std::string residency_report_markdown(const ResidencyReport& report);
 std::string residency_summary_line(const ShardCheck& shard);
 // The gate failures / error of a shard, one indented line each ("" when it passed).
 std::string residency_failure_lines(const ShardCheck& shard);
-// The full op table of a shard (--ops).
+// The rules (deciding and overlay) that fired on a shard's rows, in first-use order, with
+// how many rows each decided or raised.
+struct RuleUse {
+  std::string id;
+  int64_t ops = 0;
+};
+std::vector<RuleUse> rules_used(const ShardCheck& shard);
+
+// The full op table of a shard (--ops), each row with its rule's confidence, then the rules
+// used with their placement, confidence and source.
 std::string residency_op_table(const ShardCheck& shard);
 
 }  // namespace sg

@@ -95,3 +95,51 @@ TEST(ResidencyReport, SummaryLineAndOpTable) {
 
 }  // namespace
 }  // namespace sg
+
+namespace sg {
+namespace {
+
+// Every report form names each rule's confidence and source (R13: U, "rf-detr PR #1495 ...";
+// the relu is R6 raised by the G5 small-graph overlay), and the model verdict with its counts.
+TEST(ResidencyReport, EveryFormCarriesRuleConfidenceAndSource) {
+  ResidencyReport report;
+  report.shards.push_back(sample_check("a.mlmodelc", 50));
+  const std::string r13_source(find_rule("R13")->source);
+  const std::string g5_source(find_rule("G5")->source);
+
+  auto j = nlohmann::json::parse(residency_report_json(report));
+  const auto& s0 = j["shards"][0];
+  EXPECT_EQ(s0["model_verdict"], "fail");
+  EXPECT_EQ(s0["summary"]["body_off_ane"], 1);
+  EXPECT_EQ(s0["summary"]["body_at_risk"], 1);
+  EXPECT_EQ(s0["ops"][1]["rule_confidence"], "U");
+  EXPECT_EQ(s0["ops"][1]["rule_source"], r13_source);
+  EXPECT_EQ(s0["ops"][0]["rule"], "R6");
+  EXPECT_EQ(s0["ops"][0]["overlay_rule"], "G5");
+  bool g5_listed = false;
+  for (const auto& r : s0["rules"]) {
+    if (r["id"] == "G5") {
+      g5_listed = true;
+      EXPECT_EQ(r["confidence"], "U");
+      EXPECT_EQ(r["source"], g5_source);
+    }
+  }
+  EXPECT_TRUE(g5_listed);
+
+  const std::string md = residency_report_markdown(report);
+  EXPECT_NE(md.find("| R13 | 1 | CPU | U | " + r13_source + " |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| a.mlmodelc | fail | 0 | 1 | 1 | 0 |"), std::string::npos) << md;
+
+  const std::string xml = residency_report_junit(report);
+  EXPECT_NE(xml.find("rule R13 x1: CPU (confidence U; source: " + r13_source + ")"),
+            std::string::npos)
+      << xml;
+
+  const std::string table = residency_op_table(report.shards[0]);
+  EXPECT_NE(table.find("R6+G5"), std::string::npos) << table;
+  EXPECT_NE(table.find("U+U"), std::string::npos) << table;
+  EXPECT_NE(table.find(r13_source), std::string::npos) << table;
+}
+
+}  // namespace
+}  // namespace sg

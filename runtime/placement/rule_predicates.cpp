@@ -667,7 +667,7 @@ bool pred_channel_broadcast(const RuleContext& ctx, std::string& detail) {
   };
   auto spatial_many = [](const ValueType* t) {
     size_t r = t->shape.size();
-    return t->shape[r - 1] * t->shape[r - 2] > 1;
+    return t->shape[r - 1] > 1 || t->shape[r - 2] > 1;  // no product: dims come from input
   };
   const bool x_small = spatial_one(tx) && spatial_many(ty);
   const bool y_small = spatial_one(ty) && spatial_many(tx);
@@ -745,7 +745,7 @@ std::optional<std::string> upsample_scale(const RuleContext& ctx, bool& exact2) 
     int64_t a = in->shape[i];
     int64_t b = out->shape[i];
     if (a <= 0 || b <= 0) return std::nullopt;
-    if (b != a && b != 2 * a) exact2 = false;
+    if (b != a && !(b % 2 == 0 && b / 2 == a)) exact2 = false;  // b == 2a without overflow
     text += fmt::format("{}{:g}", text.empty() ? "" : "x", static_cast<double>(b) / static_cast<double>(a));
   }
   return text;

@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <set>
 #include <sstream>
 
@@ -75,6 +76,36 @@ TEST(RegistryCoverage, AnOpOutsideTheRegistryStillFallsToDefault) {
   auto rows = predict_placement(b.program, {});
   ASSERT_TRUE(rows.is_ok());
   EXPECT_EQ(rows->back().rule_id, "DEFAULT");
+}
+
+}  // namespace
+}  // namespace sg
+
+namespace sg {
+namespace {
+
+// Shapes come from the input file: huge dims must never overflow a predicate's arithmetic
+// (the sanitizer build reports signed overflow; a saturating count keeps the verdict sane).
+TEST(RegistryCoverage, HugeDimsNeverOverflowThePredicates) {
+  const int64_t huge = int64_t{1} << 62;
+  test::ProgramBuilder b;
+  b.input("x", DType::kF16, {1, 8, huge, huge});
+  b.input("g", DType::kF16, {1, 8, 1, 1});
+  b.input("q", DType::kF16, {huge, huge, huge, 64});
+  b.op("upsample_nearest_neighbor", {{"u", DType::kF16, {1, 8, huge + 1, huge}}}, {{"x", {"x"}}});
+  b.op("mul", {{"m", DType::kF16, {1, 8, huge, huge}}}, {{"x", {"x"}}, {"y", {"g"}}});
+  b.op("scaled_dot_product_attention", {{"s", DType::kF16, {huge, huge, huge, 64}}},
+       {{"key", {"q"}}, {"query", {"q"}}, {"value", {"q"}}});
+  auto rows = predict_placement(b.program, {});
+  ASSERT_TRUE(rows.is_ok());
+  for (const OpPlacement& r : *rows) EXPECT_EQ(r.rule_id, "G11") << r.type;  // dims > 16384
+  PredictOptions options;
+  options.max_dim = std::numeric_limits<int64_t>::max();  // let the op rules see the dims
+  rows = predict_placement(b.program, {}, options);
+  ASSERT_TRUE(rows.is_ok());
+  EXPECT_EQ((*rows)[0].rule_id, "R9");   // not exactly 2x
+  EXPECT_EQ((*rows)[1].rule_id, "R6a");  // runtime 1x1 operand broadcast
+  EXPECT_EQ((*rows)[2].rule_id, "R3");   // saturated element count: not below the floor
 }
 
 }  // namespace

@@ -70,6 +70,45 @@ std::string threshold_text(Metric m, const Threshold& t) {
   return fmt::format("{} {}", is_lower_bounded(m) ? ">=" : "<=", fmt_value(t.bound.value_or(0)));
 }
 
+// "min 0.957965 at position 6", "p10 0.9612 (worst 0.957965 at position 6)", "rate 0.5": the
+// gated statistic with its name, and a position only next to that position's own value.
+std::string statistic_text(const MetricVerdict& mv, std::optional<double> worst_value) {
+  const std::string value =
+      mv.metric == Metric::kNormRatio
+          ? fmt::format("[{}, {}]", fmt_value(mv.value.value_or(NAN)), fmt_value(mv.value_upper.value_or(NAN)))
+          : fmt_value(mv.value.value_or(NAN));
+  std::string out = mv.statistic + " " + value;
+  if (mv.metric == Metric::kTop1 || mv.worst_position < 0) return out;
+  const bool extreme = mv.statistic == "min" || mv.statistic == "max";
+  if (extreme) return out + fmt::format(" at position {}", mv.worst_position);
+  if (worst_value) {
+    return out + fmt::format(" (worst {} at position {})", fmt_value(*worst_value), mv.worst_position);
+  }
+  return out + fmt::format(" (worst at position {})", mv.worst_position);
+}
+
+std::optional<double> value_at(const CheckResult& check, Metric m, int64_t position) {
+  for (const RowResult& r : check.rows) {
+    if (r.position == position) return r.value(m);
+  }
+  return std::nullopt;
+}
+
+// "4, 6, 7" (at most eight, then "… (N in all)").
+std::string failing_positions(const CheckResult& check, const CheckVerdict& cv) {
+  std::vector<int64_t> ps;
+  for (size_t i = 0; i < cv.rows.size(); ++i) {
+    const Verdict v = cv.rows[i].verdict;
+    if ((v == Verdict::kFail || v == Verdict::kNonfinite) && check.rows[i].position >= 0) {
+      ps.push_back(check.rows[i].position);
+    }
+  }
+  std::string out;
+  for (size_t i = 0; i < ps.size() && i < 8; ++i) out += (i ? ", " : "") + std::to_string(ps[i]);
+  if (ps.size() > 8) out += fmt::format(", … ({} in all)", ps.size());
+  return out;
+}
+
 CheckVerdict evaluate_check(const CheckResult& check, const ResolvedThresholds& th) {
   CheckVerdict cv;
   cv.percentile = th.percentile;
@@ -140,16 +179,9 @@ CheckVerdict evaluate_check(const CheckResult& check, const ResolvedThresholds& 
         if (violates(m, values[k], t)) cv.rows[owners[k]].failed.push_back(m);
       }
       if (fail) {
-        const std::string value =
-            m == Metric::kNormRatio
-                ? fmt::format("[{}, {}]", fmt_value(*mv.value), fmt_value(*mv.value_upper))
-                : fmt_value(*mv.value);
-        std::string at = mv.worst_position >= 0 ? fmt::format(" (worst at position {})",
-                                                              mv.worst_position)
-                                                : std::string();
-        failures.push_back(fmt::format("{} {} {}, needs {}{} [{}: {}]", metric_name(m),
-                                       mv.statistic, value, threshold_text(m, t), at, t.origin,
-                                       t.reason));
+        failures.push_back(fmt::format("{} {}, needs {} [{}: {}]", metric_name(m),
+                                       statistic_text(mv, values[worst]), threshold_text(m, t),
+                                       t.origin, t.reason));
       }
     } else {
       mv.threshold.reset();
@@ -251,30 +283,23 @@ Result<GateEvaluation> evaluate_gate(const FidelityRun& run, const GatePolicy& p
         break;
       }
     }
-    const CheckIdentity& id = run.checks[i].identity;
+    const CheckResult& check = run.checks[i];
+    const CheckIdentity& id = check.identity;
     std::string why = cv.message;
     for (const MetricVerdict& mv : cv.metrics) {
       if (mv.verdict != Verdict::kFail || !mv.threshold) continue;
-      const std::string value =
-          mv.metric == Metric::kNormRatio
-              ? fmt::format("[{}, {}]", fmt_value(*mv.value), fmt_value(*mv.value_upper))
-              : fmt_value(*mv.value);
-      // The first failing row (in layer, position order) names the place; the statistic is
-      // the check's, so say where it comes from when that is another row.
-      const std::string worst =
-          mv.worst_position >= 0 && mv.worst_position != cv.first_failing_position
-              ? fmt::format(" (worst at position {})", mv.worst_position)
-              : std::string();
-      why = fmt::format("{} {} {}{}, needs {}", metric_name(mv.metric), mv.statistic, value, worst,
+      // The statistic the gate used, named, and a position only beside its own value: the
+      // failing positions are listed apart (never "position 4: <the value of position 6>").
+      why = fmt::format("{} {}, needs {}", metric_name(mv.metric),
+                        statistic_text(mv, value_at(check, mv.metric, mv.worst_position)),
                         threshold_text(mv.metric, *mv.threshold));
       break;
     }
+    const std::string failing = failing_positions(check, cv);
     s.message = fmt::format(
-        "{} of {} checks failed; first failure: {}{}{}: {}", s.failed, s.checks, id.id(),
-        id.layer ? fmt::format(" (layer {})", *id.layer) : std::string(),
-        s.first_failure_position >= 0 ? fmt::format(" at position {}", s.first_failure_position)
-                                      : std::string(),
-        why);
+        "{} of {} checks failed; first failure: {}{}: {}{}", s.failed, s.checks, id.id(),
+        id.layer ? fmt::format(" (layer {})", *id.layer) : std::string(), why,
+        failing.empty() ? std::string() : "; failing positions: " + failing);
   } else {
     s.verdict = Verdict::kPass;
     s.message = fmt::format("all {} checks passed ({} rows, {} degenerate)", s.checks, s.rows,

@@ -75,9 +75,10 @@ std::string line_chart(const GoldenReport& report, const std::vector<size_t>& or
   double lo = 1.0, threshold = 1.0;
   for (size_t i : layered) {
     threshold = std::min(threshold, report_util::cosine_threshold(report, i));
-    if (auto m = report_util::min_cosine(run.checks[i]); m && std::isfinite(*m)) lo = std::min(lo, *m);
+    if (auto m = report_util::gated_cosine(report, i); m && std::isfinite(*m)) lo = std::min(lo, *m);
   }
   lo = std::max(-1.0, std::min(lo, threshold) - 0.02);
+  const std::string stat = report_util::cosine_statistic(report);
   const int w = 720, h = 260, left = 60, right = 20, top = 16, bottom = 40;
   const double span = 1.0 - lo;
   auto x_of = [&](size_t k) {
@@ -88,7 +89,7 @@ std::string line_chart(const GoldenReport& report, const std::vector<size_t>& or
   auto y_of = [&](double v) { return top + (h - top - bottom) * (1.0 - (v - lo) / span); };
   std::string svg = fmt::format(
       "<svg class=\"linechart\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" "
-      "role=\"img\" aria-label=\"minimum cosine per layer\">\n", w, h);
+      "role=\"img\" aria-label=\"cosine {} per layer\">\n", w, h, stat);
   svg += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" class=\"frame\"/>\n", left, h - bottom, w - right, h - bottom);
   svg += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" class=\"frame\"/>\n", left, top, left, h - bottom);
   for (double v : {lo, (lo + 1.0) / 2, 1.0}) {
@@ -100,13 +101,13 @@ std::string line_chart(const GoldenReport& report, const std::vector<size_t>& or
   std::string points;
   for (size_t k = 0; k < layered.size(); ++k) {
     const CheckResult& c = run.checks[layered[k]];
-    const auto m = report_util::min_cosine(c);
+    const auto m = report_util::gated_cosine(report, layered[k]);
     svg += fmt::format("<text x=\"{:.1f}\" y=\"{}\" class=\"axis\" text-anchor=\"middle\">{}</text>\n",
                        x_of(k), h - bottom + 16, *c.identity.layer);
     if (!m || !std::isfinite(*m)) continue;
     points += fmt::format("{:.1f},{:.1f} ", x_of(k), y_of(*m));
-    svg += fmt::format("<circle class=\"point\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\"><title>{} (layer {}): min cosine {}</title></circle>\n",
-                       x_of(k), y_of(*m), xml_escape(c.identity.id()), *c.identity.layer, fmt_num(m));
+    svg += fmt::format("<circle class=\"point\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\"><title>{} (layer {}): cosine {} {}</title></circle>\n",
+                       x_of(k), y_of(*m), xml_escape(c.identity.id()), *c.identity.layer, stat, fmt_num(m));
   }
   svg += fmt::format("<polyline class=\"series\" points=\"{}\"/>\n", points);
   svg += fmt::format("<text x=\"{}\" y=\"{}\" class=\"axis\" text-anchor=\"middle\">layer</text>\n",
@@ -163,11 +164,14 @@ std::string golden_report_html(const GoldenReport& report) {
          "0.2 or more below<span style=\"background:#c8c8c8\"></span>degenerate (both zero)"
          "<span style=\"background:#000\"></span>NaN/Inf</p>\n";
   out += heat_map(report, order);
-  out += "<h2>Minimum cosine per layer</h2>\n";
+  out += fmt::format("<h2>Cosine {} per layer (the statistic the gate used)</h2>\n",
+                     xml_escape(report_util::cosine_statistic(report)));
   out += line_chart(report, order);
-  out += "<h2>Checks</h2>\n<table>\n<tr><th>layer</th><th class=\"name\">check</th><th class=\"name\">kind</th>"
-         "<th>min cosine</th><th>worst pos</th><th>norm ratio</th><th>rel L2</th><th>SNR dB</th>"
-         "<th class=\"name\">verdict</th></tr>\n";
+  out += fmt::format(
+      "<h2>Checks</h2>\n<table>\n<tr><th>layer</th><th class=\"name\">check</th><th class=\"name\">kind</th>"
+      "<th>cosine {}</th><th>worst pos</th><th>norm ratio</th><th>rel L2</th><th>SNR dB</th>"
+      "<th class=\"name\">verdict</th></tr>\n",
+      xml_escape(report_util::cosine_statistic(report)));
   for (size_t i : order) {
     const CheckResult& c = run.checks[i];
     const CheckVerdict& v = ev.checks[i];
@@ -179,7 +183,7 @@ std::string golden_report_html(const GoldenReport& report) {
         "<tr><td>{}</td><td class=\"name\">{}</td><td class=\"name\">{}</td><td>{}</td><td>{}</td>"
         "<td>{}</td><td>{}</td><td>{}</td><td class=\"name {}\" title=\"{}\">{}</td></tr>\n",
         report_util::layer_text(c.identity), xml_escape(c.identity.id()), xml_escape(c.identity.kind),
-        fmt_num(cos ? cos->value : std::nullopt),
+        report_util::cosine_value_text(report, i),
         cos && cos->worst_position >= 0 ? std::to_string(cos->worst_position) : "-",
         norm ? "[" + fmt_num(norm->value, 4) + ", " + fmt_num(norm->value_upper, 4) + "]" : "-",
         fmt_num(rel ? rel->value : std::nullopt), fmt_num(snr ? snr->value : std::nullopt, 2),

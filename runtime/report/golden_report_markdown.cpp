@@ -30,7 +30,8 @@ std::string golden_report_markdown(const GoldenReport& report) {
     }
   }
   out += "\n";
-  out += fmt::format("| layer | check | kind | min cosine | worst pos | norm ratio | rel L2 | top-1 | verdict |\n");
+  out += fmt::format("| layer | check | kind | cosine {} | worst pos | norm ratio | rel L2 | top-1 | verdict |\n",
+                     report_util::cosine_statistic(report));
   out += "|---:|---|---|---:|---:|---|---:|---:|---|\n";
   for (size_t i : report_util::layer_order(run)) {
     const CheckResult& c = run.checks[i];
@@ -41,7 +42,7 @@ std::string golden_report_markdown(const GoldenReport& report) {
     const MetricVerdict* top1 = report_util::find_metric(v, Metric::kTop1);
     out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} |\n",
                        report_util::layer_text(c.identity), md_escape(c.identity.id()),
-                       md_escape(c.identity.kind), fmt_num(cos ? cos->value : std::nullopt),
+                       md_escape(c.identity.kind), report_util::cosine_value_text(report, i),
                        cos && cos->worst_position >= 0 ? std::to_string(cos->worst_position) : "-",
                        norm ? "[" + fmt_num(norm->value, 4) + ", " + fmt_num(norm->value_upper, 4) + "]" : "-",
                        fmt_num(rel ? rel->value : std::nullopt),

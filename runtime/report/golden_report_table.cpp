@@ -80,9 +80,11 @@ std::string golden_report_table(const GoldenReport& report, const TableOptions& 
   const std::vector<size_t> order = report_util::layer_order(run);
   size_t name_w = 10;
   for (const CheckResult& c : run.checks) name_w = std::max(name_w, c.identity.id().size());
-  out += fmt::format("  {:>5}  {}  {:<7} {:>9} {:>5}  {:<20} {:>9}  {}\n", "layer",
-                     pad("checkpoint", name_w), "kind", "min cos", "@pos", "norm ratio", "rel_l2",
-                     "verdict");
+  const std::string cos_stat = report_util::cosine_statistic(report);
+  const bool mixed_stat = cos_stat == "statistic";
+  out += fmt::format("  {:>5}  {}  {:<7} {:>{}} {:>5}  {:<20} {:>9}  {}\n", "layer",
+                     pad("checkpoint", name_w), "kind", mixed_stat ? "cosine" : "cos " + cos_stat,
+                     mixed_stat ? 13 : 9, "worst", "norm ratio", "rel_l2", "verdict");
   for (size_t i : order) {
     const CheckResult& c = run.checks[i];
     const CheckVerdict& v = ev.checks[i];
@@ -93,9 +95,10 @@ std::string golden_report_table(const GoldenReport& report, const TableOptions& 
         norm ? "[" + fmt_num(norm->value, 4) + ", " + fmt_num(norm->value_upper, 4) + "]" : "-";
     const std::string worst =
         cos && cos->worst_position >= 0 ? std::to_string(cos->worst_position) : "-";
-    out += fmt::format("  {:>5}  {}  {:<7} {:>9} {:>5}  {:<20} {:>9}  {}\n",
+    out += fmt::format("  {:>5}  {}  {:<7} {:>{}} {:>5}  {:<20} {:>9}  {}\n",
                        report_util::layer_text(c.identity), pad(c.identity.id(), name_w),
-                       c.identity.kind, fmt_num(cos ? cos->value : std::nullopt), worst, norm_text,
+                       c.identity.kind, report_util::cosine_value_text(report, i),
+                       mixed_stat ? 13 : 9, worst, norm_text,
                        fmt_num(rel ? rel->value : std::nullopt), colored(verdict_name(v.verdict), v.verdict, options.color));
     if (v.verdict != Verdict::kPass && !v.message.empty()) {
       out += fmt::format("         -> {}\n", v.message);
@@ -135,25 +138,31 @@ std::string golden_report_table(const GoldenReport& report, const TableOptions& 
     }
   }
 
-  // Trend over layered checks: where does the minimum cosine start to drop?
-  std::vector<size_t> layered;
-  for (size_t i : order) {
-    if (run.checks[i].identity.layer) layered.push_back(i);
-  }
-  if (layered.size() >= 2) {
+  // Trend over layered checks, one line per view: where does the gated cosine start to drop?
+  // It shows the statistic the gate used and "first below" is the gate's own cosine verdict,
+  // so the trend, the table and the summary name the same layer.
+  for (const std::vector<size_t>& group : report_util::view_groups(run)) {
+    std::vector<size_t> layered;
+    for (size_t i : group) {
+      if (run.checks[i].identity.layer) layered.push_back(i);
+    }
+    if (layered.size() < 2) continue;
     std::vector<std::optional<double>> values;
     double threshold = 1.0;
     std::optional<size_t> first_below;
+    std::string stat = "min";
     for (size_t i : layered) {
-      const auto m = report_util::min_cosine(run.checks[i]);
-      const double t = report_util::cosine_threshold(report, i);
-      threshold = std::min(threshold, t);
-      values.push_back(m);
-      if (!first_below && m && *m < t) first_below = i;
+      const MetricVerdict* cos = report_util::find_metric(ev.checks[i], Metric::kCosine);
+      threshold = std::min(threshold, report_util::cosine_threshold(report, i));
+      values.push_back(cos ? cos->value : std::nullopt);
+      if (cos) stat = cos->statistic;
+      if (!first_below && cos && cos->verdict == Verdict::kFail) first_below = i;
     }
+    const std::string view = report_util::labels_text(run.checks[layered.front()].identity);
     const std::string range = fmt::format("layers {}..{}", *run.checks[layered.front()].identity.layer,
                                           *run.checks[layered.back()].identity.layer);
-    out += fmt::format("\n  trend  min cosine, {}: {}  ", range,
+    out += fmt::format("\n  trend  {}cosine {}, {}: {}  ", view.empty() ? "" : "[" + view + "] ",
+                       mixed_stat ? std::string("statistic") : stat, range,
                        sparkline(values, threshold, options.unicode));
     if (first_below) {
       const CheckIdentity& id = run.checks[*first_below].identity;

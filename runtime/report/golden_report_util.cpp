@@ -31,13 +31,53 @@ std::vector<size_t> layer_order(const FidelityRun& run) {
   return idx;
 }
 
-std::optional<double> min_cosine(const CheckResult& c) {
-  std::optional<double> m;
-  for (const RowResult& r : c.rows) {
-    if (r.degenerate || r.nonfinite) continue;
-    if (const auto& v = r.value(Metric::kCosine)) m = m ? std::min(*m, *v) : *v;
+std::optional<double> gated_cosine(const GoldenReport& report, size_t i) {
+  const MetricVerdict* mv = find_metric(report.evaluation.checks[i], Metric::kCosine);
+  return mv ? mv->value : std::nullopt;
+}
+
+std::string cosine_statistic(const GoldenReport& report) {
+  std::string stat;
+  for (const CheckVerdict& v : report.evaluation.checks) {
+    const MetricVerdict* mv = find_metric(v, Metric::kCosine);
+    if (!mv) continue;
+    if (stat.empty()) {
+      stat = mv->statistic;
+    } else if (stat != mv->statistic) {
+      return "statistic";
+    }
   }
-  return m;
+  return stat.empty() ? "min" : stat;
+}
+
+std::string cosine_value_text(const GoldenReport& report, size_t i, int digits) {
+  const MetricVerdict* mv = find_metric(report.evaluation.checks[i], Metric::kCosine);
+  if (!mv) return "-";
+  std::string text = fmt_num(mv->value, digits);
+  if (cosine_statistic(report) == "statistic") text += " " + mv->statistic;
+  return text;
+}
+
+std::string labels_text(const CheckIdentity& id) {
+  std::string out;
+  for (const auto& [k, v] : id.labels) out += (out.empty() ? "" : ",") + k + "=" + v;
+  return out;
+}
+
+std::vector<std::vector<size_t>> view_groups(const FidelityRun& run) {
+  std::vector<std::string> keys;
+  std::vector<std::vector<size_t>> groups;
+  for (size_t i : layer_order(run)) {
+    const std::string key = labels_text(run.checks[i].identity);
+    size_t g = 0;
+    while (g < keys.size() && keys[g] != key) ++g;
+    if (g == keys.size()) {
+      keys.push_back(key);
+      groups.emplace_back();
+    }
+    groups[g].push_back(i);
+  }
+  return groups;
 }
 
 double cosine_threshold(const GoldenReport& report, size_t check) {

@@ -26,8 +26,21 @@ const MetricVerdict* find_metric(const CheckVerdict& v, Metric m);
 // in report order.
 std::vector<size_t> layer_order(const FidelityRun& run);
 
-// Minimum cosine over the gated rows of a check (absent when none).
-std::optional<double> min_cosine(const CheckResult& c);
+// The cosine statistic the gate used for check `i` (min, or pN): what every renderer shows, so
+// the table, trend, chart and summary never disagree (absent when not measured).
+std::optional<double> gated_cosine(const GoldenReport& report, size_t i);
+// The name of that statistic for a column header: "min", "p10", or "statistic" when checks
+// differ (then each value is labelled by cosine_value_text).
+std::string cosine_statistic(const GoldenReport& report);
+// The gated cosine of check `i` as text, with its statistic's name appended when the checks
+// of the report do not share one ("0.96123 p10").
+std::string cosine_value_text(const GoldenReport& report, size_t i, int digits = 5);
+
+// Check indices grouped by view: checks with equal labels (e.g. mode=free-running) together,
+// in first-appearance order, each group in layer order. One group when there are no labels.
+std::vector<std::vector<size_t>> view_groups(const FidelityRun& run);
+// "mode=teacher-forced" for a group's labels, "" without labels.
+std::string labels_text(const CheckIdentity& id);
 
 // The cosine threshold applied to a check, or the policy default, or 0.97.
 double cosine_threshold(const GoldenReport& report, size_t check);

@@ -60,7 +60,8 @@ TEST_F(GoldenCli, CompareFailsAndNamesTheFirstFailingLayerAndPosition) {
                        dump("ref") + " --json " + out("r.json") + " --junit " + out("r.xml") +
                        " --markdown " + out("r.md") + " --html " + out("r.html"));
   EXPECT_EQ(r.code, 1) << r.output;
-  EXPECT_NE(r.output.find("first failure: hidden.2 (layer 2) at position 5"), std::string::npos)
+  EXPECT_NE(r.output.find("first failure: hidden.2 (layer 2): cosine min 0.646174 at position 5"),
+            std::string::npos)
       << r.output;
   for (const char* f : {"r.json", "r.xml", "r.md", "r.html"}) {
     EXPECT_TRUE(fs::exists(out(f))) << f;

@@ -71,12 +71,12 @@ TEST_F(GoldenRunCli, Int8ChainFailsOnTheLogitsOnly) {
   const CliRun r = golden("run " + chain("int8") + kGate + " --json " + out("r.json"));
   EXPECT_EQ(r.code, 1) << r.output;
   EXPECT_NE(r.output.find("FAIL"), std::string::npos);
-  // Positions 4 (0.9653) and 6 (0.9580, the minimum) fail: the summary names the first and
-  // says where the minimum it quotes comes from.
-  EXPECT_NE(r.output.find("first failure: logits at position 4: cosine min 0.95796"),
+  // Positions 4 (0.9653), 6 (0.9580, the minimum) and 7 (0.9696) fail: the summary quotes the
+  // minimum at its own position and lists the failing positions apart.
+  EXPECT_NE(r.output.find("first failure: logits: cosine min 0.957965 at position 6, needs >= "
+                          "0.97; failing positions: 4, 6, 7"),
             std::string::npos)
       << r.output;
-  EXPECT_NE(r.output.find("(worst at position 6), needs >= 0.97"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("trend"), std::string::npos) << r.output;
   const nlohmann::json j = report("r.json");
   EXPECT_EQ(j["command"], "run");
@@ -110,6 +110,19 @@ TEST_F(GoldenRunCli, EveryReportNamesTheBuildsItJudgedAndTheCommand) {
     EXPECT_NE(text->find("run " + chain("lut4")), std::string::npos) << file;
   }
   EXPECT_NE(r.output.find("16 executed"), std::string::npos) << r.output;
+}
+
+TEST_F(GoldenRunCli, OutOfRangeThresholdsAreUsageErrors) {
+  for (const char* bad : {"--min-cosine 2", "--min-cosine -1.5", "--min-cosine logits:1.01",
+                          "--max-kl -0.1", "--min-top1 1.5", "--max-rel-l2 -1",
+                          "--min-topk-overlap 2", "--max-abs -3", "--norm-ratio 1.2,0.8"}) {
+    const CliRun r = golden("run " + chain("int8") + kGate + " " + bad);
+    EXPECT_EQ(r.code, 2) << bad << "\n" << r.output;
+    EXPECT_NE(r.output.find("usage error"), std::string::npos) << bad << "\n" << r.output;
+  }
+  EXPECT_NE(golden("run " + chain("int8") + kGate + " --min-cosine 2").output.find(
+                "--min-cosine 2: out of range (a cosine lies in [-1, 1])"),
+            std::string::npos);
 }
 
 TEST_F(GoldenRunCli, Lut4AndFp16ChainsPass) {

@@ -201,7 +201,8 @@ TEST(GoldenReport, JunitMarkdownAndTable) {
   const std::string table = golden_report_table(report, opt);
   EXPECT_NE(table.find("first below threshold at layer 2"), std::string::npos);
   EXPECT_NE(table.find("logits per position"), std::string::npos);
-  EXPECT_NE(table.find("first failure: hidden.2 (layer 2) at position 5"), std::string::npos);
+  EXPECT_NE(table.find("first failure: hidden.2 (layer 2): cosine min 0.646174 at position 5"),
+            std::string::npos);
 }
 
 TEST(GoldenReport, WriteIsAtomicAndNamesThePathOnError) {
@@ -209,6 +210,90 @@ TEST(GoldenReport, WriteIsAtomicAndNamesThePathOnError) {
   Status s = write_report_file(bad, "{}");
   ASSERT_FALSE(s.is_ok());
   EXPECT_NE(s.message().find(bad), std::string::npos);
+}
+
+}  // namespace
+}  // namespace sg
+
+namespace sg {
+namespace {
+
+// One layered check with the given per-position cosines.
+CheckResult cosine_check(int64_t layer, const std::vector<double>& cosines) {
+  CheckResult c;
+  c.identity.checkpoint = "hidden." + std::to_string(layer);
+  c.identity.kind = "hidden";
+  c.identity.layer = layer;
+  c.shape = {1, static_cast<int64_t>(cosines.size()), 4};
+  c.position_axis = 1;
+  for (size_t p = 0; p < cosines.size(); ++p) {
+    RowResult r;
+    r.position = static_cast<int64_t>(p);
+    r.value(Metric::kCosine) = cosines[p];
+    c.rows.push_back(r);
+  }
+  return c;
+}
+
+// With --percentile p10 the gate passes layer 0 (one outlier position at 0.90, p10 0.981) and
+// fails layer 1: the table, the trend, the summary, Markdown and HTML all show p10, name it, and
+// agree on layer 1. (Before: the table showed p10 under "min cos", the trend used the minimum
+// and named layer 0.)
+TEST(GoldenReport, EveryViewShowsTheStatisticTheGateUsedByName) {
+  FidelityRun run;
+  run.command = "compare";
+  run.checks.push_back(cosine_check(0, {0.99, 0.99, 0.99, 0.99, 0.99, 0.99, 0.99, 0.99, 0.99, 0.90}));
+  run.checks.push_back(cosine_check(1, {0.96, 0.95, 0.96, 0.96, 0.96, 0.96, 0.96, 0.96, 0.96, 0.96}));
+  run.checks.push_back(cosine_check(2, {0.99, 0.99, 0.99, 0.99, 0.99, 0.99, 0.99, 0.99, 0.99, 0.99}));
+  GatePolicy policy = builtin_gate_policy();
+  policy.defaults.percentile = 10;
+  auto report = make_golden_report(run, policy, false, "test");
+  ASSERT_TRUE(report.is_ok()) << report.status().to_string();
+  const GateSummary& s = report->evaluation.summary;
+  ASSERT_EQ(s.verdict, Verdict::kFail);
+  ASSERT_EQ(s.first_failure_check, 1u);
+
+  TableOptions to;
+  to.unicode = false;
+  const std::string table = golden_report_table(*report, to);
+  EXPECT_NE(table.find("cos p10"), std::string::npos) << table;
+  EXPECT_EQ(table.find("min cos"), std::string::npos) << table;
+  EXPECT_NE(table.find("0.98100"), std::string::npos) << table;  // layer 0's p10, not its min 0.9
+  EXPECT_NE(table.find("trend  cosine p10, layers 0..2"), std::string::npos) << table;
+  EXPECT_NE(table.find("first below threshold at layer 1 (hidden.1)"), std::string::npos) << table;
+
+  // The summary: the p10 value with its name; a position only beside its own value.
+  EXPECT_NE(s.message.find("first failure: hidden.1 (layer 1): cosine p10 0.959 (worst 0.95 at "
+                           "position 1), needs >= 0.97; failing positions: 0, 1, 2, 3, 4, 5, 6, "
+                           "7, … (10 in all)"),
+            std::string::npos)
+      << s.message;
+
+  const std::string md = golden_report_markdown(*report);
+  EXPECT_NE(md.find("| cosine p10 |"), std::string::npos) << md;
+  const std::string html = golden_report_html(*report);
+  EXPECT_NE(html.find("<th>cosine p10</th>"), std::string::npos);
+  EXPECT_NE(html.find("Cosine p10 per layer"), std::string::npos);
+  EXPECT_NE(html.find("hidden.0 (layer 0): cosine p10 0.98100"), std::string::npos);
+  const Json j = Json::parse(golden_report_json(*report));
+  EXPECT_EQ(j["checks"][0]["metrics"][0]["statistic"], "p10");
+  EXPECT_NEAR(j["checks"][0]["metrics"][0]["value"].get<double>(), 0.981, 1e-12);
+}
+
+// Without a percentile: the minimum, at the position that holds it, and the failing positions
+// listed apart (never "at position 4: <the minimum of position 6>").
+TEST(GoldenReport, SummaryNeverPairsAPositionWithAnotherPositionsValue) {
+  FidelityRun run;
+  run.command = "compare";
+  run.checks.push_back(cosine_check(0, {0.99, 0.99, 0.96, 0.99, 0.95, 0.99}));
+  auto report = make_golden_report(run, builtin_gate_policy(), false, "test");
+  ASSERT_TRUE(report.is_ok());
+  const std::string& m = report->evaluation.summary.message;
+  EXPECT_NE(m.find("hidden.0 (layer 0): cosine min 0.95 at position 4, needs >= 0.97; failing "
+                   "positions: 2, 4"),
+            std::string::npos)
+      << m;
+  EXPECT_EQ(m.find("at position 2"), std::string::npos) << m;
 }
 
 }  // namespace

@@ -14,6 +14,14 @@ std::string fmt_bytes(uint64_t b) {
   return fmt::format("{:.1f} KiB", static_cast<double>(b) / 1024);
 }
 
+constexpr std::string_view kFreeRunningAnswers =
+    "the chain as deployed: every step reads what the steps before it produced, so each "
+    "checkpoint carries the error accumulated upstream";
+constexpr std::string_view kTeacherForcedAnswers =
+    "each shard's own error: every layer's residual input is the golden of the layer before "
+    "(steps without a layer, such as a head, take the golden of the hidden checkpoint they "
+    "read); accumulated drift is not covered, run --both for it";
+
 }  // namespace
 
 Result<FidelityRun> run_chain_fidelity(const ChainManifest& chain, const GoldenSource& goldens,
@@ -57,6 +65,26 @@ Result<FidelityRun> run_chain_fidelity(const ChainManifest& chain, const GoldenS
     ro.fingerprints = &fingerprints;
     if (options.on_step) ro.on_step = [&](const ChainStepRecord& r) { options.on_step(mode, r); };
     SG_ASSIGN_OR_RETURN(ChainRunResult result, run_chain(chain, ro));
+    // What this view answers and which input every shard was given.
+    ReportView view;
+    view.mode = chain_mode_name(mode);
+    view.answers = mode == ChainMode::kTeacherForced ? std::string(kTeacherForcedAnswers)
+                                                     : std::string(kFreeRunningAnswers);
+    for (const ChainStepRecord& s : result.steps) {
+      const ChainStep* step = chain.find_step(s.id);
+      if (s.is_combine || !step) continue;
+      for (const auto& [input, tensor] : step->inputs) {
+        StepFeed feed{s.id, input, tensor, chain.producer(tensor) ? "chain output" : "chain input", ""};
+        for (const auto& [forced, golden] : s.teacher_forced) {
+          if (forced == input) {
+            feed.source = "golden";
+            feed.golden = golden;
+          }
+        }
+        view.feeds.push_back(std::move(feed));
+      }
+    }
+    run.views.push_back(std::move(view));
     // Provenance: every shard step once (the modes run the same steps).
     if (run.shards.empty()) {
       for (const ChainStepRecord& s : result.steps) {

@@ -148,6 +148,13 @@ std::string golden_report_html(const GoldenReport& report) {
     out += fmt::format("<li>command line: <code>{}</code></li>\n",
                        xml_escape(report_util::command_line_text(report.command_line)));
   }
+  for (const ReportView& v : run.views) {
+    out += fmt::format("<li>view <b>{}</b>: {}. Inputs: {}</li>\n", xml_escape(v.mode),
+                       xml_escape(v.answers), xml_escape(report_util::feeds_text(v)));
+  }
+  if (!report.views_finding.empty()) {
+    out += fmt::format("<li><b>{}</b></li>\n", xml_escape(report.views_finding));
+  }
   out += "</ul>\n";
   if (!run.shards.empty()) {
     out += "<details><summary>Shards executed, by fingerprint (sha256 over program and every "

@@ -119,6 +119,18 @@ std::string golden_report_json(const GoldenReport& report) {
     shards.push_back({{"id", sh.id}, {"path", sh.path}, {"fingerprint", sh.fingerprint}});
   }
   root["shards"] = shards;
+  OJson views = OJson::array();
+  for (const ReportView& v : run.views) {
+    OJson feeds = OJson::array();
+    for (const StepFeed& f : v.feeds) {
+      OJson feed = {{"step", f.step}, {"input", f.input}, {"tensor", f.tensor}, {"source", f.source}};
+      feed["golden"] = f.golden.empty() ? OJson(nullptr) : OJson(f.golden);
+      feeds.push_back(std::move(feed));
+    }
+    views.push_back({{"mode", v.mode}, {"answers", v.answers}, {"feeds", feeds}});
+  }
+  root["views"] = views;
+  root["views_finding"] = report.views_finding.empty() ? OJson(nullptr) : OJson(report.views_finding);
   root["options"] = {{"topk", run.options.topk}, {"strict", report.strict}};
   root["policy"] = {{"source", report.policy.source},
                     {"sha256", report.policy.sha256},
@@ -292,6 +304,35 @@ Result<GoldenReport> parse_golden_report_json(std::string_view json_text, const 
       run.shards.push_back(std::move(r));
     }
   }
+  if (auto vs = root.find("views"); vs != root.end() && !vs->is_null()) {
+    SG_CHECK(vs->is_array(), ErrorCode::kFormat, "{}: views: expected an array", path);
+    for (size_t i = 0; i < vs->size(); ++i) {
+      const std::string vp = json_util::index("views", i);
+      const Json& vj = (*vs)[i];
+      SG_TRY(json_util::expect_object(vj, path, vp));
+      ReportView v;
+      SG_ASSIGN_OR_RETURN(v.mode, json_util::get_string(vj, "mode", path, vp));
+      SG_ASSIGN_OR_RETURN(v.answers, json_util::get_string_or(vj, "answers", "", path, vp));
+      if (auto fs = vj.find("feeds"); fs != vj.end() && !fs->is_null()) {
+        SG_CHECK(fs->is_array(), ErrorCode::kFormat, "{}: {}.feeds: expected an array", path, vp);
+        for (size_t k = 0; k < fs->size(); ++k) {
+          const std::string fp = json_util::index(vp + ".feeds", k);
+          const Json& fj = (*fs)[k];
+          SG_TRY(json_util::expect_object(fj, path, fp));
+          StepFeed f;
+          SG_ASSIGN_OR_RETURN(f.step, json_util::get_string(fj, "step", path, fp));
+          SG_ASSIGN_OR_RETURN(f.input, json_util::get_string(fj, "input", path, fp));
+          SG_ASSIGN_OR_RETURN(f.tensor, json_util::get_string_or(fj, "tensor", "", path, fp));
+          SG_ASSIGN_OR_RETURN(f.source, json_util::get_string(fj, "source", path, fp));
+          if (auto g = fj.find("golden"); g != fj.end() && !g->is_null()) {
+            SG_ASSIGN_OR_RETURN(f.golden, json_util::get_string(fj, "golden", path, fp));
+          }
+          v.feeds.push_back(std::move(f));
+        }
+      }
+      run.views.push_back(std::move(v));
+    }
+  }
   auto options = root.find("options");
   SG_CHECK(options != root.end() && options->is_object(), ErrorCode::kFormat,
            "{}: options: expected an object", path);
@@ -321,8 +362,12 @@ Result<GoldenReport> parse_golden_report_json(std::string_view json_text, const 
     SG_ASSIGN_OR_RETURN(run.candidate_only, string_list(*u, "candidate_only", path, "unmatched"));
   }
   SG_ASSIGN_OR_RETURN(run.notes, string_list(root, "notes", path, ""));
-  SG_ASSIGN_OR_RETURN(report.evaluation, evaluate_gate(run, report.policy, report.strict));
-  return report;
+  // Verdicts, the summary's view label and the views finding are recomputed, never trusted.
+  SG_ASSIGN_OR_RETURN(GoldenReport rebuilt,
+                      make_golden_report(std::move(report.run), report.policy, report.strict,
+                                         report.tool_version));
+  rebuilt.command_line = std::move(report.command_line);
+  return rebuilt;
 }
 
 }  // namespace sg

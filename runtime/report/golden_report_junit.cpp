@@ -36,6 +36,15 @@ std::string golden_report_junit(const GoldenReport& report) {
     out += fmt::format("      <property name=\"command_line\" value=\"{}\"/>\n",
                        xml_escape(report_util::command_line_text(report.command_line)));
   }
+  out += fmt::format("      <property name=\"summary\" value=\"{}\"/>\n", xml_escape(ev.summary.message));
+  for (const ReportView& v : run.views) {
+    out += fmt::format("      <property name=\"view:{}\" value=\"{}. Inputs: {}\"/>\n", xml_escape(v.mode),
+                       xml_escape(v.answers), xml_escape(report_util::feeds_text(v)));
+  }
+  if (!report.views_finding.empty()) {
+    out += fmt::format("      <property name=\"views_finding\" value=\"{}\"/>\n",
+                       xml_escape(report.views_finding));
+  }
   for (const ReportShard& sh : run.shards) {
     out += fmt::format("      <property name=\"shard:{}\" value=\"{} {}\"/>\n", xml_escape(sh.id),
                        xml_escape(sh.fingerprint), xml_escape(sh.path));

@@ -29,6 +29,11 @@ std::string golden_report_markdown(const GoldenReport& report) {
       out += fmt::format("  - `{}`: `{}` `{}`\n", sh.id, sh.path, sh.fingerprint);
     }
   }
+  for (const ReportView& v : run.views) {
+    out += fmt::format("- view **{}**: {}. Inputs: {}\n", v.mode, md_escape(v.answers),
+                       md_escape(report_util::feeds_text(v)));
+  }
+  if (!report.views_finding.empty()) out += fmt::format("- **{}**\n", md_escape(report.views_finding));
   out += "\n";
   out += fmt::format("| layer | check | kind | cosine {} | worst pos | norm ratio | rel L2 | top-1 | verdict |\n",
                      report_util::cosine_statistic(report));

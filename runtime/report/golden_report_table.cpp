@@ -75,6 +75,10 @@ std::string golden_report_table(const GoldenReport& report, const TableOptions& 
     out += fmt::format("  {:<10} {} executed (their fingerprints: -v, --json, --markdown)\n",
                        "shards", run.shards.size());
   }
+  for (const ReportView& v : run.views) {
+    out += fmt::format("  {:<10} {}: {}\n", "view", v.mode, v.answers);
+    out += fmt::format("  {:<10} {}\n", "", report_util::feeds_text(v));
+  }
   out += "\n";
 
   const std::vector<size_t> order = report_util::layer_order(run);
@@ -178,6 +182,7 @@ std::string golden_report_table(const GoldenReport& report, const TableOptions& 
   if (!run.candidate_only.empty()) {
     out += fmt::format("  not in reference (ignored): {}\n", fmt::join(run.candidate_only, ", "));
   }
+  if (!report.views_finding.empty()) out += fmt::format("\n  {}\n", report.views_finding);
   out += fmt::format("\n{}: {}\n",
                      colored(ev.summary.verdict == Verdict::kPass ? "PASS" : "FAIL",
                              ev.summary.verdict == Verdict::kPass ? Verdict::kPass : Verdict::kFail,

@@ -104,6 +104,24 @@ std::string command_line_text(const std::vector<std::string>& argv) {
   return out;
 }
 
+std::string feeds_text(const ReportView& view) {
+  std::string golden;
+  size_t own = 0, inputs = 0;
+  for (const StepFeed& f : view.feeds) {
+    if (f.source == "golden") {
+      golden += fmt::format("{}{}.{} <- golden '{}'", golden.empty() ? "" : ", ", f.step, f.input, f.golden);
+    } else if (f.source == "chain output") {
+      ++own;
+    } else {
+      ++inputs;
+    }
+  }
+  std::string out = golden.empty() ? std::string("no input replaced by a golden") : golden;
+  out += fmt::format("; {} input{} read the chain's own outputs", own, own == 1 ? "" : "s");
+  if (inputs) out += fmt::format(", {} the chain inputs", inputs);
+  return out;
+}
+
 std::string layer_text(const CheckIdentity& id) {
   return id.layer ? std::to_string(*id.layer) : std::string("-");
 }

@@ -49,6 +49,10 @@ double cosine_threshold(const GoldenReport& report, size_t check);
 // The command line as one shell-readable string (arguments with spaces or quotes are quoted).
 std::string command_line_text(const std::vector<std::string>& argv);
 
+// "L1.attn.hidden <- golden 'hidden.0'" for each input a view fed from the goldens, and how
+// many read the chain's own tensors: one line per view describing its inputs.
+std::string feeds_text(const ReportView& view);
+
 // "L3" for layer 3, "-" for none.
 std::string layer_text(const CheckIdentity& id);
 

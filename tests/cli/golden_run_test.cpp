@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <regex>
+#include <map>
 #include <set>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -152,6 +153,77 @@ TEST_F(GoldenRunCli, TeacherForcedAndBothViews) {
 
   // --teacher-forced and --both exclude each other.
   EXPECT_EQ(golden("run " + chain("int8") + " --both --teacher-forced").code, 2);
+}
+
+// The INT8 sample chain fails free-running (logits 0.958, drift through the layers) and
+// passes teacher-forced: a teacher-forced pass must say what it does not cover, every report
+// must name the input each step was given, and --both must say where the views disagree.
+TEST_F(GoldenRunCli, EachViewSaysWhatItAnswersAndBothNameTheDrift) {
+  const CliRun tf = golden("run " + chain("int8") + kGate + " --teacher-forced -q --json " +
+                           out("tf.json") + " --junit " + out("tf.xml") + " --markdown " + out("tf.md"));
+  EXPECT_EQ(tf.code, 0) << tf.output;
+  const std::string scope =
+      "teacher-forced view: each shard's own error on golden inputs; accumulated drift is not "
+      "covered (run --both)";
+  EXPECT_NE(tf.output.find("PASS: " + scope + ": all 6 checks passed"), std::string::npos) << tf.output;
+  const nlohmann::json t = report("tf.json");
+  EXPECT_EQ(t["summary"]["message"].get<std::string>().rfind(scope, 0), 0u) << t["summary"];
+  ASSERT_EQ(t["views"].size(), 1u);
+  EXPECT_EQ(t["views"][0]["mode"], "teacher-forced");
+  EXPECT_NE(t["views"][0]["answers"].get<std::string>().find("accumulated drift is not covered"),
+            std::string::npos);
+  // Per step, the input it was given.
+  std::map<std::string, nlohmann::json> feeds;
+  for (const auto& f : t["views"][0]["feeds"]) {
+    feeds[f["step"].get<std::string>() + "." + f["input"].get<std::string>()] = f;
+  }
+  EXPECT_EQ(feeds["L1.attn.hidden"]["source"], "golden");
+  EXPECT_EQ(feeds["L1.attn.hidden"]["golden"], "hidden.0");
+  EXPECT_EQ(feeds["head.p0.hidden"]["golden"], "hidden.3");
+  EXPECT_EQ(feeds["L1.moe.p0.hidden"]["source"], "chain output");
+  EXPECT_EQ(feeds["L1.moe.p0.hidden"]["tensor"], "L1.attn_out");
+  EXPECT_EQ(feeds["embed.input_ids"]["source"], "chain input");
+  EXPECT_TRUE(t["views_finding"].is_null());
+  for (const char* file : {"tf.xml", "tf.md"}) {
+    auto read = read_file(out(file));
+    ASSERT_TRUE(read.is_ok());
+    std::string text = *read;  // XML entities back to characters
+    for (const auto& [entity, c] : std::vector<std::pair<std::string, std::string>>{
+             {"&apos;", "'"}, {"&lt;", "<"}, {"&gt;", ">"}, {"&quot;", "\""}, {"&amp;", "&"}}) {
+      for (size_t p = text.find(entity); p != std::string::npos; p = text.find(entity, p)) {
+        text.replace(p, entity.size(), c);
+      }
+    }
+    EXPECT_NE(text.find(scope), std::string::npos) << file << "\n" << text;
+    EXPECT_NE(text.find("L1.attn.hidden <- golden 'hidden.0'"), std::string::npos) << file << "\n" << text;
+  }
+
+  const CliRun both = golden("run " + chain("int8") + kGate + " --both --json " + out("both.json") +
+                             " --markdown " + out("both.md"));
+  EXPECT_EQ(both.code, 1) << both.output;
+  const std::string finding =
+      "views disagree: accumulated drift from layer 1: logits fails free-running (cosine min "
+      "0.957965) but passes teacher-forced (cosine min 0.999944); no shard fails on its own; "
+      "from layer 1 the free-running error (1 - cosine = 0.00754) is more than twice the "
+      "layer's own (0.00093)";
+  EXPECT_NE(both.output.find(finding), std::string::npos) << both.output;
+  EXPECT_NE(both.output.find("failing positions: 4, 6, 7; views disagree: accumulated drift from "
+                             "layer 1\n"),
+            std::string::npos)
+      << both.output;
+  const nlohmann::json b = report("both.json");
+  EXPECT_EQ(b["views_finding"], finding);
+  ASSERT_EQ(b["views"].size(), 2u);
+  EXPECT_EQ(b["views"][0]["mode"], "free-running");
+  for (const auto& f : b["views"][0]["feeds"]) EXPECT_NE(f["source"], "golden") << f;
+  auto md = read_file(out("both.md"));
+  ASSERT_TRUE(md.is_ok());
+  EXPECT_NE(md->find("accumulated drift from layer 1"), std::string::npos);
+
+  // The free-running view alone is the default and carries no teacher-forced label.
+  const CliRun fr = golden("run " + chain("int8") + kGate + " -q");
+  EXPECT_EQ(fr.code, 1);
+  EXPECT_EQ(fr.output.find("teacher-forced"), std::string::npos) << fr.output;
 }
 
 TEST_F(GoldenRunCli, RecordThenRunIsExact) {

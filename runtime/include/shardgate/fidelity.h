@@ -122,11 +122,29 @@ struct ReportShard {
   std::string fingerprint;  // lower-case hex
 };
 
+// Where one shard input of a step came from in one view of a run.
+struct StepFeed {
+  std::string step;    // chain step id
+  std::string input;   // shard input name
+  std::string tensor;  // the chain tensor the manifest wires to it
+  std::string source;  // "golden" (fed the golden entry instead), "chain output", "chain input"
+  std::string golden;  // the golden entry fed ("" unless source is "golden")
+};
+
+// One way a command fed the shards (run: "free-running" or "teacher-forced"): what a verdict
+// of this view answers, and per step the input each shard was given.
+struct ReportView {
+  std::string mode;
+  std::string answers;
+  std::vector<StepFeed> feeds;
+};
+
 // Everything a command measured, before any gate is applied.
 struct FidelityRun {
   std::string command;              // "compare", "run", "probe", ...
   std::vector<ReportInput> inputs;
   std::vector<ReportShard> shards;  // every shard executed, once each, in run order
+  std::vector<ReportView> views;    // run: the views in the order they ran
   MetricOptions options;
   std::vector<CheckResult> checks;
   std::vector<std::string> reference_only;  // reference tensors the candidate lacks

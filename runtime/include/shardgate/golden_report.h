@@ -22,13 +22,31 @@ struct GoldenReport {
   // the report was built in-process (tests). Together with the inputs' sha256 and the shard
   // fingerprints this is the report's provenance.
   std::vector<std::string> command_line;
+  // What the views of a run say together (set when both free-running and teacher-forced ran):
+  // "views disagree: accumulated drift from layer L: ...", "a shard fails on its own ...", or
+  // "views agree ...". Empty otherwise. See views_finding().
+  std::string views_finding;
   FidelityRun run;
   GatePolicy policy;
   bool strict = false;
   GateEvaluation evaluation;
 };
 
-// Builds a report: evaluates `policy` over `run`.
+// What a teacher-forced verdict covers, and what it does not (the summary's label).
+inline constexpr std::string_view kTeacherForcedScope =
+    "teacher-forced view: each shard's own error on golden inputs; accumulated drift is not "
+    "covered (run --both)";
+
+// The finding of a run with both views: compares each checkpoint's verdict in the two views.
+// A checkpoint that fails free-running and passes teacher-forced is accumulated drift; it is
+// reported "from layer L", L being the first layer from which the free-running error
+// (1 − gated cosine) is more than twice the layer's own (teacher-forced) error — up to there
+// the chain's error is the layers' own, from there the error carried in from upstream
+// dominates (the layer of the first disagreeing checkpoint when no layer shows that).
+std::string views_finding(const FidelityRun& run, const GateEvaluation& evaluation);
+
+// Builds a report: evaluates `policy` over `run`; labels the summary of a teacher-forced-only
+// run with kTeacherForcedScope and appends the views finding of a run with both views.
 Result<GoldenReport> make_golden_report(FidelityRun run, GatePolicy policy, bool strict,
                                         std::string tool_version);
 // Re-evaluates an existing report under another policy (what `regate` does).

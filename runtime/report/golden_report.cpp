@@ -146,7 +146,21 @@ Result<GoldenReport> regate_report(const GoldenReport& report, GatePolicy policy
   return make_golden_report(report.run, std::move(policy), strict, report.tool_version);
 }
 
+GoldenReport golden_error_report(const std::string& command, const Status& status,
+                                 std::string tool_version) {
+  GoldenReport report;
+  report.tool_version = std::move(tool_version);
+  report.run.command = command;
+  report.policy = builtin_gate_policy();
+  report.evaluation.summary.verdict = Verdict::kNoEvidence;
+  report.evaluation.summary.message = fmt::format("{}: {}", error_code_name(status.code()), status.message());
+  report.error = GoldenReport::Error{error_code_name(status.code()), status.message(),
+                                     exit_code(status.code())};
+  return report;
+}
+
 int report_exit_code(const GoldenReport& report) {
+  if (report.error) return report.error->exit_code;
   return report.evaluation.summary.verdict == Verdict::kPass ? kExitPass : kExitGateFailed;
 }
 

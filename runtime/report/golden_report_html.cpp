@@ -123,6 +123,17 @@ std::string golden_report_html(const GoldenReport& report) {
   const GateEvaluation& ev = report.evaluation;
   const bool pass = ev.summary.verdict == Verdict::kPass;
   const std::vector<size_t> order = report_util::layer_order(run);
+  if (report.error) {
+    return fmt::format(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+        "<title>golden-validator {0}: ERROR</title>\n</head>\n<body>\n"
+        "<h1>golden-validator {0}: <span style=\"color:#c62828\">ERROR</span> (exit {1})</h1>\n"
+        "<p>{2}: {3}</p>\n<ul>\n<li>tool: golden-validator {4}</li>\n"
+        "<li>command line: <code>{5}</code></li>\n</ul>\n</body>\n</html>\n",
+        xml_escape(run.command), report.error->exit_code, xml_escape(report.error->kind),
+        xml_escape(report.error->message), xml_escape(report.tool_version),
+        xml_escape(report_util::command_line_text(report.command_line)));
+  }
   std::string out;
   out += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
   out += fmt::format("<title>golden-validator {}: {}</title>\n", xml_escape(run.command), pass ? "PASS" : "FAIL");

@@ -144,7 +144,7 @@ std::string golden_report_json(const GoldenReport& report) {
                        {"candidate_only", run.candidate_only}};
   root["notes"] = run.notes;
   OJson summary;
-  summary["verdict"] = verdict_name(s.verdict);
+  summary["verdict"] = report.error ? "error" : verdict_name(s.verdict);
   summary["checks"] = s.checks;
   summary["passed"] = s.passed;
   summary["failed"] = s.failed;
@@ -166,6 +166,11 @@ std::string golden_report_json(const GoldenReport& report) {
   }
   summary["message"] = s.message;
   root["summary"] = summary;
+  if (report.error) {
+    root["error"] = {{"kind", report.error->kind},
+                     {"message", report.error->message},
+                     {"exit_code", report.error->exit_code}};
+  }
   return root.dump(2) + "\n";
 }
 
@@ -272,6 +277,11 @@ Result<GoldenReport> parse_golden_report_json(std::string_view json_text, const 
   SG_CHECK(schema == kGoldenReportSchema, ErrorCode::kFormat,
            "{}: schema_version: expected \"{}\", got \"{}\" (not a golden-validator report?)",
            path, kGoldenReportSchema, schema);
+  if (auto err = root.find("error"); err != root.end() && !err->is_null()) {
+    return make_error(ErrorCode::kUsage,
+                      "{}: the report records an error, not a measurement: nothing to regate ({})",
+                      path, err->is_object() && err->contains("message") ? (*err)["message"].dump() : "");
+  }
   GoldenReport report;
   if (auto tool = root.find("tool"); tool != root.end() && tool->is_object()) {
     SG_ASSIGN_OR_RETURN(report.tool_version,

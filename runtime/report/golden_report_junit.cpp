@@ -11,6 +11,22 @@ std::string golden_report_junit(const GoldenReport& report) {
   int64_t failures = 0;
   for (const CheckVerdict& v : ev.checks) failures += v.verdict == Verdict::kPass ? 0 : 1;
   // A run with nothing compared, or failing only through --strict, still fails in CI.
+  if (report.error) {
+    // The command stopped before measuring: one test case carrying the error.
+    const std::string suite = "golden-validator." + run.command;
+    return fmt::format(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+        "<testsuites name=\"golden-validator\" tests=\"1\" failures=\"0\" errors=\"1\">\n"
+        "  <testsuite name=\"{0}\" tests=\"1\" failures=\"0\" errors=\"1\" skipped=\"0\">\n"
+        "    <properties>\n      <property name=\"tool_version\" value=\"{1}\"/>\n"
+        "      <property name=\"command_line\" value=\"{2}\"/>\n    </properties>\n"
+        "    <testcase classname=\"{0}\" name=\"{0}\">\n"
+        "      <error type=\"{3}\" message=\"{4}\">exit code {5}</error>\n"
+        "    </testcase>\n  </testsuite>\n</testsuites>\n",
+        xml_escape(suite), xml_escape(report.tool_version),
+        xml_escape(report_util::command_line_text(report.command_line)),
+        xml_escape(report.error->kind), xml_escape(report.error->message), report.error->exit_code);
+  }
   const bool extra_failure = ev.summary.verdict != Verdict::kPass && failures == 0;
   const int64_t tests = static_cast<int64_t>(run.checks.size()) + (extra_failure ? 1 : 0);
   failures += extra_failure ? 1 : 0;

@@ -10,6 +10,16 @@ std::string golden_report_markdown(const GoldenReport& report) {
   const FidelityRun& run = report.run;
   const GateEvaluation& ev = report.evaluation;
   const bool pass = ev.summary.verdict == Verdict::kPass;
+  if (report.error) {
+    std::string out = fmt::format("## golden-validator {}: ⛔ ERROR (exit {})\n\n{}: {}\n\n",
+                                  run.command, report.error->exit_code, report.error->kind,
+                                  md_escape(report.error->message));
+    out += fmt::format("- tool: golden-validator {}\n", report.tool_version);
+    if (!report.command_line.empty()) {
+      out += fmt::format("- command line: `{}`\n", report_util::command_line_text(report.command_line));
+    }
+    return out;
+  }
   std::string out = fmt::format("## golden-validator {}: {}\n\n", run.command,
                                 pass ? "✅ PASS" : "❌ FAIL");
   out += md_escape(ev.summary.message) + "\n\n";

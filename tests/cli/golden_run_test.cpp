@@ -226,6 +226,69 @@ TEST_F(GoldenRunCli, EachViewSaysWhatItAnswersAndBothNameTheDrift) {
   EXPECT_EQ(fr.output.find("teacher-forced"), std::string::npos) << fr.output;
 }
 
+// A chain with three wiring mistakes (a misspelt input port in the last step, a misspelt output
+// port in the second, a checkpoint compared with a golden of another shape): all three are
+// reported at once, before any step runs, and every requested report is still written with the
+// error as its verdict. (Before: the first mistake was found only when L0.attn had run, after
+// the embedding; the others were never reported; no report file was written.)
+TEST_F(GoldenRunCli, PreflightReportsEveryWiringProblemBeforeRunningAndStillWritesReports) {
+  auto text = read_file(chain("int8"));
+  ASSERT_TRUE(text.is_ok());
+  nlohmann::json c = nlohmann::json::parse(*text);
+  c["goldens"] = kSample + "goldens";
+  for (auto& step : c["steps"]) {
+    if (step.contains("shard")) {
+      step["shard"] = kSample + "shards/" + fs::path(step["shard"].get<std::string>()).filename().string();
+    }
+    if (step["id"] == "L0.attn") step["outputs"] = {{"hidden_o", "L0.attn_out"}};
+    if (step["id"] == "head.p2") step["inputs"] = {{"hiddn", "hidden.3"}};
+  }
+  for (auto& cp : c["checkpoints"]) {
+    if (cp["tensor"] == "logits") cp["golden"] = "hidden.3";
+  }
+  c["checkpoints"].erase(c["checkpoints"].begin() + 4);  // hidden.3 would be compared twice
+  ASSERT_TRUE(write_file_atomic(out("bad.json"), c.dump(2)).is_ok());
+
+  const CliRun r = golden("run " + out("bad.json") + kGate + " -v --json " + out("r.json") +
+                          " --junit " + out("r.xml") + " --markdown " + out("r.md") + " --html " +
+                          out("r.html"));
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("preflight found 4 problems (nothing was run)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("  - steps[1] 'L0.attn': shard '" + kSample + "shards/L0_attn_int8.mlpackage' "
+                          "function 'main' has no output 'hidden_o' (outputs: hidden_out)"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("has no input 'hiddn' (inputs: hidden)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("steps[19] 'head.p2': shard input 'hidden' (tensor<fp16, [1, 8, 64]>) is "
+                          "not wired"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("chain tensor 'logits' has shape [1, 8, 192], golden 'hidden.3' has [1, 8, 64]"),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(r.output.find("step embed"), std::string::npos) << "a step ran:\n" << r.output;
+
+  const nlohmann::json j = report("r.json");
+  EXPECT_EQ(j["summary"]["verdict"], "error");
+  EXPECT_EQ(j["error"]["exit_code"], 2);
+  EXPECT_NE(j["error"]["message"].get<std::string>().find("has no input 'hiddn'"), std::string::npos);
+  auto xml = read_file(out("r.xml"));
+  ASSERT_TRUE(xml.is_ok());
+  EXPECT_NE(xml->find("errors=\"1\""), std::string::npos) << *xml;
+  EXPECT_NE(xml->find("<error type=\"format error\""), std::string::npos) << *xml;
+  for (const char* f : {"r.md", "r.html"}) {
+    auto t = read_file(out(f));
+    ASSERT_TRUE(t.is_ok()) << f;
+    EXPECT_NE(t->find("ERROR"), std::string::npos) << f;
+  }
+  // A missing chain file: still exit 2, still a report.
+  const CliRun missing = golden("run " + out("nowhere.json") + " --json " + out("m.json"));
+  EXPECT_EQ(missing.code, 2);
+  EXPECT_EQ(report("m.json")["summary"]["verdict"], "error");
+  // An error report is not something to regate.
+  EXPECT_EQ(golden("regate " + out("m.json")).code, 2);
+}
+
 TEST_F(GoldenRunCli, RecordThenRunIsExact) {
   const CliRun rec = golden("record " + chain("fp16") + " --out " + out("dump"));
   ASSERT_EQ(rec.code, 0) << rec.output;

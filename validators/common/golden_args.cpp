@@ -221,9 +221,10 @@ const std::vector<std::string>& command_line() { return command_line_storage(); 
 
 int finish_golden_report(FidelityRun run, GatePolicy policy, const GoldenCommonArgs& args) {
   if (!policy.sha256.empty()) run.inputs.push_back({"gate", policy.source, policy.sha256});
+  const std::string command = run.command;
   auto report = make_golden_report(std::move(run), std::move(policy), args.gate.strict,
                                    kGoldenValidatorVersion);
-  if (!report) return report_error(report.status());
+  if (!report) return report_error(report.status(), command, args);
   report->command_line = command_line();
   return emit_golden_report(*report, args.reports, args.output, args.log);
 }
@@ -232,6 +233,24 @@ int report_error(const Status& status) {
   std::cerr << "golden-validator: " << error_code_name(status.code()) << ": " << status.message()
             << "\n";
   return exit_code(status.code());
+}
+
+int report_error(const Status& status, const std::string& command, const GoldenCommonArgs& args) {
+  GoldenReport report = golden_error_report(command, status, kGoldenValidatorVersion);
+  report.command_line = command_line();
+  struct Out {
+    const std::string& path;
+    std::string (*render)(const GoldenReport&);
+  };
+  const Out outs[] = {{args.reports.json, &golden_report_json},
+                      {args.reports.junit, &golden_report_junit},
+                      {args.reports.markdown, &golden_report_markdown},
+                      {args.output.html, &golden_report_html}};
+  for (const Out& o : outs) {
+    if (o.path.empty()) continue;
+    if (Status s = write_report_file(o.path, o.render(report)); !s.is_ok()) report_error(s);
+  }
+  return report_error(status);
 }
 
 int emit_golden_report(const GoldenReport& report, const ReportArgs& reports,

@@ -94,6 +94,10 @@ int emit_golden_report(const GoldenReport& report, const ReportArgs& reports,
 void set_command_line(int argc, const char* const* argv);
 const std::vector<std::string>& command_line();
 
+// For errors after the options were parsed: writes every report `args` asks for with the
+// error as its verdict (golden_error_report), then prints and returns like report_error.
+int report_error(const Status& status, const std::string& command, const GoldenCommonArgs& args);
+
 // Prints "golden-validator: <error kind>: <message>" and returns exit_code(status.code()).
 int report_error(const Status& status);
 

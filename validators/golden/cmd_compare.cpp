@@ -19,15 +19,15 @@ struct CompareOptions {
 };
 
 int run_compare(const CompareOptions& o) {
-  if (Status s = o.common.log.validate(); !s.is_ok()) return cli::report_error(s);
+  if (Status s = o.common.log.validate(); !s.is_ok()) return cli::report_error(s, "compare", o.common);
   auto policy = cli::build_gate_policy(o.common);
-  if (!policy) return cli::report_error(policy.status());
+  if (!policy) return cli::report_error(policy.status(), "compare", o.common);
   auto candidate = open_golden_source(o.candidate);
-  if (!candidate) return cli::report_error(candidate.status());
+  if (!candidate) return cli::report_error(candidate.status(), "compare", o.common);
   auto reference = open_golden_source(o.reference);
-  if (!reference) return cli::report_error(reference.status());
+  if (!reference) return cli::report_error(reference.status(), "compare", o.common);
   auto run = compare_sources(**candidate, **reference, o.common.metrics.options(*policy));
-  if (!run) return cli::report_error(run.status());
+  if (!run) return cli::report_error(run.status(), "compare", o.common);
   return cli::finish_golden_report(std::move(*run), std::move(*policy), o.common);
 }
 

@@ -25,18 +25,19 @@ struct RunCommandOptions {
 };
 
 int run_run(const RunCommandOptions& o) {
-  if (Status s = o.common.log.validate(); !s.is_ok()) return cli::report_error(s);
+  if (Status s = o.common.log.validate(); !s.is_ok()) return cli::report_error(s, "run", o.common);
   auto policy = cli::build_gate_policy(o.common);
-  if (!policy) return cli::report_error(policy.status());
+  if (!policy) return cli::report_error(policy.status(), "run", o.common);
   auto chain = load_chain_manifest(o.chain);
-  if (!chain) return cli::report_error(chain.status());
+  if (!chain) return cli::report_error(chain.status(), "run", o.common);
   const std::string golden_path = o.goldens.empty() ? chain->goldens : o.goldens;
   if (golden_path.empty()) {
-    return cli::report_error(make_error(
-        ErrorCode::kUsage, "{}: the chain names no golden dump; give --goldens DIR", o.chain));
+    return cli::report_error(
+        make_error(ErrorCode::kUsage, "{}: the chain names no golden dump; give --goldens DIR", o.chain),
+        "run", o.common);
   }
   auto goldens = open_golden_source(golden_path);
-  if (!goldens) return cli::report_error(goldens.status());
+  if (!goldens) return cli::report_error(goldens.status(), "run", o.common);
 
   ChainFidelityOptions fo;
   if (o.both) {
@@ -59,7 +60,7 @@ int run_run(const RunCommandOptions& o) {
     };
   }
   auto run = run_chain_fidelity(*chain, **goldens, fo);
-  if (!run) return cli::report_error(run.status());
+  if (!run) return cli::report_error(run.status(), "run", o.common);
   print_notes(run->notes, level);
   return cli::finish_golden_report(std::move(*run), std::move(*policy), o.common);
 }

@@ -160,6 +160,14 @@ struct ChainRunResult {
 // of layer N−1 — see residual_golden_for() for which input and which golden.
 Result<ChainRunResult> run_chain(const ChainManifest& chain, const ChainRunOptions& options);
 
+// Preflight: before anything runs, opens every shard's program (not its weights) and checks
+// the wiring against the manifest and the goldens: functions, input and output port names,
+// every shard input wired, state names, dtype classes and shapes along the chain (golden
+// inputs, declared shard outputs, sum and concat), teacher-forced goldens, and checkpoint
+// shapes against their goldens. Every problem is reported at once (kFormat, one line each:
+// "chain.json: preflight found 2 problems (nothing was run):\n  - steps[4] 'L0.attn': ...").
+Status preflight_chain(const ChainManifest& chain, const GoldenSource* goldens, bool teacher_forced);
+
 // Teacher-forced replacements of one shard step: shard input -> golden entry name. An input is
 // replaced when it is the step's `residual_input` (by the golden of layer N−1: the hidden
 // checkpoint of that layer, else the dump's hidden entry of that layer) or when it reads a

@@ -8,6 +8,7 @@
 #include "shardgate/gate_policy.h"
 #include "shardgate/status.h"
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,6 +27,15 @@ struct GoldenReport {
   // "views disagree: accumulated drift from layer L: ...", "a shard fails on its own ...", or
   // "views agree ...". Empty otherwise. See views_finding().
   std::string views_finding;
+  // Set when the command stopped on an error (exit 2 or 3) before any verdict: the reports are
+  // still written, with the error as their verdict (JSON summary verdict "error", JUnit
+  // <error>), so a CI report step always finds them.
+  struct Error {
+    std::string kind;     // error_code_name(): "usage error", "format error", ...
+    std::string message;
+    int exit_code = 2;
+  };
+  std::optional<Error> error;
   FidelityRun run;
   GatePolicy policy;
   bool strict = false;
@@ -51,6 +61,10 @@ Result<GoldenReport> make_golden_report(FidelityRun run, GatePolicy policy, bool
                                         std::string tool_version);
 // Re-evaluates an existing report under another policy (what `regate` does).
 Result<GoldenReport> regate_report(const GoldenReport& report, GatePolicy policy, bool strict);
+
+// The report of a command that stopped on `status` (see GoldenReport::error).
+GoldenReport golden_error_report(const std::string& command, const Status& status,
+                                 std::string tool_version);
 
 // Process exit code of a report: 0 when the summary verdict is pass, else 1.
 int report_exit_code(const GoldenReport& report);

@@ -11,10 +11,13 @@
 #include "shardgate/io.h"
 #include "shardgate/placement.h"
 #include "shardgate/residency_report.h"
+#include "shardgate/shard.h"
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <exception>
 #include <iostream>
 #include <map>
@@ -44,65 +47,111 @@ int usage_error(const sg::Status& status) {
   return sg::exit_code(status.code());
 }
 
-std::string stem(const std::string& name) {
-  size_t dot = name.rfind('.');
-  return dot == std::string::npos ? name : name.substr(0, dot);
-}
-
-// The plan of one shard: its path, and the dump when assign_plans parsed it already (to read
-// model.name); check_shard loads the others.
+// The plan of one shard: its path, and the dump when assign_plans parsed it already;
+// check_shard loads the others. check_shard also refuses a dump of another build.
 struct AssignedPlan {
   std::string path;
   std::shared_ptr<const sg::ComputePlanDump> dump;
 };
 
-// Pairs shards with plans: one shard takes the only --plan; otherwise each dump names its
-// shard in model.name (modelID in Apple's form); --plan-dir holds <shard>.json files.
-// `all` is every shard given (before --shard-index selection), so one --plan list serves every
-// CI job of a split run; plans of shards outside the slice are ignored.
+struct Candidate {
+  std::string path;
+  std::shared_ptr<const sg::ComputePlanDump> dump;
+  bool given = false;  // from --plan (must pair with some shard), else found in --plan-dir
+  bool paired = false;
+};
+
+std::string recorded_names(const sg::ComputePlanDump& d) {
+  std::string s;
+  if (d.package) s += fmt::format("package {} (fingerprint {})", d.package->name, d.package->fingerprint);
+  if (d.compiled) {
+    s += fmt::format("{}compiled {} (fingerprint {})", s.empty() ? "" : ", ", d.compiled->name,
+                     d.compiled->fingerprint);
+  }
+  if (s.empty()) s = d.model_name.empty() ? "no name" : "model.name '" + d.model_name + "'";
+  return s;
+}
+
+// Pairs shards with dumps, for either form of a shard. One shard and one --plan: that plan.
+// Otherwise every dump given with --plan and every *.json of --plan-dir is a candidate, and a
+// shard takes the candidate recording its fingerprint (the package's or the compiled model's),
+// else the one whose recorded name is the shard's (suffix ignored) -- check_shard then refuses
+// it naming what differs, so a rebuilt shard is never judged by an old dump. `all` is every
+// shard given (before --shard-index selection), so one --plan list serves every CI job of a
+// split run; --plan-dir must hold a dump for every selected shard.
 sg::Result<std::map<std::string, AssignedPlan>> assign_plans(
     const Options& opt, const std::vector<std::string>& all,
     const std::vector<std::string>& shards) {
   std::map<std::string, AssignedPlan> plan_of;
-  if (!opt.plans.empty()) {
-    if (all.size() == 1 && opt.plans.size() == 1) {
-      plan_of[all[0]] = AssignedPlan{opt.plans[0], nullptr};
-    } else {
-      for (const std::string& plan_path : opt.plans) {
-        SG_ASSIGN_OR_RETURN(sg::ComputePlanDump loaded, sg::load_compute_plan(plan_path));
-        auto dump = std::make_shared<const sg::ComputePlanDump>(std::move(loaded));
-        bool matched = false;
-        for (const std::string& shard : all) {
-          if (!dump->model_name.empty() && sg::path_basename(shard) == dump->model_name) {
-            SG_CHECK(!plan_of.count(shard), sg::ErrorCode::kUsage,
-                     "--plan {}: shard {} already has the plan {}", plan_path, shard,
-                     plan_of[shard].path);
-            plan_of[shard] = AssignedPlan{plan_path, dump};
-            matched = true;
-          }
-        }
-        SG_CHECK(matched, sg::ErrorCode::kUsage,
-                 "--plan {}: its model.name '{}' names none of the given shards (with several "
-                 "shards each dump is matched by model.name)", plan_path, dump->model_name);
+  if (opt.plans.empty() && opt.plan_dir.empty()) return plan_of;
+  if (all.size() == 1 && opt.plans.size() == 1 && opt.plan_dir.empty()) {
+    plan_of[all[0]] = AssignedPlan{opt.plans[0], nullptr};
+    return plan_of;
+  }
+  std::vector<Candidate> candidates;
+  for (const std::string& path : opt.plans) {
+    SG_ASSIGN_OR_RETURN(sg::ComputePlanDump loaded, sg::load_compute_plan(path));
+    candidates.push_back({path, std::make_shared<const sg::ComputePlanDump>(std::move(loaded)), true});
+  }
+  if (!opt.plan_dir.empty()) {
+    SG_CHECK(sg::is_directory(opt.plan_dir), sg::ErrorCode::kUsage,
+             "--plan-dir {}: not a directory", opt.plan_dir);
+    std::vector<std::string> files;
+    for (const auto& entry : std::filesystem::directory_iterator(opt.plan_dir)) {
+      if (entry.path().extension() == ".json") files.push_back(entry.path().string());
+    }
+    std::sort(files.begin(), files.end());
+    for (const std::string& path : files) {
+      SG_ASSIGN_OR_RETURN(sg::ComputePlanDump loaded, sg::load_compute_plan(path));
+      candidates.push_back({path, std::make_shared<const sg::ComputePlanDump>(std::move(loaded))});
+    }
+  }
+  const bool any_fingerprint = std::any_of(candidates.begin(), candidates.end(), [](const Candidate& c) {
+    return c.dump->schema_version == 2;
+  });
+  const std::vector<std::string>& targets = opt.plans.empty() ? shards : all;
+  for (const std::string& shard : targets) {
+    std::string fingerprint;
+    if (any_fingerprint) {
+      // A shard that does not open is reported by check_shard; here it just pairs by name.
+      if (auto opened = sg::Shard::open(shard); opened.is_ok()) {
+        if (auto fp = (*opened)->fingerprint(); fp.is_ok()) fingerprint = *fp;
       }
     }
+    auto pick = [&](auto&& matches, const char* how) -> sg::Result<Candidate*> {
+      Candidate* found = nullptr;
+      for (Candidate& c : candidates) {
+        if (!matches(c)) continue;
+        SG_CHECK(!found, sg::ErrorCode::kUsage, "shard {}: two dumps match it by {}: {} and {}",
+                 shard, how, found ? found->path : "", c.path);
+        found = &c;
+      }
+      return found;
+    };
+    SG_ASSIGN_OR_RETURN(Candidate* chosen, pick([&](const Candidate& c) {
+      return !fingerprint.empty() && sg::plan_records_fingerprint(*c.dump, fingerprint);
+    }, "fingerprint"));
+    if (!chosen) {
+      SG_ASSIGN_OR_RETURN(chosen, pick([&](const Candidate& c) {
+        return sg::plan_names_shard(*c.dump, shard);
+      }, "name"));
+    }
+    if (!chosen) continue;
+    chosen->paired = true;
+    plan_of[shard] = AssignedPlan{chosen->path, chosen->dump};
+  }
+  for (const Candidate& c : candidates) {
+    SG_CHECK(!c.given || c.paired, sg::ErrorCode::kUsage,
+             "--plan {}: it records {}, which is none of the given shards by fingerprint or "
+             "by name", c.path, recorded_names(*c.dump));
   }
   if (!opt.plan_dir.empty()) {
     for (const std::string& shard : shards) {
-      if (plan_of.count(shard)) continue;
-      std::string name = sg::path_basename(shard);
-      std::vector<std::string> candidates = {opt.plan_dir + "/" + name + ".json",
-                                             opt.plan_dir + "/" + stem(name) + ".json",
-                                             opt.plan_dir + "/" + stem(name) + ".plan.json"};
-      for (const std::string& c : candidates) {
-        if (sg::path_exists(c)) {
-          plan_of[shard] = AssignedPlan{c, nullptr};
-          break;
-        }
-      }
       SG_CHECK(plan_of.count(shard), sg::ErrorCode::kUsage,
-               "--plan-dir {}: no plan for shard {} (looked for {}, {}, {})", opt.plan_dir, shard,
-               candidates[0], candidates[1], candidates[2]);
+               "--plan-dir {}: no dump for shard {} (none of its {} .json file(s) records the "
+               "shard's fingerprint or its name)", opt.plan_dir, shard,
+               std::count_if(candidates.begin(), candidates.end(),
+                             [](const Candidate& c) { return !c.given; }));
     }
   }
   return plan_of;
@@ -122,19 +171,28 @@ int run(int argc, char** argv) {
   app.add_option("shards", opt.shards,
                  "Shards: .mlmodelc / .mlpackage directories, globs, or directories holding them");
   app.add_flag("--ops", opt.ops, "Print the full op table of each shard");
+  // One value per occurrence (repeat the option for several): "--plan DUMP SHARD" must leave
+  // SHARD to the positional list (CLI11 would otherwise take every following word).
   app.add_option("--plan", opt.plans,
-                 "Compute-plan dump (JSON) captured on a Mac; with several shards each dump is "
-                 "matched by its model.name")
-      ->option_text("DUMP.json");
-  app.add_option("--plan-dir", opt.plan_dir, "Directory of dumps named <shard>.json")
+                 "Compute-plan dump (JSON) captured on a Mac (validators/mac/"
+                 "dump_compute_plan.py) from the .mlpackage or .mlmodelc; repeatable; with "
+                 "several shards each dump pairs with the shard whose fingerprint it records, "
+                 "else by name")
+      ->option_text("DUMP.json")
+      ->allow_extra_args(false);
+  app.add_option("--plan-dir", opt.plan_dir,
+                 "Directory of dumps (*.json): each shard takes the dump recording its "
+                 "fingerprint, else its name")
       ->option_text("DIR");
   app.add_option("--min-residency", opt.min_residency,
                  "Minimum ANE residency in percent (overrides the gate file)")
       ->option_text("PCT")
       ->check(CLI::Range(0.0, 100.0));
   app.add_option("--check", opt.checks,
-                 "Contract check: compression=MIN_BYTES, weight-budget=BYTES, fp16-io, dims")
-      ->option_text("CHECK");
+                 "Contract check: compression=MIN_BYTES, weight-budget=BYTES, fp16-io, dims; "
+                 "repeatable")
+      ->option_text("CHECK")
+      ->allow_extra_args(false);
   opt.report.add_to(app);
   opt.gate.add_to(app);
   opt.log.add_to(app);

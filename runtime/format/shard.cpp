@@ -142,6 +142,12 @@ Result<std::shared_ptr<Shard>> Shard::open(const std::string& path) {
 //   "shardgate-fingerprint-v1\n" + for each file: "<relative path>\n<size in bytes>\n<sha256 hex>\n"
 // Hashing each file's content makes two builds that differ in one weight byte differ; naming
 // and sizing each file makes a moved or truncated weight file differ too.
+Result<std::vector<Shard::FingerprintFile>> Shard::fingerprint_files() const {
+  SG_TRY(fingerprint().status());
+  std::lock_guard<std::mutex> lock(fingerprint_mutex_);
+  return fingerprint_files_;
+}
+
 Result<std::string> Shard::fingerprint() const {
   std::lock_guard<std::mutex> lock(fingerprint_mutex_);
   if (!fingerprint_.empty()) return fingerprint_;
@@ -172,12 +178,16 @@ Result<std::string> Shard::fingerprint() const {
     }
   }
   std::sort(files.begin(), files.end());
+  std::vector<FingerprintFile> records;
   std::string manifest = "shardgate-fingerprint-v1\n";
   for (const auto& [rel, abs] : files) {
     SG_ASSIGN_OR_RETURN(std::shared_ptr<const MappedFile> file, MappedFile::open(abs));
-    manifest += fmt::format("{}\n{}\n{}\n", rel, file->size(), sha256_hex(file->bytes()));
+    FingerprintFile record{rel, static_cast<uint64_t>(file->size()), sha256_hex(file->bytes())};
+    manifest += fmt::format("{}\n{}\n{}\n", record.path, record.size, record.sha256);
+    records.push_back(std::move(record));
   }
   fingerprint_ = sha256_hex(std::as_bytes(std::span<const char>(manifest.data(), manifest.size())));
+  fingerprint_files_ = std::move(records);
   return fingerprint_;
 }
 

@@ -4,6 +4,8 @@
 // are touched: the weight data itself is never read.
 #include "shardgate/placement.h"
 
+#include <memory>
+
 namespace sg {
 namespace {
 
@@ -44,19 +46,32 @@ ShardCheck check_shard(const std::string& path, const ShardCheckOptions& options
       if (!weights.is_ok()) break;
     }
   }
-  if (!weights.is_ok()) {
+  auto failed = [&](Status error) {
     ShardCheck check;
     check.path = path;
     check.threshold = options.threshold;
     check.strict = options.strict;
-    check.error = std::move(weights);
+    check.error = std::move(error);
     return check;
-  }
+  };
+  if (!weights.is_ok()) return failed(std::move(weights));
   const Shard& s = **shard;
+  // A dump names the build it was captured for: refuse one of another build before joining ops.
+  ShardCheckOptions with_plan = options;
+  if (!options.plan && !options.plan_path.empty()) {
+    auto loaded = load_compute_plan(options.plan_path);
+    if (!loaded.is_ok()) return failed(std::move(loaded).take_status());
+    with_plan.plan = std::make_shared<const ComputePlanDump>(std::move(loaded).value());
+  }
+  if (with_plan.plan) {
+    if (Status identity = verify_plan_identity(*with_plan.plan, s); !identity.is_ok()) {
+      return failed(std::move(identity));
+    }
+  }
   ModelFacts facts;
   facts.info = &s.info();
   facts.weight_bytes = s.weight_file_bytes();
-  ShardCheck check = check_program(path, s.program(), facts, s.program_sha256(), options);
+  ShardCheck check = check_program(path, s.program(), facts, s.program_sha256(), with_plan);
   check.form = shard_form_name(s.form());
   return check;
 }

@@ -7,7 +7,9 @@
 #include "shardgate/placement.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <set>
@@ -17,7 +19,14 @@ namespace {
 
 using json = json_util::Json;
 
-constexpr std::string_view kSchemaId = "ane-validator/placement-dump@1";
+// Schema 2 identifies the build by fingerprints (package and compiled model); schema 1 by the
+// sha256 of the compiled model.mil alone, which no .mlpackage can match. Both are read.
+constexpr std::string_view kSchemaV1 = "ane-validator/placement-dump@1";
+constexpr std::string_view kSchemaV2 = "ane-validator/placement-dump@2";
+
+bool is_hex64(const std::string& s) {
+  return s.size() == 64 && s.find_first_not_of("0123456789abcdef") == std::string::npos;
+}
 
 // Reads one dump; `file` prefixes every message.
 class DumpReader {
@@ -158,14 +167,57 @@ class DumpReader {
     return s;
   }
 
+  // model.package / model.compiled of schema 2: {"name", "fingerprint", "files": [{"path",
+  // "size", "sha256"}]} (plus free-form members such as "path" or "sha256_model_mil").
+  Result<std::optional<ComputePlanDump::BuildIdentity>> build_identity(const json& model,
+                                                                       const char* key) const {
+    const std::string p = fmt::format("$.model.{}", key);
+    SG_ASSIGN_OR_RETURN(const json* j, member(model, "$.model", key, false));
+    if (!j) return std::optional<ComputePlanDump::BuildIdentity>();
+    SG_TRY(expect(*j, json::value_t::object, p, "an object"));
+    ComputePlanDump::BuildIdentity id;
+    SG_ASSIGN_OR_RETURN(id.name, string_member(*j, p, "name", true));
+    if (id.name.empty() || id.name.find('/') != std::string::npos) {
+      return error(p + ".name", "must be a directory name (no '/')");
+    }
+    SG_ASSIGN_OR_RETURN(id.fingerprint, string_member(*j, p, "fingerprint", true));
+    if (!is_hex64(id.fingerprint)) {
+      return error(p + ".fingerprint", "expected 64 lower-case hex digits");
+    }
+    SG_ASSIGN_OR_RETURN(const json* files, member(*j, p, "files", false));
+    if (files) {
+      SG_TRY(expect(*files, json::value_t::array, p + ".files", "an array"));
+      for (size_t i = 0; i < files->size(); ++i) {
+        const std::string fp = fmt::format("{}.files[{}]", p, i);
+        const json& f = (*files)[i];
+        SG_TRY(expect(f, json::value_t::object, fp, "a file object"));
+        Shard::FingerprintFile file;
+        SG_ASSIGN_OR_RETURN(file.path, string_member(f, fp, "path", true));
+        SG_ASSIGN_OR_RETURN(file.sha256, string_member(f, fp, "sha256", true));
+        if (!is_hex64(file.sha256)) return error(fp + ".sha256", "expected 64 lower-case hex digits");
+        SG_ASSIGN_OR_RETURN(const json* size, member(f, fp, "size", true));
+        if (!size->is_number_unsigned() && !(size->is_number_integer() && size->get<int64_t>() >= 0)) {
+          return error(fp + ".size", "expected a non-negative integer");
+        }
+        file.size = size->get<uint64_t>();
+        id.files.push_back(std::move(file));
+      }
+    }
+    return std::optional<ComputePlanDump::BuildIdentity>(std::move(id));
+  }
+
   Result<ComputePlanDump> read_shardgate(const json& root) const {
     ComputePlanDump dump;
     dump.form = ComputePlanDump::Form::kShardgate;
     dump.filename = file_;
     SG_ASSIGN_OR_RETURN(std::string schema, string_member(root, "$", "schema", true));
-    if (schema != kSchemaId) {
+    if (schema == kSchemaV1) {
+      dump.schema_version = 1;
+    } else if (schema == kSchemaV2) {
+      dump.schema_version = 2;
+    } else {
       return error("$.schema", fmt::format("\"{}\" is not a dump schema this tool reads (expected "
-                                           "\"{}\")", schema, kSchemaId));
+                                           "\"{}\" or \"{}\")", schema, kSchemaV2, kSchemaV1));
     }
     SG_ASSIGN_OR_RETURN(const json* producer, member(root, "$", "producer", true));
     SG_TRY(expect(*producer, json::value_t::object, "$.producer", "an object"));
@@ -178,11 +230,21 @@ class DumpReader {
     SG_ASSIGN_OR_RETURN(const json* model, member(root, "$", "model", true));
     SG_TRY(expect(*model, json::value_t::object, "$.model", "an object"));
     SG_ASSIGN_OR_RETURN(dump.model_name, string_member(*model, "$.model", "name", false));
-    SG_ASSIGN_OR_RETURN(std::string sha, string_member(*model, "$.model", "sha256_model_mil", true));
-    if (sha.size() != 64 || sha.find_first_not_of("0123456789abcdef") != std::string::npos) {
-      return error("$.model.sha256_model_mil", "expected 64 lower-case hex digits");
+    if (dump.schema_version == 1) {
+      SG_ASSIGN_OR_RETURN(std::string sha,
+                          string_member(*model, "$.model", "sha256_model_mil", true));
+      if (!is_hex64(sha)) {
+        return error("$.model.sha256_model_mil", "expected 64 lower-case hex digits");
+      }
+      dump.sha256_model_mil = sha;
+    } else {
+      SG_ASSIGN_OR_RETURN(dump.package, build_identity(*model, "package"));
+      SG_ASSIGN_OR_RETURN(dump.compiled, build_identity(*model, "compiled"));
+      if (!dump.compiled) {
+        return error("$.model", "missing required member \"compiled\" (the identity of the "
+                                ".mlmodelc the plan was taken from)");
+      }
     }
-    dump.sha256_model_mil = sha;
     SG_ASSIGN_OR_RETURN(dump.compute_units, string_member(root, "$", "compute_units", true));
     static const std::set<std::string> kUnits = {"ALL", "CPU_ONLY", "CPU_AND_GPU", "CPU_AND_NE"};
     if (!kUnits.count(dump.compute_units)) {
@@ -198,6 +260,10 @@ class DumpReader {
       SG_TRY(expect(f, json::value_t::object, p, "a function object"));
       SG_ASSIGN_OR_RETURN(std::string name, string_member(f, p, "name", true));
       if (name.empty()) return error(p + ".name", "must not be empty");
+      for (const std::string& seen : dump.functions) {
+        if (seen == name) return error(p + ".name", fmt::format("function \"{}\" is listed twice", name));
+      }
+      dump.functions.push_back(name);
       SG_ASSIGN_OR_RETURN(const json* ops, member(f, p, "ops", true));
       SG_TRY(read_ops(*ops, p + ".ops", name, dump.ops));
     }
@@ -306,6 +372,10 @@ class DumpReader {
         SG_ASSIGN_OR_RETURN(op.cost, cost(*c, p + ".estimatedCost"));
       }
       SG_TRY(check_preferred_in_supported(op, p));
+      if (std::find(dump.functions.begin(), dump.functions.end(), op.function) ==
+          dump.functions.end()) {
+        dump.functions.push_back(op.function);
+      }
       dump.ops.push_back(std::move(op));
     }
     return dump;
@@ -350,15 +420,21 @@ Result<std::vector<std::string>> apply_compute_plan(std::vector<OpPlacement>& op
                                                      const ComputePlanDump& plan,
                                                      const std::string& program_sha256) {
   const std::string& file = plan.filename;
-  if (plan.sha256_model_mil && *plan.sha256_model_mil != program_sha256) {
+  if (plan.schema_version == 1 && plan.sha256_model_mil &&
+      *plan.sha256_model_mil != program_sha256) {
     return make_error(ErrorCode::kFormat,
                       "{}: model.sha256_model_mil {} does not match the shard's program file "
                       "(sha256 {}): the dump was captured for another build of this shard",
                       file, *plan.sha256_model_mil, program_sha256);
   }
+  // A function of the shard the dump does not cover at all (a prefill/infer shard dumped with
+  // one function) is a gate failure, not a mismatch: the dump says nothing about it.
+  std::set<std::string> dumped(plan.functions.begin(), plan.functions.end());
+  for (const PlanOp& p : plan.ops) dumped.insert(p.function);
   std::map<std::string, size_t> rows;
   for (size_t i = 0; i < ops.size(); ++i) {
     if (ops[i].outputs.empty()) continue;  // no name to join on (write_state)
+    if (!dumped.count(ops[i].function)) continue;
     rows.emplace(identity_key(ops[i].function, ops[i].block_path, ops[i].outputs[0]), i);
   }
   std::vector<int> seen(ops.size(), 0);
@@ -388,7 +464,7 @@ Result<std::vector<std::string>> apply_compute_plan(std::vector<OpPlacement>& op
   // Our format lists every op (nil usage as null); Apple's skips nil-usage ops.
   if (plan.form == ComputePlanDump::Form::kShardgate) {
     for (size_t i = 0; i < ops.size(); ++i) {
-      if (!seen[i] && !ops[i].outputs.empty()) {
+      if (!seen[i] && !ops[i].outputs.empty() && dumped.count(ops[i].function)) {
         return make_error(ErrorCode::kFormat,
                           "{}: op {} ({}) of the shard is missing from the dump: the dump does "
                           "not match this program", file,
@@ -398,11 +474,25 @@ Result<std::vector<std::string>> apply_compute_plan(std::vector<OpPlacement>& op
     }
   }
   std::vector<std::string> failures;
+  std::map<std::string, int64_t> uncovered;  // function -> compute ops without plan
+  std::vector<std::string> uncovered_order;
   for (size_t i = 0; i < ops.size(); ++i) {
     OpPlacement& row = ops[i];
     const PlanOp* p = by_row[i];
     if (row.outputs.empty()) {
       row.detail = "no output name to join with the plan: placement predicted";
+      continue;
+    }
+    if (!dumped.count(row.function)) {
+      row.source = PlacementSource::kPlan;
+      if (row.op_class == OpClass::kCompileTime) {
+        row.placement = Placement::kNoDevice;
+        continue;
+      }
+      row.placement = Placement::kUnknown;
+      row.detail = fmt::format("function '{}' is not in the dump", row.function);
+      if (!uncovered.count(row.function)) uncovered_order.push_back(row.function);
+      ++uncovered[row.function];
       continue;
     }
     row.source = PlacementSource::kPlan;
@@ -427,7 +517,102 @@ Result<std::vector<std::string>> apply_compute_plan(std::vector<OpPlacement>& op
                                placement_name(row.predicted));
     }
   }
+  for (const std::string& function : uncovered_order) {
+    failures.push_back(fmt::format(
+        "function '{}' of the shard is not in the dump {} (it lists {}): its {} compute op(s) "
+        "have no device; dump every function (dump_compute_plan.py does)",
+        function, file, fmt::join(plan.functions, ", "), uncovered[function]));
+  }
   return failures;
+}
+
+namespace {
+
+std::string shard_stem(std::string_view name) {
+  for (std::string_view suffix : {".mlpackage", ".mlmodelc"}) {
+    if (name.size() > suffix.size() && name.ends_with(suffix)) {
+      return std::string(name.substr(0, name.size() - suffix.size()));
+    }
+  }
+  return std::string(name);
+}
+
+// "weights/weight.bin (size 1024 in the dump, 2048 here)" lines: what differs between the
+// dump's record of a build and the shard on disk.
+std::vector<std::string> file_differences(const std::vector<Shard::FingerprintFile>& recorded,
+                                          const std::vector<Shard::FingerprintFile>& here) {
+  std::map<std::string, const Shard::FingerprintFile*> mine;
+  for (const auto& f : here) mine[f.path] = &f;
+  std::vector<std::string> out;
+  std::set<std::string> named;
+  for (const auto& r : recorded) {
+    named.insert(r.path);
+    auto it = mine.find(r.path);
+    if (it == mine.end()) {
+      out.push_back(fmt::format("{} (in the dump's build, missing here)", r.path));
+    } else if (it->second->size != r.size) {
+      out.push_back(fmt::format("{} (size {} in the dump's build, {} here)", r.path, r.size,
+                                it->second->size));
+    } else if (it->second->sha256 != r.sha256) {
+      out.push_back(fmt::format("{} (same size, other content: sha256 {}… in the dump's build, "
+                                "{}… here)", r.path, r.sha256.substr(0, 12),
+                                it->second->sha256.substr(0, 12)));
+    }
+  }
+  for (const auto& f : here) {
+    if (!named.count(f.path)) out.push_back(fmt::format("{} (here, not in the dump's build)", f.path));
+  }
+  return out;
+}
+
+}  // namespace
+
+bool plan_records_fingerprint(const ComputePlanDump& plan, const std::string& fingerprint) {
+  return (plan.package && plan.package->fingerprint == fingerprint) ||
+         (plan.compiled && plan.compiled->fingerprint == fingerprint);
+}
+
+bool plan_names_shard(const ComputePlanDump& plan, const std::string& shard_path) {
+  const std::string stem = shard_stem(path_basename(shard_path));
+  for (const std::string* name : {plan.package ? &plan.package->name : nullptr,
+                                  plan.compiled ? &plan.compiled->name : nullptr,
+                                  &plan.model_name}) {
+    if (name && !name->empty() && shard_stem(*name) == stem) return true;
+  }
+  return false;
+}
+
+Status verify_plan_identity(const ComputePlanDump& plan, const Shard& shard) {
+  if (plan.schema_version != 2) return Status::ok();
+  SG_ASSIGN_OR_RETURN(std::string fingerprint, shard.fingerprint());
+  if (plan_records_fingerprint(plan, fingerprint)) return Status::ok();
+  SG_ASSIGN_OR_RETURN(std::vector<Shard::FingerprintFile> files, shard.fingerprint_files());
+  const bool is_package = shard.form() == ShardForm::kPackage;
+  const auto& same_form = is_package ? plan.package : plan.compiled;
+  auto recorded = [](const std::optional<ComputePlanDump::BuildIdentity>& id, const char* what) {
+    return id ? fmt::format("{} {} (fingerprint {})", what, id->name, id->fingerprint)
+              : fmt::format("no {}", what);
+  };
+  std::string detail;
+  if (!same_form) {
+    detail = is_package
+                 ? "the dump was taken from a compiled model alone, so it cannot vouch for a "
+                   "package: run dump_compute_plan.py on the .mlpackage"
+                 : "the dump records no compiled model";
+  } else if (same_form->files.empty()) {
+    detail = "the dump lists no files for its " + std::string(is_package ? "package" : "compiled model");
+  } else {
+    std::vector<std::string> diff = file_differences(same_form->files, files);
+    detail = diff.empty() ? "no file differs by name, size or content (the fingerprint record "
+                            "itself differs)"
+                          : fmt::format("files that differ: {}", fmt::join(diff, "; "));
+  }
+  return make_error(ErrorCode::kFormat,
+                    "{}: the dump was captured for another build: the shard {} ({}) has "
+                    "fingerprint {}, the dump records {} and {}; {}",
+                    plan.filename, shard.path(), is_package ? "package" : "compiled model",
+                    fingerprint, recorded(plan.package, "package"),
+                    recorded(plan.compiled, "compiled model"), detail);
 }
 
 }  // namespace sg

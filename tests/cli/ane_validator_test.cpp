@@ -168,7 +168,8 @@ TEST_F(AneValidator, PairsPlansWithShardsByNameOrDirectory) {
   for (const auto& s : j["shards"]) {
     EXPECT_EQ(s["placement_source"], s["name"] == "unified_int8.mlmodelc" ? "predicted" : "plan");
   }
-  // --plan-dir looks for <shard name>.json; a shard without one is an input error.
+  // --plan-dir reads every *.json there and pairs by fingerprint, else by the recorded name
+  // (a schema-1 dump has only model.name); a shard without a dump is an input error.
   auto dir = std::filesystem::path(temp_path("plans"));
   std::filesystem::create_directories(dir);
   std::filesystem::copy_file(std::string(SG_SOURCE_DIR "/") + plan,
@@ -179,8 +180,25 @@ TEST_F(AneValidator, PairsPlansWithShardsByNameOrDirectory) {
   EXPECT_NE(r.output.find(", plan"), std::string::npos) << r.output;
   r = run(kCorpus + "unified_int8.mlmodelc --plan-dir " + dir.string());
   EXPECT_EQ(r.code, 2) << r.output;
-  EXPECT_NE(r.output.find("no plan for shard"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("no dump for shard"), std::string::npos) << r.output;
   std::filesystem::remove_all(dir);
+}
+
+// Issue 13: "--plan DUMP SHARD" and "--check fp16-io SHARD" (the order --help shows) took the
+// shard as a second option value and then said "no shard given". Each occurrence takes one.
+TEST_F(AneValidator, OptionsDoNotSwallowTheShard) {
+  const std::string plan = "tests/data/placement/mac/unified_int8.mlpackage.json";
+  CliRun r = run("--plan " + plan + " " + kCorpus + "unified_int8.mlmodelc");
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("unified_int8.mlmodelc"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(", plan"), std::string::npos) << r.output;
+  r = run("--check fp16-io " + kFp16);
+  EXPECT_EQ(r.code, 1) << r.output;  // its input is fp32: the check ran on the shard
+  EXPECT_NE(r.output.find("input 'audio_input' is fp32"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("no shard given"), std::string::npos) << r.output;
+  // repeated options still collect every value
+  r = run("--check fp16-io --check dims " + kFp16);
+  EXPECT_NE(r.output.find("check fp16-io failed"), std::string::npos) << r.output;
 }
 
 TEST_F(AneValidator, ContractChecksFailTheGateWithNames) {

@@ -19,7 +19,8 @@ import os
 import sys
 
 
-def _program_file(shard_dir):
+def program_file(shard_dir):
+    """model.mil of an .mlmodelc; the root model file Manifest.json names in an .mlpackage."""
     mil = os.path.join(shard_dir, "model.mil")
     if os.path.isfile(mil):
         return mil
@@ -39,9 +40,10 @@ def _sha256_file(path):
     return h.hexdigest()
 
 
-def shard_fingerprint(shard_dir):
+def fingerprint_files(shard_dir):
+    """The files the fingerprint covers, in hashing order: [{"path", "size", "sha256"}]."""
     shard_dir = shard_dir.rstrip("/") or "/"
-    program = _program_file(shard_dir)
+    program = program_file(shard_dir)
     files = [program]
     weights = os.path.join(os.path.dirname(program), "weights")
     if os.path.isdir(weights):
@@ -53,11 +55,20 @@ def shard_fingerprint(shard_dir):
     rel = sorted(
         (os.path.relpath(p, shard_dir).replace(os.sep, "/").encode("utf-8"), p) for p in files
     )
+    return [{"path": name.decode("utf-8"), "size": os.path.getsize(path),
+             "sha256": _sha256_file(path)} for name, path in rel]
+
+
+def fingerprint_of_files(files):
     manifest = b"shardgate-fingerprint-v1\n"
-    for name, path in rel:
-        manifest += name + b"\n" + str(os.path.getsize(path)).encode() + b"\n"
-        manifest += _sha256_file(path).encode() + b"\n"
+    for f in files:
+        manifest += f["path"].encode("utf-8") + b"\n" + str(f["size"]).encode() + b"\n"
+        manifest += f["sha256"].encode() + b"\n"
     return hashlib.sha256(manifest).hexdigest()
+
+
+def shard_fingerprint(shard_dir):
+    return fingerprint_of_files(fingerprint_files(shard_dir))
 
 
 if __name__ == "__main__":

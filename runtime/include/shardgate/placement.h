@@ -184,7 +184,19 @@ struct ComputePlanDump {
   std::string host;           // free text from "host"
   std::string compute_units;  // "CPU_AND_NE", ... ("" when absent)
   std::string model_name;
-  std::optional<std::string> sha256_model_mil;
+  std::optional<std::string> sha256_model_mil;  // schema 1 only: the compiled model.mil
+  // Schema 2: the builds the dump was captured for. A dump made from an .mlpackage records the
+  // package and the .mlmodelc compiled from it (either form of the shard is validated with it);
+  // one made from an .mlmodelc records only that.
+  struct BuildIdentity {
+    std::string name;         // directory name: "L0_attn.mlpackage", "L0_attn.mlmodelc"
+    std::string fingerprint;  // Shard::fingerprint() of that directory
+    std::vector<Shard::FingerprintFile> files;  // what the fingerprint covered
+  };
+  int schema_version = 0;  // 1 or 2 for our form, 0 for Apple's ModelRunner form
+  std::optional<BuildIdentity> package;
+  std::optional<BuildIdentity> compiled;
+  std::vector<std::string> functions;  // function names the dump lists, in order
   std::vector<PlanOp> ops;
   std::vector<std::string> ane_compile_errors;
 };
@@ -194,9 +206,23 @@ struct ComputePlanDump {
 Result<ComputePlanDump> parse_compute_plan(std::string_view json, const std::string& filename);
 Result<ComputePlanDump> load_compute_plan(const std::string& path);
 
-// Overrides predicted rows with a dump. Refuses (kFormat) a dump whose hash differs from
-// `program_sha256` or whose op identities / operator types do not match the rows. A compute
-// op with no device becomes UNKNOWN and is listed in the returned failures.
+// Pairing a dump with a shard (ane-validator --plan / --plan-dir): the fingerprints a schema-2
+// dump records (package, compiled), and whether its recorded names (package, compiled,
+// model.name) name the shard directory, compared without the .mlpackage / .mlmodelc suffix.
+bool plan_records_fingerprint(const ComputePlanDump& plan, const std::string& fingerprint);
+bool plan_names_shard(const ComputePlanDump& plan, const std::string& shard_path);
+
+// Refuses (kFormat) a schema-2 dump captured for another build than `shard`: its fingerprint is
+// neither the recorded package's nor the recorded compiled model's. The message names both
+// fingerprints, the dump's record for the shard's form and the files that differ (added,
+// missing, other size or content). Schema 1 and Apple's form carry no fingerprint: ok here
+// (apply_compute_plan checks schema 1's model.mil hash).
+Status verify_plan_identity(const ComputePlanDump& plan, const Shard& shard);
+
+// Overrides predicted rows with a dump. Refuses (kFormat) a schema-1 dump whose hash differs
+// from `program_sha256` or a dump whose op identities / operator types do not match the rows.
+// A compute op with no device becomes UNKNOWN and is listed in the returned failures; so is
+// every compute op of a function the dump does not cover at all (one failure per function).
 Result<std::vector<std::string>> apply_compute_plan(std::vector<OpPlacement>& ops,
                                                      const ComputePlanDump& plan,
                                                      const std::string& program_sha256);

@@ -69,6 +69,14 @@ class Shard {
   // in any weight byte never share it. Computed on first call (reads every weight byte once),
   // then cached. Errors name the file that could not be read.
   Result<std::string> fingerprint() const;
+  // The files the fingerprint covers, sorted as it hashes them (relative path, size, sha256):
+  // lets a refusal name the files in which two builds differ.
+  struct FingerprintFile {
+    std::string path;  // relative to the shard directory, '/' separators
+    uint64_t size = 0;
+    std::string sha256;
+  };
+  Result<std::vector<FingerprintFile>> fingerprint_files() const;
 
   // Maps "@model_path/weights/weight.bin" to a file inside the shard (never outside it).
   Result<std::string> blob_path(const std::string& path_in_program) const;
@@ -91,6 +99,7 @@ class Shard {
   mutable std::map<std::string, std::shared_ptr<const BlobFile>> blob_files_;
   mutable std::mutex fingerprint_mutex_;
   mutable std::string fingerprint_;
+  mutable std::vector<FingerprintFile> fingerprint_files_;
 
   friend Result<std::shared_ptr<Shard>> open_shard_impl(const std::string& path);
 };

@@ -1,0 +1,197 @@
+// Schema-2 compute-plan dumps written by validators/mac/dump_compute_plan.py through its seam
+// (tests/data/placement/mac/, made by tests/mac/make_seam_dumps.py): one dump serves the
+// package and the .mlmodelc compiled from it, a dump of another build is refused naming what
+// differs, and a function the dump leaves out fails the gate.
+#include "shardgate/io.h"
+#include "shardgate/placement.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <set>
+
+namespace sg {
+namespace {
+
+using json = nlohmann::json;
+
+const std::string kData = SG_TEST_DATA_DIR "/placement/mac/";
+const std::string kCorpus = SG_TEST_DATA_DIR "/corpus/silero-vad/";
+const std::string kSample = SG_SOURCE_DIR "/goldens/sample/shards/L0_attn_lut4.mlpackage";
+
+ShardCheck check_with(const std::string& shard, const std::string& dump) {
+  ShardCheckOptions options;
+  options.plan_path = dump;
+  options.threshold = ResidencyThreshold{100.0, "test", ""};
+  return check_shard(shard, options);
+}
+
+ShardCheck check_with_json(const std::string& shard, const json& dump) {
+  auto plan = parse_compute_plan(dump.dump(), "edited.json");
+  EXPECT_TRUE(plan.is_ok()) << plan.status().to_string();
+  ShardCheckOptions options;
+  options.plan = std::make_shared<const ComputePlanDump>(std::move(plan).value());
+  options.threshold = ResidencyThreshold{100.0, "test", ""};
+  return check_shard(shard, options);
+}
+
+json read_dump(const std::string& name) {
+  auto text = read_file(kData + name);
+  EXPECT_TRUE(text.is_ok());
+  return json::parse(*text);
+}
+
+TEST(MacPlan, PackageDumpIsAcceptedForTheFixturePackage) {
+  ShardCheck c = check_with(kSample, kData + "L0_attn_lut4.mlpackage.json");
+  ASSERT_FALSE(c.error) << c.error->to_string();
+  EXPECT_EQ(c.source, PlacementSource::kPlan);
+  EXPECT_TRUE(c.verdict.passed);
+  EXPECT_EQ(c.summary.costed_ops, c.summary.compute_ops);  // every compute op got a plan row
+}
+
+TEST(MacPlan, OneDumpFromThePackageServesBothForms) {
+  for (const std::string form : {"mlpackage", "mlmodelc"}) {
+    ShardCheck c = check_with(kCorpus + "unified_int8." + form, kData + "unified_int8.mlpackage.json");
+    ASSERT_FALSE(c.error) << form << ": " << c.error->to_string();
+    EXPECT_EQ(c.source, PlacementSource::kPlan) << form;
+    EXPECT_EQ(c.summary.fallbacks, 1) << form;  // the table puts the LSTM on the CPU
+    for (const OpPlacement& r : c.ops) {
+      if (r.type == "lstm") {
+        EXPECT_EQ(r.placement, Placement::kCPU) << form;
+      }
+    }
+  }
+}
+
+TEST(MacPlan, ADumpFromTheCompiledFormCannotVouchForThePackage) {
+  ShardCheck c = check_with(kCorpus + "unified_int8.mlmodelc", kData + "unified_int8.mlmodelc.json");
+  ASSERT_FALSE(c.error) << c.error->to_string();
+  c = check_with(kCorpus + "unified_int8.mlpackage", kData + "unified_int8.mlmodelc.json");
+  ASSERT_TRUE(c.error);
+  EXPECT_EQ(c.error->code(), ErrorCode::kFormat);
+  EXPECT_NE(c.error->message().find("run dump_compute_plan.py on the .mlpackage"),
+            std::string::npos) << c.error->message();
+}
+
+TEST(MacPlan, ADumpOfAnotherBuildIsRefusedNamingWhatDiffers) {
+  // Same model, another quantization: the dump's package record against the 4-bit package.
+  auto shard = Shard::open(kCorpus + "unified_palette_4bit.mlpackage");
+  ASSERT_TRUE(shard.is_ok());
+  auto fingerprint = (*shard)->fingerprint();
+  ASSERT_TRUE(fingerprint.is_ok());
+  json dump = read_dump("unified_int8.mlpackage.json");
+  ShardCheck c = check_with(kCorpus + "unified_palette_4bit.mlpackage",
+                            kData + "unified_int8.mlpackage.json");
+  ASSERT_TRUE(c.error);
+  const std::string& m = c.error->message();
+  EXPECT_NE(m.find("captured for another build"), std::string::npos) << m;
+  EXPECT_NE(m.find(*fingerprint), std::string::npos) << m;
+  EXPECT_NE(m.find(dump["model"]["package"]["fingerprint"].get<std::string>()), std::string::npos) << m;
+  EXPECT_NE(m.find(dump["model"]["compiled"]["fingerprint"].get<std::string>()), std::string::npos) << m;
+  EXPECT_NE(m.find("Data/com.apple.CoreML/model.mlmodel (size"), std::string::npos) << m;
+  EXPECT_NE(m.find("Data/com.apple.CoreML/weights/weight.bin (size"), std::string::npos) << m;
+  // One weight byte changed, same size: named as other content.
+  std::string path = dump["model"]["package"]["files"][1]["path"];
+  ASSERT_EQ(path, "Data/com.apple.CoreML/weights/weight.bin");
+  std::string sha = dump["model"]["package"]["files"][1]["sha256"];
+  dump["model"]["package"]["files"][1]["sha256"] = std::string(64, '0');
+  dump["model"]["package"]["fingerprint"] = std::string(64, '1');
+  dump["model"]["compiled"]["fingerprint"] = std::string(64, '2');
+  c = check_with_json(kCorpus + "unified_int8.mlpackage", dump);
+  ASSERT_TRUE(c.error);
+  EXPECT_NE(c.error->message().find(
+                "files that differ: Data/com.apple.CoreML/weights/weight.bin (same size, other "
+                "content"), std::string::npos) << c.error->message();
+  // the program file is the same and must not be named as differing
+  EXPECT_EQ(c.error->message().find("model.mlmodel ("), std::string::npos) << c.error->message();
+}
+
+TEST(MacPlan, PairingLooksAtFingerprintsThenNames) {
+  auto plan = load_compute_plan(kData + "unified_int8.mlpackage.json");
+  ASSERT_TRUE(plan.is_ok()) << plan.status().to_string();
+  EXPECT_EQ(plan->schema_version, 2);
+  for (const std::string form : {"mlpackage", "mlmodelc"}) {
+    auto shard = Shard::open(kCorpus + "unified_int8." + form);
+    ASSERT_TRUE(shard.is_ok());
+    EXPECT_TRUE(plan_records_fingerprint(*plan, *(*shard)->fingerprint())) << form;
+    EXPECT_TRUE(plan_names_shard(*plan, kCorpus + "unified_int8." + form)) << form;
+  }
+  auto other = Shard::open(kCorpus + "unified_palette_4bit.mlmodelc");
+  ASSERT_TRUE(other.is_ok());
+  EXPECT_FALSE(plan_records_fingerprint(*plan, *(*other)->fingerprint()));
+  EXPECT_FALSE(plan_names_shard(*plan, kCorpus + "unified_palette_4bit.mlmodelc"));
+  EXPECT_TRUE(plan_names_shard(*plan, "/elsewhere/unified_int8.mlmodelc/"));
+}
+
+TEST(MacPlan, EveryFunctionOfAMultiFunctionShardGetsDevices) {
+  const std::string shard = kData + "prefill_infer.mlpackage";
+  ShardCheck c = check_with(shard, kData + "prefill_infer.mlpackage.json");
+  ASSERT_FALSE(c.error) << c.error->to_string();
+  EXPECT_TRUE(c.verdict.passed);
+  std::set<std::string> functions;
+  for (const OpPlacement& r : c.ops) {
+    if (r.op_class == OpClass::kCompute) {
+      EXPECT_EQ(r.placement, Placement::kANE) << r.function << " " << r.outputs[0];
+      functions.insert(r.function);
+    }
+  }
+  EXPECT_EQ(functions, (std::set<std::string>{"infer", "prefill"}));
+}
+
+TEST(MacPlan, AFunctionMissingFromTheDumpFailsTheGate) {
+  const std::string shard = kData + "prefill_infer.mlpackage";
+  // The script lists a function the plan lacked with null devices: those ops fail.
+  ShardCheck c = check_with(shard, kData + "prefill_infer.no-infer.json");
+  ASSERT_FALSE(c.error) << c.error->to_string();
+  EXPECT_FALSE(c.verdict.passed);
+  EXPECT_EQ(c.plan_failures.size(), 4u);
+  // A dump that leaves the function out altogether: one failure naming it, its ops UNKNOWN.
+  json dump = read_dump("prefill_infer.mlpackage.json");
+  json kept = json::array();
+  for (const json& f : dump["functions"]) {
+    if (f["name"] != "infer") kept.push_back(f);
+  }
+  dump["functions"] = kept;
+  c = check_with_json(shard, dump);
+  ASSERT_FALSE(c.error) << c.error->to_string();
+  EXPECT_FALSE(c.verdict.passed);
+  ASSERT_EQ(c.plan_failures.size(), 1u);
+  EXPECT_NE(c.plan_failures[0].find("function 'infer' of the shard is not in the dump"),
+            std::string::npos) << c.plan_failures[0];
+  EXPECT_NE(c.plan_failures[0].find("4 compute op(s)"), std::string::npos) << c.plan_failures[0];
+  EXPECT_EQ(c.summary.unknown, 4);
+  EXPECT_EQ(c.summary.on_ane, 4);
+  // at any threshold
+  ShardCheckOptions lenient;
+  lenient.plan = std::make_shared<const ComputePlanDump>(
+      *parse_compute_plan(dump.dump(), "edited.json"));
+  lenient.threshold = ResidencyThreshold{0.0, "test", ""};
+  EXPECT_FALSE(check_shard(shard, lenient).verdict.passed);
+}
+
+TEST(MacPlan, SchemaAndIdentityAreCheckedWithPlaces) {
+  json dump = read_dump("L0_attn_lut4.mlpackage.json");
+  dump["schema"] = "ane-validator/placement-dump@3";
+  auto r = parse_compute_plan(dump.dump(), "p.json");
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_NE(r.status().message().find("placement-dump@2"), std::string::npos);
+  dump = read_dump("L0_attn_lut4.mlpackage.json");
+  dump["model"].erase("compiled");
+  r = parse_compute_plan(dump.dump(), "p.json");
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_NE(r.status().message().find("p.json: $.model: missing required member \"compiled\""),
+            std::string::npos) << r.status().message();
+  dump = read_dump("L0_attn_lut4.mlpackage.json");
+  dump["model"]["package"]["fingerprint"] = "abc";
+  r = parse_compute_plan(dump.dump(), "p.json");
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_NE(r.status().message().find("$.model.package.fingerprint"), std::string::npos);
+  dump = read_dump("L0_attn_lut4.mlpackage.json");
+  dump["model"]["package"]["files"][0]["size"] = -1;
+  r = parse_compute_plan(dump.dump(), "p.json");
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_NE(r.status().message().find("$.model.package.files[0].size"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace sg

@@ -4,6 +4,7 @@
 // differs, and a function the dump leaves out fails the gate.
 #include "shardgate/io.h"
 #include "shardgate/placement.h"
+#include "support/json_schema_lite.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -167,6 +168,23 @@ TEST(MacPlan, AFunctionMissingFromTheDumpFailsTheGate) {
       *parse_compute_plan(dump.dump(), "edited.json"));
   lenient.threshold = ResidencyThreshold{0.0, "test", ""};
   EXPECT_FALSE(check_shard(shard, lenient).verdict.passed);
+}
+
+TEST(MacPlan, SeamDumpsFollowTheSchema) {
+  auto schema = read_file(SG_SOURCE_DIR "/reports/schema/compute-plan-dump.schema.json");
+  ASSERT_TRUE(schema.is_ok());
+  for (const char* name : {"L0_attn_lut4.mlpackage.json", "unified_int8.mlpackage.json",
+                           "unified_int8.mlmodelc.json", "prefill_infer.mlpackage.json",
+                           "prefill_infer.no-infer.json"}) {
+    auto text = read_file(kData + name);
+    ASSERT_TRUE(text.is_ok()) << name;
+    auto violations = testing::json_schema_violations(*schema, *text);
+    EXPECT_TRUE(violations.empty()) << name << ": " << violations.front();
+  }
+  // the checker does bite on this schema
+  json dump = read_dump("L0_attn_lut4.mlpackage.json");
+  dump["model"]["compiled"]["fingerprint"] = "xyz";
+  EXPECT_FALSE(testing::json_schema_violations(*schema, dump.dump()).empty());
 }
 
 TEST(MacPlan, SchemaAndIdentityAreCheckedWithPlaces) {

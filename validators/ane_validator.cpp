@@ -97,9 +97,13 @@ sg::Result<std::map<std::string, AssignedPlan>> assign_plans(
     SG_CHECK(sg::is_directory(opt.plan_dir), sg::ErrorCode::kUsage,
              "--plan-dir {}: not a directory", opt.plan_dir);
     std::vector<std::string> files;
-    for (const auto& entry : std::filesystem::directory_iterator(opt.plan_dir)) {
-      if (entry.path().extension() == ".json") files.push_back(entry.path().string());
+    std::error_code ec;
+    for (std::filesystem::directory_iterator it(opt.plan_dir, ec), end; !ec && it != end;
+         it.increment(ec)) {
+      if (it->path().extension() == ".json") files.push_back(it->path().string());
     }
+    SG_CHECK(!ec, sg::ErrorCode::kIO, "--plan-dir {}: cannot list it: {}", opt.plan_dir,
+             ec.message());
     std::sort(files.begin(), files.end());
     for (const std::string& path : files) {
       SG_ASSIGN_OR_RETURN(sg::ComputePlanDump loaded, sg::load_compute_plan(path));

@@ -141,3 +141,17 @@ def test_check_option_does_not_swallow_the_shard():
     r = run_tool(ANE_VALIDATOR, "--check", "fp16-io", SAMPLE_PACKAGE)
     assert "no shard given" not in r.stderr, r.stderr
     assert "L0_attn_lut4.mlpackage" in r.stdout
+
+
+def test_bad_shard_is_exit_two_naming_it(tmp_path, capsys):
+    not_a_shard = tmp_path / "broken.mlpackage"
+    not_a_shard.mkdir()
+    (not_a_shard / "Manifest.json").write_text("{not json")
+    code = dump_compute_plan.main([str(not_a_shard), "-o", str(tmp_path / "o")],
+                                  runtime=FakeRuntime())
+    err = capsys.readouterr().err
+    assert code == 2 and "broken.mlpackage: JSONDecodeError" in err, err
+    code = dump_compute_plan.main([str(tmp_path / "missing.mlmodelc"), "-o", str(tmp_path / "o")],
+                                  runtime=FakeRuntime())
+    err = capsys.readouterr().err
+    assert code == 2 and "missing.mlmodelc" in err, err

@@ -60,9 +60,14 @@ from coremltools.models.compute_device import (MLCPUComputeDevice,  # noqa: E402
 
 from shard_fingerprint import fingerprint_files, fingerprint_of_files  # noqa: E402
 from shard_fingerprint import program_file  # noqa: E402
+from google.protobuf.message import DecodeError  # noqa: E402
 
 SCHEMA = "ane-validator/placement-dump@2"
 IDENTITY = ["function", "block_path", "first_output", "operator"]
+
+
+class InputError(Exception):
+    """A shard that cannot be read: the message names it."""
 
 
 def normalize_operator(name):
@@ -298,7 +303,10 @@ def dump_shards(shards, out_dir, compute_units, runtime):
     written = []
     try:
         for shard in shards:
-            dump = make_dump(shard, compute_units, runtime, workdir)
+            try:
+                dump = make_dump(shard, compute_units, runtime, workdir)
+            except (OSError, ValueError, KeyError, DecodeError) as e:
+                raise InputError(f"{shard}: {type(e).__name__}: {e}") from e
             out = os.path.join(out_dir, dump["model"]["name"] + ".json")
             write_json(out, dump)
             print(summary(out, dump))
@@ -318,8 +326,14 @@ def main(argv=None, runtime=None):
     if runtime is None:
         from apple_runtime import AppleRuntime
         runtime = AppleRuntime()
-    dump_shards(args.shards, args.out_dir, args.compute_units, runtime)
+    try:
+        dump_shards(args.shards, args.out_dir, args.compute_units, runtime)
+    except InputError as e:
+        # a missing or malformed shard: name it, exit 2 as the validators do
+        print(f"dump_compute_plan.py: {e}", file=sys.stderr)
+        return 2
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

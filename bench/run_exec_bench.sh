@@ -35,7 +35,7 @@ fi
 
 # 2. Release build of what we run.
 echo "== building (Release) in $build"
-cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DSG_BUILD_TESTS=OFF -DSG_BUILD_BENCH=ON > "$out/cmake.log"
+cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DSG_NATIVE=ON -DSG_BUILD_TESTS=OFF -DSG_BUILD_BENCH=ON > "$out/cmake.log"
 cmake --build "$build" -j2 --target exec_bench floors_bench golden-validator > "$out/build.log"
 gv="$build/validators/golden-validator"
 

@@ -1,0 +1,59 @@
+# Install rules, the CMake package config (find_package(shardgate) -> shardgate::shardgate) and
+# the Debian package made by CPack (`cpack -G DEB` in a build directory). Included from the top
+# CMakeLists.txt when SG_INSTALL is ON. Layout under the prefix:
+#   bin/ane-validator, bin/golden-validator       the two tools
+#   lib/libshardgate.a, include/shardgate/*.h      the library and its public headers
+#   lib/cmake/shardgate/                           the package config
+#   share/shardgate/{gates,schema,sample}/         gate files, report schemas, the bundled sample
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+set(SG_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/shardgate)
+set(SG_DATA_DIR ${CMAKE_INSTALL_DATADIR}/shardgate)
+
+install(TARGETS ane-validator golden-validator RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(TARGETS shardgate EXPORT shardgateTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
+
+# Public headers. ops.h includes the op table by its path in the source tree
+# ("../../ops/ops.def"); the installed copy includes it beside itself instead.
+file(GLOB SG_PUBLIC_HEADERS CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/runtime/include/shardgate/*.h)
+list(REMOVE_ITEM SG_PUBLIC_HEADERS ${PROJECT_SOURCE_DIR}/runtime/include/shardgate/ops.h)
+file(READ ${PROJECT_SOURCE_DIR}/runtime/include/shardgate/ops.h SG_OPS_H)
+string(REPLACE "\"../../ops/ops.def\"" "\"shardgate/ops.def\"" SG_OPS_H "${SG_OPS_H}")
+file(CONFIGURE OUTPUT ${PROJECT_BINARY_DIR}/installed-include/shardgate/ops.h CONTENT "${SG_OPS_H}"
+     @ONLY)
+set_property(DIRECTORY ${PROJECT_SOURCE_DIR} APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS
+             ${PROJECT_SOURCE_DIR}/runtime/include/shardgate/ops.h)
+install(FILES ${SG_PUBLIC_HEADERS} ${PROJECT_BINARY_DIR}/installed-include/shardgate/ops.h
+              ${PROJECT_SOURCE_DIR}/runtime/ops/ops.def
+        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/shardgate)
+
+install(EXPORT shardgateTargets NAMESPACE shardgate:: DESTINATION ${SG_CMAKE_DIR})
+configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/shardgateConfig.cmake.in
+                              ${PROJECT_BINARY_DIR}/shardgateConfig.cmake
+                              INSTALL_DESTINATION ${SG_CMAKE_DIR})
+write_basic_package_version_file(${PROJECT_BINARY_DIR}/shardgateConfigVersion.cmake
+                                 COMPATIBILITY SameMinorVersion)
+install(FILES ${PROJECT_BINARY_DIR}/shardgateConfig.cmake
+              ${PROJECT_BINARY_DIR}/shardgateConfigVersion.cmake
+        DESTINATION ${SG_CMAKE_DIR})
+
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/gates/ DESTINATION ${SG_DATA_DIR}/gates
+        FILES_MATCHING PATTERN "*.json" PATTERN "*.md")
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/reports/schema/ DESTINATION ${SG_DATA_DIR}/schema)
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/goldens/sample/ DESTINATION ${SG_DATA_DIR}/sample)
+
+# Debian package: one package with both tools, the library and the data. Dependencies come
+# from dpkg-shlibdeps (dpkg-dev) over the installed executables.
+set(CPACK_GENERATOR DEB)
+set(CPACK_PACKAGE_NAME shardgate)
+set(CPACK_PACKAGE_VENDOR "shardgate")
+set(CPACK_PACKAGE_CONTACT "shardgate maintainers <shardgate@localhost>")
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
+    "Validation gates for Apple Neural Engine model shards (ane-validator, golden-validator)")
+set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+set(CPACK_DEBIAN_PACKAGE_SECTION devel)
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+set(CPACK_STRIP_FILES ON)
+include(CPack)

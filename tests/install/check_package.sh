@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# Builds the Debian package from a Release build directory, installs it with dpkg into a clean
+# root, and uses only what was installed: runs the bundled sample with the installed tools from
+# an unrelated directory, and builds a project that finds the library with
+# find_package(shardgate). Also checks that the build is portable (no -march=native).
+#
+#   tests/install/check_package.sh BUILD_DIR [KEEP_DIR]
+#
+# KEEP_DIR, when given, receives a copy of the package (CI hands it to the action's test).
+# The clean root is a fresh dpkg database in a temp directory (`dpkg --root`), so nothing of the
+# source tree or of an earlier install is visible; the package's dependencies (from
+# dpkg-shlibdeps) are checked to be installed on this machine, whose libraries the installed
+# tools then use. Prints "N passed, N failed" and exits non-zero on any failure.
+set -uo pipefail
+src="$(cd "$(dirname "$0")/../.." && pwd)"
+build="$(cd "${1:?usage: check_package.sh BUILD_DIR [KEEP_DIR]}" && pwd)"
+keep="${2:-}"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+passed=0 failed=0
+ok() { echo "ok   $1"; passed=$((passed + 1)); }
+bad() { echo "FAIL $1" >&2; failed=$((failed + 1)); }
+check() {  # check NAME EXPECTED_EXIT COMMAND...
+  local name="$1" want="$2"; shift 2
+  "$@" > "$work/out.txt" 2>&1; local got=$?
+  if [ "$got" = "$want" ]; then ok "$name (exit $got)"; else
+    bad "$name: exit $got, expected $want"; sed 's/^/     /' "$work/out.txt" >&2; fi
+}
+
+# Portable build: no -march=native unless SG_NATIVE was asked for.
+if grep -q '^SG_NATIVE:BOOL=ON' "$build/CMakeCache.txt"; then
+  bad "portable build: $build was configured with -DSG_NATIVE=ON"
+elif grep -q -- '-march=native' "$build/compile_commands.json"; then
+  bad "portable build: -march=native in $build/compile_commands.json"
+else ok "portable build: no -march=native"; fi
+
+# The package.
+(cd "$build" && cpack -G DEB -B "$work/pkg" > "$work/cpack.log" 2>&1) || { cat "$work/cpack.log" >&2; bad "cpack"; }
+deb="$(ls "$work"/pkg/shardgate_*.deb 2>/dev/null | head -1)"
+if [ -z "$deb" ]; then bad "cpack made no shardgate_*.deb"; echo "$passed passed, $failed failed"; exit 1; fi
+ok "cpack: $(basename "$deb")"
+if [ -n "$keep" ]; then mkdir -p "$keep" && cp "$deb" "$keep/"; fi
+
+# Every dependency dpkg-shlibdeps found is installed here (name only; versions are this
+# machine's own, which the package was built against).
+depends="$(dpkg-deb -f "$deb" Depends)"
+[ -n "$depends" ] && ok "package depends: $depends" || bad "package has no Depends"
+for dep in $(echo "$depends" | tr ',' '\n' | sed 's/(.*)//; s/|.*//' | tr -d ' '); do
+  dpkg-query -W -f '${Status}' "$dep" 2>/dev/null | grep -q 'install ok installed' \
+    || bad "dependency $dep is not installed"
+done
+
+# dpkg -i into a clean root.
+root="$work/root"
+mkdir -p "$root/var/lib/dpkg/info" "$root/var/lib/dpkg/updates" "$root/var/lib/dpkg/triggers"
+touch "$root/var/lib/dpkg/status" "$root/var/lib/dpkg/available"
+check "dpkg -i into a clean root" 0 dpkg --root="$root" --force-depends --force-not-root \
+  --force-script-chrootless -i "$deb"
+bin="$root/usr/bin" share="$root/usr/share/shardgate"
+for tool in ane-validator golden-validator; do
+  [ -x "$bin/$tool" ] && ok "installed $tool" || bad "$tool not installed in usr/bin"
+  if ldd "$bin/$tool" | grep -q 'not found'; then bad "$tool: missing shared libraries"; fi
+done
+for f in include/shardgate/placement.h include/shardgate/ops.def lib/libshardgate.a \
+         lib/cmake/shardgate/shardgateConfig.cmake share/shardgate/gates/fidelity.json \
+         share/shardgate/schema/golden-report.schema.json share/shardgate/sample/chains/chain_lut4.json; do
+  [ -e "$root/usr/$f" ] || bad "not installed: usr/$f"
+done
+
+# The sample from the installed tools, run from a directory that is not the source tree.
+mkdir -p "$work/elsewhere" && cd "$work/elsewhere"
+check "installed ane-validator: sample shard passes" 0 \
+  "$bin/ane-validator" "$share/sample/shards/L0_attn_lut4.mlpackage" \
+  --gate "$share/gates/residency.json" --json "$work/residency.json"
+check "installed golden-validator: INT4-LUT sample chain passes" 0 \
+  "$bin/golden-validator" run "$share/sample/chains/chain_lut4.json" --gate "$share/gates/fidelity.json"
+check "installed golden-validator: INT8 sample chain fails its logits" 1 \
+  "$bin/golden-validator" run "$share/sample/chains/chain_int8.json" --gate "$share/gates/fidelity.json"
+check "installed ane-validator: a missing shard is bad input" 2 "$bin/ane-validator" "$work/nothing.mlpackage"
+check "installed tools: --version" 0 "$bin/golden-validator" --version
+
+# find_package(shardgate) from the installed files only.
+check "find_package(shardgate): configure" 0 cmake -S "$src/tests/install/consumer" -B "$work/consumer" \
+  -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$root/usr" -DCMAKE_FIND_USE_PACKAGE_REGISTRY=OFF
+check "find_package(shardgate): build" 0 cmake --build "$work/consumer" -j2
+if grep -q -- "$src/runtime" "$work/consumer/CMakeFiles/list_placement.dir/flags.make" 2>/dev/null; then
+  bad "consumer compiled against the source tree, not the installed headers"
+fi
+# Its summary must agree with the installed ane-validator's report of the same shard.
+"$work/consumer/list_placement" "$share/sample/shards/L0_attn_lut4.mlpackage" > "$work/consumer.txt" 2>&1
+want="$(python3 -c 'import json,sys
+r=json.load(open(sys.argv[1])); s=r["shards"][0]["summary"]
+print("compute=%d ane=%d compile_time=%d" % (s["compute_ops"], s["on_ane"], s["compile_time_ops"]))' \
+  "$work/residency.json" 2>&1)"
+if [ "$(cat "$work/consumer.txt")" = "$want" ]; then ok "consumer agrees with ane-validator: $want"
+else bad "consumer printed '$(cat "$work/consumer.txt")', ane-validator reports '$want'"; fi
+
+echo "$passed passed, $failed failed"
+[ "$failed" = 0 ]

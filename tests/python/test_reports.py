@@ -1,0 +1,59 @@
+"""read_report and regate: reports of both tools, validated against the shipped schemas; the
+CLI-written reports when the built tools are available (CI sets SHARDGATE_CLI_DIR)."""
+
+import json
+import subprocess
+
+import pytest
+
+import shardgate
+
+
+def test_read_a_golden_report_written_from_python(tmp_path, sample):
+    report = shardgate.gate_chain(sample / "chains" / "chain_int8.json")
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(report.data))
+    back = shardgate.read_report(path)
+    assert back.tool == "golden-validator" and back.verdict == "fail" and back.exit_code == 1
+
+
+def test_regate_recomputes_verdicts_under_another_gate(tmp_path, sample):
+    report = shardgate.gate_chain(sample / "chains" / "chain_int8.json")
+    gate = tmp_path / "lenient.json"
+    gate.write_text(json.dumps({"schema": "shardgate/fidelity-gate@1", "defaults": {
+        "min_cosine": {"value": 0.9, "reason": "test: lenient"},
+        "norm_ratio": {"value": [0.8, 1.25], "reason": "test"}}}))
+    again = shardgate.regate(report, gate)
+    assert again.verdict == "pass" and again.exit_code == 0
+    strict = tmp_path / "strict.json"
+    strict.write_text(json.dumps({"schema": "shardgate/fidelity-gate@1", "defaults": {
+        "min_cosine": {"value": 0.999, "reason": "test: strict"}}}))
+    assert shardgate.regate(report, strict).verdict == "fail"
+
+
+def test_reports_written_by_the_cli(tmp_path, sample, cli_dir):
+    ane = tmp_path / "ane.json"
+    rc = subprocess.run([str(cli_dir / "ane-validator"),
+                         str(sample / "shards" / "L0_attn_lut4.mlpackage"), "--json", str(ane)]).returncode
+    assert rc == 0
+    r = shardgate.read_report(ane)
+    assert r.tool == "ane-validator" and r.passed and len(r.checks) == 1
+    golden = tmp_path / "golden.json"
+    rc = subprocess.run([str(cli_dir / "golden-validator"), "run",
+                         str(sample / "chains" / "chain_int8.json"), "--json", str(golden)]).returncode
+    assert rc == 1
+    g = shardgate.read_report(golden)
+    assert g.verdict == "fail" and g.exit_code == 1
+
+
+def test_not_a_report(tmp_path):
+    p = tmp_path / "x.json"
+    p.write_text('{"tool": "something-else"}')
+    with pytest.raises(shardgate.Error, match="not a shardgate report"):
+        shardgate.read_report(p)
+    p.write_text('{"tool": "ane-validator"}')
+    with pytest.raises(shardgate.Error, match="required property"):
+        shardgate.read_report(p)
+    p.write_text("{")
+    with pytest.raises(shardgate.Error, match="not JSON"):
+        shardgate.read_report(p)

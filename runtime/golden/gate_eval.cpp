@@ -71,40 +71,48 @@ std::string threshold_text(Metric m, const Threshold& t) {
 }
 
 // "min 0.957965 at position 6", "p10 0.9612 (worst 0.957965 at position 6)", "rate 0.5": the
-// gated statistic with its name, and a position only next to that position's own value.
-std::string statistic_text(const MetricVerdict& mv, std::optional<double> worst_value) {
+// gated statistic with its name, and a place only next to that place's own value. `place` is
+// row_place() of the worst row ("position 6", "seed 3 position 6"), "" when it has none.
+std::string statistic_text(const MetricVerdict& mv, std::optional<double> worst_value,
+                           const std::string& place) {
   const std::string value =
       mv.metric == Metric::kNormRatio
           ? fmt::format("[{}, {}]", fmt_value(mv.value.value_or(NAN)), fmt_value(mv.value_upper.value_or(NAN)))
           : fmt_value(mv.value.value_or(NAN));
   std::string out = mv.statistic + " " + value;
-  if (mv.metric == Metric::kTop1 || mv.worst_position < 0) return out;
+  if (mv.metric == Metric::kTop1 || place.empty()) return out;
   const bool extreme = mv.statistic == "min" || mv.statistic == "max";
-  if (extreme) return out + fmt::format(" at position {}", mv.worst_position);
+  if (extreme) return out + fmt::format(" at {}", place);
   if (worst_value) {
-    return out + fmt::format(" (worst {} at position {})", fmt_value(*worst_value), mv.worst_position);
+    return out + fmt::format(" (worst {} at {})", fmt_value(*worst_value), place);
   }
-  return out + fmt::format(" (worst at position {})", mv.worst_position);
+  return out + fmt::format(" (worst at {})", place);
 }
 
-std::optional<double> value_at(const CheckResult& check, Metric m, int64_t position) {
-  for (const RowResult& r : check.rows) {
-    if (r.position == position) return r.value(m);
-  }
-  return std::nullopt;
+// row_place() of a row that has a place, else "".
+std::string place_of(const CheckResult& check, int64_t row) {
+  if (row < 0 || static_cast<size_t>(row) >= check.rows.size()) return std::string();
+  const RowResult& r = check.rows[static_cast<size_t>(row)];
+  return r.position >= 0 || r.seed ? row_place(r) : std::string();
 }
 
-// "4, 6, 7" (at most eight, then "… (N in all)").
+std::optional<double> value_at(const CheckResult& check, Metric m, int64_t row) {
+  if (row < 0 || static_cast<size_t>(row) >= check.rows.size()) return std::nullopt;
+  return check.rows[static_cast<size_t>(row)].value(m);
+}
+
+// "4, 6, 7" (at most eight, then "… (N in all)"); probe rows name their seed: "seed 3 position 5".
 std::string failing_positions(const CheckResult& check, const CheckVerdict& cv) {
-  std::vector<int64_t> ps;
+  std::vector<std::string> ps;
   for (size_t i = 0; i < cv.rows.size(); ++i) {
     const Verdict v = cv.rows[i].verdict;
-    if ((v == Verdict::kFail || v == Verdict::kNonfinite) && check.rows[i].position >= 0) {
-      ps.push_back(check.rows[i].position);
+    const RowResult& r = check.rows[i];
+    if ((v == Verdict::kFail || v == Verdict::kNonfinite) && (r.position >= 0 || r.seed)) {
+      ps.push_back(r.seed ? row_place(r) : std::to_string(r.position));
     }
   }
   std::string out;
-  for (size_t i = 0; i < ps.size() && i < 8; ++i) out += (i ? ", " : "") + std::to_string(ps[i]);
+  for (size_t i = 0; i < ps.size() && i < 8; ++i) out += (i ? ", " : "") + ps[i];
   if (ps.size() > 8) out += fmt::format(", … ({} in all)", ps.size());
   return out;
 }
@@ -114,6 +122,11 @@ CheckVerdict evaluate_check(const CheckResult& check, const ResolvedThresholds& 
   cv.percentile = th.percentile;
   cv.rows.resize(check.rows.size());
 
+  // Input stability (probe): the baseline moving below the cosine gate under a tiny input
+  // perturbation says the row measures a near tie, not quantization error.
+  const std::optional<Threshold>& cos_gate = th.at(Metric::kCosine);
+  const std::optional<double> stability_bound = cos_gate ? cos_gate->bound : std::nullopt;
+  std::vector<std::string> unstable;
   std::vector<size_t> gated;  // indices of rows that count
   for (size_t i = 0; i < check.rows.size(); ++i) {
     const RowResult& row = check.rows[i];
@@ -121,9 +134,20 @@ CheckVerdict evaluate_check(const CheckResult& check, const ResolvedThresholds& 
       cv.rows[i].verdict = Verdict::kNonfinite;
     } else if (row.degenerate) {
       cv.rows[i].verdict = Verdict::kDegenerate;
+    } else if (row.stability_cosine && stability_bound && !(*row.stability_cosine >= *stability_bound)) {
+      cv.rows[i].verdict = Verdict::kUnstable;
+      ++cv.unstable_rows;
+      unstable.push_back(fmt::format("{} (baseline moves to cosine {}, margin {:+.4g} to min_cosine {})",
+                                     row_place(row), fmt_value(*row.stability_cosine),
+                                     *row.stability_cosine - *stability_bound,
+                                     fmt_value(*stability_bound)));
     } else {
       gated.push_back(i);
     }
+  }
+  if (!unstable.empty()) {
+    cv.unstable_note = fmt::format("{} of {} rows unstable, excluded: {}", unstable.size(),
+                                   check.rows.size(), fmt::join(unstable, "; "));
   }
 
   std::vector<std::string> failures;
@@ -169,6 +193,7 @@ CheckVerdict evaluate_check(const CheckResult& check, const ResolvedThresholds& 
       if (badness(values[k]) > badness(values[worst])) worst = k;
     }
     mv.worst_position = check.rows[owners[worst]].position;
+    mv.worst_row = static_cast<int64_t>(owners[worst]);
 
     if (mv.threshold && (mv.threshold->bound || mv.threshold->upper)) {
       const Threshold& t = *mv.threshold;
@@ -180,7 +205,8 @@ CheckVerdict evaluate_check(const CheckResult& check, const ResolvedThresholds& 
       }
       if (fail) {
         failures.push_back(fmt::format("{} {}, needs {} [{}: {}]", metric_name(m),
-                                       statistic_text(mv, values[worst]), threshold_text(m, t),
+                                       statistic_text(mv, values[worst], place_of(check, mv.worst_row)),
+                                       threshold_text(m, t),
                                        t.origin, t.reason));
       }
     } else {
@@ -196,6 +222,7 @@ CheckVerdict evaluate_check(const CheckResult& check, const ResolvedThresholds& 
   for (size_t i = 0; i < cv.rows.size(); ++i) {
     if (cv.rows[i].verdict == Verdict::kFail || cv.rows[i].verdict == Verdict::kNonfinite) {
       cv.first_failing_position = check.rows[i].position;
+      cv.first_failing_row = static_cast<int64_t>(i);
       break;
     }
   }
@@ -212,9 +239,14 @@ CheckVerdict evaluate_check(const CheckResult& check, const ResolvedThresholds& 
     cv.verdict = Verdict::kNoEvidence;
     cv.message = check.rows.empty()
                      ? "the tensor has no positions: no evidence"
-                     : fmt::format("all {} rows are degenerate (reference and candidate both "
-                                   "zero): no evidence, the check cannot pass",
-                                   check.rows.size());
+                     : cv.unstable_rows == 0
+                           ? fmt::format("all {} rows are degenerate (reference and candidate both "
+                                         "zero): no evidence, the check cannot pass",
+                                         check.rows.size())
+                           : fmt::format("all {} rows are degenerate or unstable ({} unstable: the "
+                                         "baseline itself moves more than the gate allows): no "
+                                         "evidence, the check cannot pass",
+                                         check.rows.size(), cv.unstable_rows);
   } else if (!failures.empty()) {
     cv.verdict = Verdict::kFail;
     cv.message = failures.front();
@@ -223,6 +255,7 @@ CheckVerdict evaluate_check(const CheckResult& check, const ResolvedThresholds& 
       for (const MetricVerdict& mv : cv.metrics) {
         if (mv.verdict == Verdict::kFail) {
           cv.first_failing_position = mv.worst_position;
+          cv.first_failing_row = mv.worst_row;
           break;
         }
       }
@@ -234,6 +267,14 @@ CheckVerdict evaluate_check(const CheckResult& check, const ResolvedThresholds& 
 }
 
 }  // namespace
+
+std::string row_place(const RowResult& row) {
+  if (row.seed) {
+    return row.position >= 0 ? fmt::format("seed {} position {}", *row.seed, row.position)
+                             : fmt::format("seed {}", *row.seed);
+  }
+  return row.position >= 0 ? fmt::format("position {}", row.position) : std::string("the tensor");
+}
 
 Result<GateEvaluation> evaluate_gate(const FidelityRun& run, const GatePolicy& policy,
                                      bool strict) {
@@ -254,6 +295,7 @@ Result<GateEvaluation> evaluate_gate(const FidelityRun& run, const GatePolicy& p
     }
     s.rows += static_cast<int64_t>(check.rows.size());
     for (const RowResult& r : check.rows) s.degenerate_rows += r.degenerate ? 1 : 0;
+    s.unstable_rows += cv.unstable_rows;
   }
 
   // First failure in layer order: layered checks by layer (embed = -1 first), then checks
@@ -277,6 +319,7 @@ Result<GateEvaluation> evaluate_gate(const FidelityRun& run, const GatePolicy& p
     const CheckVerdict& cv = ev.checks[i];
     s.verdict = Verdict::kFail;
     s.first_failure_position = cv.first_failing_position;
+    s.first_failure_row = cv.first_failing_row;
     for (const MetricVerdict& mv : cv.metrics) {
       if (mv.verdict == Verdict::kFail) {
         s.first_failure_metric = mv.metric;
@@ -291,7 +334,8 @@ Result<GateEvaluation> evaluate_gate(const FidelityRun& run, const GatePolicy& p
       // The statistic the gate used, named, and a position only beside its own value: the
       // failing positions are listed apart (never "position 4: <the value of position 6>").
       why = fmt::format("{} {}, needs {}", metric_name(mv.metric),
-                        statistic_text(mv, value_at(check, mv.metric, mv.worst_position)),
+                        statistic_text(mv, value_at(check, mv.metric, mv.worst_row),
+                                       place_of(check, mv.worst_row)),
                         threshold_text(mv.metric, *mv.threshold));
       break;
     }
@@ -299,11 +343,14 @@ Result<GateEvaluation> evaluate_gate(const FidelityRun& run, const GatePolicy& p
     s.message = fmt::format(
         "{} of {} checks failed; first failure: {}{}: {}{}", s.failed, s.checks, id.id(),
         id.layer ? fmt::format(" (layer {})", *id.layer) : std::string(), why,
-        failing.empty() ? std::string() : "; failing positions: " + failing);
+        failing.empty() ? std::string()
+                        : (check.row_axis == "seed" ? "; failing rows: " : "; failing positions: ") + failing);
   } else {
     s.verdict = Verdict::kPass;
-    s.message = fmt::format("all {} checks passed ({} rows, {} degenerate)", s.checks, s.rows,
-                            s.degenerate_rows);
+    s.message = fmt::format("all {} checks passed ({} rows, {} degenerate{})", s.checks, s.rows,
+                            s.degenerate_rows,
+                            s.unstable_rows ? fmt::format(", {} unstable", s.unstable_rows)
+                                            : std::string());
   }
   if (strict && !run.reference_only.empty()) {
     std::string names;

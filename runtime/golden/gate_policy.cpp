@@ -335,6 +335,7 @@ const char* verdict_name(Verdict v) {
     case Verdict::kFail: return "fail";
     case Verdict::kNotGated: return "not_gated";
     case Verdict::kDegenerate: return "degenerate";
+    case Verdict::kUnstable: return "unstable";
     case Verdict::kNonfinite: return "nonfinite";
     case Verdict::kNoEvidence: return "no_evidence";
   }

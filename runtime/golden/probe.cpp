@@ -1,9 +1,13 @@
-// probe: a quantized shard against its FP16 baseline on seeded random unit-norm inputs, and the
-// seeded inputs themselves (probe.h says how they are drawn and why).
+// probe: a quantized shard against its FP16 baseline on realistic or seeded random inputs, the
+// input-stability check, and the seeded inputs themselves (probe.h says how they are drawn and
+// why).
 #include "shardgate/probe.h"
 
 #include "shardgate/chain.h"
+#include "shardgate/metrics.h"
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <filesystem>
 #include <random>
@@ -50,6 +54,11 @@ void normalize_last_axis(float* data, size_t n, size_t last) {
     const double inv = 1.0 / std::sqrt(ss);
     for (size_t k = 0; k < last; ++k) data[start + k] = static_cast<float>(data[start + k] * inv);
   }
+}
+
+// Multiplies every element by `factor`.
+void scale_all(float* data, size_t n, double factor) {
+  for (size_t k = 0; k < n; ++k) data[k] = static_cast<float>(data[k] * factor);
 }
 
 // The shape of a value of the function: a function input or the output of an op of its block.
@@ -110,40 +119,70 @@ std::optional<int64_t> index_range(const Function& fn, const std::string& input)
   return std::nullopt;
 }
 
-Result<Tensor> stack_seeds(const std::vector<Tensor>& per_seed) {
-  std::vector<Tensor> parts;
-  parts.reserve(per_seed.size());
-  for (const Tensor& t : per_seed) {
-    Shape s = t.shape();
-    s.insert(s.begin(), 1);
-    SG_ASSIGN_OR_RETURN(Tensor r, t.reshaped(s));
-    parts.push_back(std::move(r));
-  }
-  return combine_concat(parts, 0);
-}
-
 struct SeedRuns {
   std::vector<std::map<std::string, Tensor>> outputs;  // per seed
+  // Baseline only: the outputs on each seed's input plus and minus the stability perturbation.
+  std::vector<std::array<std::map<std::string, Tensor>, 2>> stability_outputs;
   std::optional<NonFinite> first_nonfinite;
 };
 
+constexpr uint64_t kSeedPerturbationSalt = 0x5EED5EED5EED5EEDULL;
+constexpr uint64_t kStabilitySalt = 0x57AB1E57AB1E57ABULL;
+
+// x ± the stability perturbation. Both signs: a tie within the perturbation's reach is on
+// the other side for one of them, whichever way the draw points.
+Result<std::map<std::string, Tensor>> stability_inputs(const std::map<std::string, Tensor>& in,
+                                                       uint64_t seed, double relative) {
+  std::map<std::string, Tensor> out;
+  for (const auto& [name, t] : in) {
+    SG_ASSIGN_OR_RETURN(out[name], perturbed(t, relative, seed, name, kStabilitySalt));
+  }
+  return out;
+}
+
+bool has_float_input(const std::map<std::string, Tensor>& in) {
+  for (const auto& [name, t] : in) {
+    if (dtype_is_float(t.dtype())) return true;
+  }
+  return false;
+}
+
+// Runs every seed's input (and, with `stability`, its stability twin) from zero states.
 Result<SeedRuns> run_seeds(const std::shared_ptr<const Shard>& shard, const std::string& function,
                            const std::vector<std::map<std::string, Tensor>>& inputs,
-                           const ProbeOptions& options) {
+                           const ProbeOptions& options, bool stability) {
   SeedRuns runs;
   Executor exec(shard);
   RunOptions ro;
   ro.precision = options.precision;
   ro.threads = options.threads;
   for (size_t s = 0; s < inputs.size(); ++s) {
-    StateStore states;  // every seed starts from zero states
-    auto r = exec.run(function, inputs[s], ro, &states);
-    if (!r) {
-      return std::move(r).take_status().with_context(
-          fmt::format("{}: seed {}", shard->path(), options.first_seed + s));
+    const uint64_t seed = options.first_seed + s;
+    auto run_one = [&](const std::map<std::string, Tensor>& in, const char* what)
+        -> Result<std::map<std::string, Tensor>> {
+      StateStore states;  // every seed starts from zero states
+      auto r = exec.run(function, in, ro, &states);
+      if (!r) {
+        return std::move(r).take_status().with_context(
+            fmt::format("{}: seed {}{}", shard->path(), seed, what));
+      }
+      if (r->first_nonfinite && !runs.first_nonfinite) runs.first_nonfinite = r->first_nonfinite;
+      return std::move(r->outputs);
+    };
+    SG_ASSIGN_OR_RETURN(auto out, run_one(inputs[s], ""));
+    runs.outputs.push_back(std::move(out));
+    if (stability) {
+      std::array<std::map<std::string, Tensor>, 2> twins;
+      for (int sign = 0; sign < 2; ++sign) {
+        SG_ASSIGN_OR_RETURN(auto twin, stability_inputs(inputs[s], seed,
+                                                        sign == 0 ? options.stability_rms
+                                                                  : -options.stability_rms));
+        SG_ASSIGN_OR_RETURN(twins[static_cast<size_t>(sign)],
+                            run_one(twin, sign == 0 ? " (stability perturbation +)"
+                                                    : " (stability perturbation -)"));
+      }
+      runs.stability_outputs.push_back(std::move(twins));
     }
-    if (r->first_nonfinite && !runs.first_nonfinite) runs.first_nonfinite = r->first_nonfinite;
-    runs.outputs.push_back(std::move(r->outputs));
   }
   return runs;
 }
@@ -176,14 +215,92 @@ Result<const Function*> find_function(const Shard& shard, const std::string& nam
   return fn;
 }
 
+std::string output_kind(const ProbeOptions& options, const std::string& name) {
+  if (auto it = options.output_kinds.find(name); it != options.output_kinds.end()) return it->second;
+  return name.rfind("logits", 0) == 0 ? "logits" : "output";
+}
+
+// Outputs laid out [batch, position, features...] (rank >= 3) are split per position; anything
+// else is one vector per seed.
+std::optional<int64_t> probe_position_axis(const Tensor& t) {
+  return t.rank() >= 3 ? std::optional<int64_t>(1) : std::nullopt;
+}
+
+// x + y elementwise in fp32 (the residual frame of a partial sum); shapes must agree.
+Result<Tensor> add_f32(const Tensor& x, const Tensor& y, const std::string& what) {
+  SG_CHECK(x.shape() == y.shape(), ErrorCode::kShape,
+           "{}: the residual input has shape {}, the partial sum {}", what, shape_str(x.shape()),
+           shape_str(y.shape()));
+  SG_ASSIGN_OR_RETURN(Tensor a, to_f32(x));
+  SG_ASSIGN_OR_RETURN(Tensor b, to_f32(y));
+  SG_ASSIGN_OR_RETURN(Tensor out, Tensor::zeros(DType::kF32, x.shape()));
+  float* o = out.mutable_data<float>();
+  for (int64_t i = 0; i < out.numel(); ++i) o[i] = a.data<float>()[i] + b.data<float>()[i];
+  return out;
+}
+
+// One check over every seed: rows of seed s are compare_tensors' rows of that seed's tensors
+// (per position when the output has a position axis), tagged with the seed. `stability[s]`
+// holds the baseline's outputs on the seed's twin inputs, compared per row the same way.
+Result<CheckResult> seed_check(const CheckIdentity& id, const std::vector<Tensor>& cand,
+                               const std::vector<Tensor>& ref,
+                               const std::vector<std::vector<Tensor>>& stability,
+                               const ProbeOptions& options, const std::string& where) {
+  CheckResult out;
+  for (size_t s = 0; s < ref.size(); ++s) {
+    const int64_t seed = static_cast<int64_t>(options.first_seed + s);
+    const std::optional<int64_t> axis = probe_position_axis(ref[s]);
+    auto c = compare_tensors(id, cand[s], ref[s], axis, options.metrics);
+    if (!c) return std::move(c).take_status().with_context(fmt::format("{}: seed {}", where, seed));
+    if (s == 0) {
+      out = *c;
+      out.rows.clear();
+      out.nonfinite.reset();
+      out.shape.insert(out.shape.begin(), static_cast<int64_t>(ref.size()));
+      out.row_axis = "seed";
+    }
+    if (c->nonfinite && !out.nonfinite) {
+      out.nonfinite = c->nonfinite;
+      // The flat index is within seed s's tensor: the stacked tensor's index.
+      out.nonfinite->flat_index += static_cast<int64_t>(s) * ref[s].numel();
+      out.nonfinite->position = -1;
+    }
+    std::vector<std::optional<double>> stable(c->rows.size());
+    if (s < stability.size()) {
+      for (const Tensor& twin : stability[s]) {
+        MetricOptions plain;
+        CheckIdentity tid = id;
+        tid.kind = "output";  // cosine only matters here
+        auto t = compare_tensors(tid, twin, ref[s], axis, plain);
+        if (!t) return std::move(t).take_status().with_context(fmt::format("{}: seed {} (stability)", where, seed));
+        for (size_t r = 0; r < t->rows.size() && r < stable.size(); ++r) {
+          const RowResult& tr = t->rows[r];
+          // Both all-zero (a pack that got no token either way) is stable; NaN is not.
+          const double v = tr.degenerate ? 1.0 : tr.value(Metric::kCosine).value_or(0.0);
+          stable[r] = stable[r] ? std::min(*stable[r], v) : v;
+        }
+      }
+    }
+    for (size_t r = 0; r < c->rows.size(); ++r) {
+      RowResult row = c->rows[r];
+      row.seed = seed;
+      row.stability_cosine = stable[r];
+      out.rows.push_back(std::move(row));
+    }
+  }
+  return out;
+}
+
 // The shared half of both probe entry points once the baseline has run.
 Result<ProbeResult> compare_seed_runs(const SeedRuns& baseline, const SeedRuns& candidate,
+                                      const std::vector<std::map<std::string, Tensor>>& inputs,
                                       const std::string& candidate_path,
                                       const ProbeOptions& options) {
   ProbeResult result;
   const std::string shard_id = std::filesystem::path(candidate_path).filename().string();
   for (const auto& [name, first] : baseline.outputs.front()) {
     std::vector<Tensor> ref, cand;
+    std::vector<std::vector<Tensor>> stability(baseline.stability_outputs.size());
     for (size_t s = 0; s < baseline.outputs.size(); ++s) {
       auto c = candidate.outputs[s].find(name);
       SG_CHECK(c != candidate.outputs[s].end(), ErrorCode::kShape,
@@ -191,24 +308,53 @@ Result<ProbeResult> compare_seed_runs(const SeedRuns& baseline, const SeedRuns& 
                name);
       ref.push_back(baseline.outputs[s].at(name));
       cand.push_back(c->second);
-    }
-    SG_ASSIGN_OR_RETURN(Tensor ref_stack, stack_seeds(ref));
-    auto cand_stack = stack_seeds(cand);
-    if (!cand_stack) {
-      return std::move(cand_stack).take_status().with_context(
-          fmt::format("{}: output '{}'", candidate_path, name));
+      if (s < baseline.stability_outputs.size()) {
+        for (const auto& outs : baseline.stability_outputs[s]) {
+          if (auto t = outs.find(name); t != outs.end()) stability[s].push_back(t->second);
+        }
+      }
     }
     CheckIdentity id;
     id.checkpoint = name;
-    id.kind = name.rfind("logits", 0) == 0 ? "logits" : "output";
+    id.kind = output_kind(options, name);
+    id.layer = options.layer;
     id.shard = shard_id;
     id.labels = options.labels;
-    auto check = compare_tensors(id, *cand_stack, ref_stack, 0, options.metrics);
-    if (!check) {
-      return std::move(check).take_status().with_context(
-          fmt::format("{}: output '{}'", candidate_path, name));
+    const std::string where = fmt::format("{}: output '{}'", candidate_path, name);
+    SG_ASSIGN_OR_RETURN(CheckResult check, seed_check(id, cand, ref, stability, options, where));
+    result.checks.push_back(std::move(check));
+
+    // A partial sum in the residual frame: the stream it is added to (the shard's residual
+    // input) plus the candidate's share against the same stream plus the baseline's.
+    auto frame = options.frames.find(name);
+    if (frame == options.frames.end()) continue;
+    std::vector<Tensor> fref, fcand;
+    std::vector<std::vector<Tensor>> fstab(stability.size());
+    for (size_t s = 0; s < ref.size(); ++s) {
+      auto x = inputs[s].find(frame->second);
+      SG_CHECK(x != inputs[s].end(), ErrorCode::kUsage, "{}: no input '{}' for the residual frame",
+               where, frame->second);
+      SG_ASSIGN_OR_RETURN(Tensor r, add_f32(x->second, ref[s], where));
+      SG_ASSIGN_OR_RETURN(Tensor c, add_f32(x->second, cand[s], where));
+      fref.push_back(std::move(r));
+      fcand.push_back(std::move(c));
+      if (s < stability.size()) {
+        for (const Tensor& t : stability[s]) {
+          SG_ASSIGN_OR_RETURN(Tensor ft, add_f32(x->second, t, where));
+          fstab[s].push_back(std::move(ft));
+        }
+      }
     }
-    result.checks.push_back(std::move(*check));
+    CheckIdentity fid = id;
+    fid.checkpoint = frame->second + "+" + name;
+    fid.kind = "hidden";
+    SG_ASSIGN_OR_RETURN(CheckResult fcheck, seed_check(fid, fcand, fref, fstab, options, where));
+    result.checks.push_back(std::move(fcheck));
+    result.notes.push_back(fmt::format(
+        "{}: '{}' is a partial sum (kind partial_sum: reported, gated as gates/fidelity.json "
+        "says); '{}+{}' is what it does to the residual stream: its input '{}' plus the "
+        "candidate's share against the same plus the baseline's, gated like a hidden state",
+        shard_id, name, frame->second, name, frame->second));
   }
   for (const auto& [name, t] : candidate.outputs.front()) {
     if (!baseline.outputs.front().count(name)) {
@@ -216,9 +362,28 @@ Result<ProbeResult> compare_seed_runs(const SeedRuns& baseline, const SeedRuns& 
                                          shard_id, name));
     }
   }
-  result.notes.push_back(fmt::format(
-      "{}: rows are seeds: row i is seed {} + i ({} seeds, unit-norm N(0,1) float inputs)", shard_id,
-      options.first_seed, options.seeds));
+  const std::string source =
+      options.base_inputs.empty()
+          ? fmt::format("random inputs: float N(0,1) with every last-axis vector scaled to {}",
+                        options.input_scale.describe())
+          : fmt::format("inputs from {}: seed {} as recorded, later seeds plus a seeded "
+                        "perturbation of {:g} x its RMS",
+                        options.base_inputs_origin, options.first_seed, options.perturbation);
+  result.notes.push_back(fmt::format("{}: rows are seeds {}..{}, per position for [batch, "
+                                     "position, ...] outputs ({})",
+                                     shard_id, options.first_seed,
+                                     options.first_seed + static_cast<uint64_t>(options.seeds) - 1,
+                                     source));
+  if (!baseline.stability_outputs.empty()) {
+    result.notes.push_back(fmt::format(
+        "{}: input-stability check: the baseline also ran on every seed's input plus and minus a "
+        "perturbation of {:g} x its RMS; a row where its output moves below the gate's "
+        "min_cosine is unstable (excluded, reported with its margin)",
+        shard_id, options.stability_rms));
+  } else if (options.stability_rms > 0) {
+    result.notes.push_back(fmt::format(
+        "{}: input-stability check not run: the shard has no float input to perturb", shard_id));
+  }
   if (baseline.first_nonfinite) result.first_nonfinite.emplace_back("baseline", *baseline.first_nonfinite);
   if (candidate.first_nonfinite) result.first_nonfinite.emplace_back("candidate", *candidate.first_nonfinite);
   return result;
@@ -229,12 +394,32 @@ Result<std::vector<std::map<std::string, Tensor>>> all_seed_inputs(const Shard& 
                                                                    std::vector<std::string>& notes) {
   SG_CHECK(options.seeds >= 1 && options.seeds <= 100000, ErrorCode::kUsage,
            "probe: the number of seeds must be in [1, 100000], got {}", options.seeds);
+  SG_CHECK(options.perturbation >= 0 && options.perturbation <= 10, ErrorCode::kUsage,
+           "probe: the perturbation must be in [0, 10] (a multiple of the input's RMS), got {}",
+           options.perturbation);
+  SG_CHECK(options.stability_rms >= 0 && options.stability_rms <= 1, ErrorCode::kUsage,
+           "probe: the stability perturbation must be in [0, 1] (a multiple of the input's RMS), "
+           "got {}", options.stability_rms);
+  std::map<std::string, Tensor> given = options.given_inputs;
+  for (const auto& [name, t] : options.base_inputs) {
+    SG_CHECK(!given.count(name), ErrorCode::kUsage,
+             "probe: input '{}' is given with --input and also comes from {}", name,
+             options.base_inputs_origin);
+  }
   std::vector<std::map<std::string, Tensor>> out;
   for (int64_t s = 0; s < options.seeds; ++s) {
-    SG_ASSIGN_OR_RETURN(SeededInputs in,
-                        make_seeded_inputs(shard, options.function,
-                                           options.first_seed + static_cast<uint64_t>(s),
-                                           options.given_inputs));
+    const uint64_t seed = options.first_seed + static_cast<uint64_t>(s);
+    std::map<std::string, Tensor> fixed = given;
+    for (const auto& [name, base] : options.base_inputs) {
+      if (s == 0) {
+        fixed[name] = base;
+      } else {
+        SG_ASSIGN_OR_RETURN(fixed[name], perturbed(base, options.perturbation, seed, name,
+                                                   kSeedPerturbationSalt));
+      }
+    }
+    SG_ASSIGN_OR_RETURN(SeededInputs in, make_seeded_inputs(shard, options.function, seed, fixed,
+                                                            options.input_scale));
     if (s == 0) notes.insert(notes.end(), in.notes.begin(), in.notes.end());
     out.push_back(std::move(in.inputs));
   }
@@ -243,8 +428,46 @@ Result<std::vector<std::map<std::string, Tensor>>> all_seed_inputs(const Shard& 
 
 }  // namespace
 
+std::string InputScale::describe() const {
+  std::string out = rms ? fmt::format("RMS {:g}", *rms) : std::string("unit L2 norm");
+  if (scale != 1.0) out += fmt::format(" x {:g}", scale);
+  return out;
+}
+
+Result<Tensor> perturbed(const Tensor& x, double relative, uint64_t seed, std::string_view name,
+                         uint64_t salt) {
+  if (!dtype_is_float(x.dtype()) || relative == 0 || x.numel() == 0) return x;
+  SG_ASSIGN_OR_RETURN(Tensor f, to_f32(x));
+  SG_ASSIGN_OR_RETURN(Tensor out, Tensor::zeros(DType::kF32, x.shape()));
+  const size_t n = static_cast<size_t>(x.numel());
+  const size_t last = x.shape().empty() ? 1 : static_cast<size_t>(x.shape().back());
+  std::vector<float> noise(n);
+  std::mt19937_64 rng((seed * 0x9E3779B97F4A7C15ULL) ^ name_hash(name) ^ salt);
+  fill_normal(rng, noise.data(), n);
+  const float* src = f.data<float>();
+  float* dst = out.mutable_data<float>();
+  for (size_t start = 0; last > 0 && start + last <= n; start += last) {
+    double ss = 0, nn = 0;
+    for (size_t k = 0; k < last; ++k) {
+      ss += static_cast<double>(src[start + k]) * src[start + k];
+      nn += static_cast<double>(noise[start + k]) * noise[start + k];
+    }
+    // The noise vector gets RMS relative × the vector's RMS (a zero vector stays unperturbed).
+    const double factor = nn > 0 ? relative * std::sqrt(ss / nn) : 0.0;
+    for (size_t k = 0; k < last; ++k) {
+      dst[start + k] = static_cast<float>(src[start + k] + factor * noise[start + k]);
+    }
+  }
+  return cast_tensor(out, x.dtype());
+}
+
 Result<SeededInputs> make_seeded_inputs(const Shard& shard, std::string_view function,
-                                        uint64_t seed, const std::map<std::string, Tensor>& given) {
+                                        uint64_t seed, const std::map<std::string, Tensor>& given,
+                                        const InputScale& scale) {
+  SG_CHECK(!scale.rms || (*scale.rms > 0 && std::isfinite(*scale.rms)), ErrorCode::kUsage,
+           "--input-rms must be a positive number, got {}", scale.rms.value_or(0));
+  SG_CHECK(scale.scale > 0 && std::isfinite(scale.scale), ErrorCode::kUsage,
+           "--input-scale must be a positive number, got {}", scale.scale);
   SG_ASSIGN_OR_RETURN(const Function* fn, find_function(shard, std::string(function)));
   SeededInputs out;
   for (const auto& [name, t] : given) {
@@ -274,8 +497,17 @@ Result<SeededInputs> make_seeded_inputs(const Shard& shard, std::string_view fun
       const size_t n = static_cast<size_t>(t.numel());
       float* p = t.mutable_data<float>();
       fill_normal(rng, p, n);
-      normalize_last_axis(p, n, shape.empty() ? 1 : static_cast<size_t>(shape.back()));
-      out.inputs[in.name] = std::move(t);
+      const size_t last = shape.empty() ? 1 : static_cast<size_t>(shape.back());
+      normalize_last_axis(p, n, last);
+      // Unit norm → RMS r per element: multiply by r·sqrt(last).
+      const double factor =
+          (scale.rms ? *scale.rms * std::sqrt(static_cast<double>(last)) : 1.0) * scale.scale;
+      if (factor != 1.0) scale_all(p, n, factor);
+      if (dt == DType::kF32) {
+        out.inputs[in.name] = std::move(t);
+      } else {
+        SG_ASSIGN_OR_RETURN(out.inputs[in.name], cast_tensor(t, dt));
+      }
     } else if (dtype_is_integer(dt) || dt == DType::kBool) {
       SG_ASSIGN_OR_RETURN(Tensor t, Tensor::zeros(DType::kI64, shape));
       const std::optional<int64_t> rows = dt == DType::kBool ? std::optional<int64_t>(2)
@@ -307,9 +539,12 @@ Result<ProbeResult> probe_shards(const std::shared_ptr<const Shard>& candidate,
   SG_TRY(same_signature(*cfn, *bfn, candidate->path(), baseline->path()));
   std::vector<std::string> notes;
   SG_ASSIGN_OR_RETURN(auto inputs, all_seed_inputs(*baseline, options, notes));
-  SG_ASSIGN_OR_RETURN(SeedRuns base, run_seeds(baseline, options.function, inputs, options));
-  SG_ASSIGN_OR_RETURN(SeedRuns cand, run_seeds(candidate, options.function, inputs, options));
-  SG_ASSIGN_OR_RETURN(ProbeResult result, compare_seed_runs(base, cand, candidate->path(), options));
+  const bool stability = options.stability_rms > 0 && has_float_input(inputs.front());
+  SG_ASSIGN_OR_RETURN(SeedRuns base,
+                      run_seeds(baseline, options.function, inputs, options, stability));
+  SG_ASSIGN_OR_RETURN(SeedRuns cand, run_seeds(candidate, options.function, inputs, options, false));
+  SG_ASSIGN_OR_RETURN(ProbeResult result,
+                      compare_seed_runs(base, cand, inputs, candidate->path(), options));
   result.notes.insert(result.notes.begin(), notes.begin(), notes.end());
   result.candidate_sha256 = candidate->program_sha256();
   result.baseline_sha256 = baseline->program_sha256();
@@ -329,7 +564,8 @@ Result<ProbeResult> probe_shard(const std::string& candidate_path, const std::st
     baseline_inputs = bfn->inputs;
     baseline_sha = baseline->program_sha256();
     SG_ASSIGN_OR_RETURN(inputs, all_seed_inputs(*baseline, options, notes));
-    SG_ASSIGN_OR_RETURN(base, run_seeds(baseline, options.function, inputs, options));
+    const bool stability = options.stability_rms > 0 && has_float_input(inputs.front());
+    SG_ASSIGN_OR_RETURN(base, run_seeds(baseline, options.function, inputs, options, stability));
   }  // the baseline shard is released before the candidate is opened
   SG_ASSIGN_OR_RETURN(std::shared_ptr<Shard> candidate, Shard::open(candidate_path));
   SG_ASSIGN_OR_RETURN(const Function* cfn, find_function(*candidate, options.function));
@@ -337,8 +573,9 @@ Result<ProbeResult> probe_shard(const std::string& candidate_path, const std::st
   baseline_sig.name = options.function;
   baseline_sig.inputs = std::move(baseline_inputs);
   SG_TRY(same_signature(*cfn, baseline_sig, candidate_path, baseline_path));
-  SG_ASSIGN_OR_RETURN(SeedRuns cand, run_seeds(candidate, options.function, inputs, options));
-  SG_ASSIGN_OR_RETURN(ProbeResult result, compare_seed_runs(base, cand, candidate_path, options));
+  SG_ASSIGN_OR_RETURN(SeedRuns cand, run_seeds(candidate, options.function, inputs, options, false));
+  SG_ASSIGN_OR_RETURN(ProbeResult result,
+                      compare_seed_runs(base, cand, inputs, candidate_path, options));
   result.notes.insert(result.notes.begin(), notes.begin(), notes.end());
   result.candidate_sha256 = candidate->program_sha256();
   result.baseline_sha256 = std::move(baseline_sha);

@@ -62,10 +62,13 @@ OJson check_json(const CheckResult& c, const CheckVerdict& v) {
   j["candidate_dtype"] = c.candidate_dtype;
   j["reference_dtype"] = c.reference_dtype;
   j["position_axis"] = pos(c.position_axis);
+  j["row_axis"] = c.row_axis;
   j["statistic"] = v.percentile == 0 ? std::string("min") : fmt::format("p{}", v.percentile);
   j["verdict"] = verdict_name(v.verdict);
   j["message"] = v.message;
   j["first_failing_position"] = pos(v.first_failing_position);
+  j["unstable_rows"] = v.unstable_rows;
+  j["unstable_note"] = v.unstable_note;
   if (c.nonfinite) {
     j["nonfinite"] = {{"tensor", c.nonfinite->tensor},
                       {"flat_index", c.nonfinite->flat_index},
@@ -82,12 +85,14 @@ OJson check_json(const CheckResult& c, const CheckVerdict& v) {
     const RowResult& r = c.rows[i];
     OJson row;
     row["position"] = pos(r.position);
+    if (r.seed) row["seed"] = *r.seed;
     row["verdict"] = verdict_name(v.rows[i].verdict);
     OJson failed = OJson::array();
     for (Metric m : v.rows[i].failed) failed.push_back(metric_name(m));
     row["failed"] = failed;
     row["degenerate"] = r.degenerate;
     row["nonfinite"] = r.nonfinite;
+    if (r.stability_cosine) row["stability_cosine"] = num(*r.stability_cosine);
     OJson values = OJson::object();
     for (size_t m = 0; m < kMetricCount; ++m) {
       if (r.values[m]) values[metric_name(static_cast<Metric>(m))] = num(*r.values[m]);
@@ -150,6 +155,7 @@ std::string golden_report_json(const GoldenReport& report) {
   summary["failed"] = s.failed;
   summary["rows"] = s.rows;
   summary["degenerate_rows"] = s.degenerate_rows;
+  summary["unstable_rows"] = s.unstable_rows;
   if (s.first_failure_check) {
     const CheckIdentity& id = run.checks[*s.first_failure_check].identity;
     summary["first_failure"] = {
@@ -206,6 +212,7 @@ Result<CheckResult> parse_check(const Json& j, const std::string& path, const st
                       json_util::get_string_or(j, "reference_dtype", "", path, place));
   SG_ASSIGN_OR_RETURN(auto pa, json_util::get_optional_int(j, "position_axis", path, place));
   c.position_axis = pa.value_or(-1);
+  SG_ASSIGN_OR_RETURN(c.row_axis, json_util::get_string_or(j, "row_axis", "position", path, place));
   if (auto it = j.find("nonfinite"); it != j.end() && !it->is_null()) {
     const std::string np = place + ".nonfinite";
     SG_TRY(json_util::expect_object(*it, path, np));
@@ -230,6 +237,7 @@ Result<CheckResult> parse_check(const Json& j, const std::string& path, const st
     RowResult row;
     SG_ASSIGN_OR_RETURN(auto p, json_util::get_optional_int(r, "position", path, rp));
     row.position = p.value_or(-1);
+    SG_ASSIGN_OR_RETURN(row.seed, json_util::get_optional_int(r, "seed", path, rp));
     if (auto d = r.find("degenerate"); d != r.end()) {
       SG_CHECK(d->is_boolean(), ErrorCode::kFormat, "{}: {}.degenerate: expected a boolean", path, rp);
       row.degenerate = d->get<bool>();
@@ -237,6 +245,10 @@ Result<CheckResult> parse_check(const Json& j, const std::string& path, const st
     if (auto n = r.find("nonfinite"); n != r.end()) {
       SG_CHECK(n->is_boolean(), ErrorCode::kFormat, "{}: {}.nonfinite: expected a boolean", path, rp);
       row.nonfinite = n->get<bool>();
+    }
+    if (auto sc = r.find("stability_cosine"); sc != r.end() && !sc->is_null()) {
+      SG_ASSIGN_OR_RETURN(double x, json_util::as_number(*sc, path, rp + ".stability_cosine"));
+      row.stability_cosine = x;
     }
     if (auto v = r.find("values"); v != r.end()) {
       SG_TRY(json_util::expect_object(*v, path, rp + ".values"));

@@ -61,8 +61,10 @@ std::string golden_report_table(const GoldenReport& report, const TableOptions& 
                        in.sha256.empty() ? std::string() : " (sha256 " + in.sha256.substr(0, 12) + ")");
   }
   const double p = report.policy.defaults.percentile.value_or(0);
-  out += fmt::format("  {:<10} {} (gated on {} over positions)\n", "policy", report.policy.source,
-                     p == 0 ? std::string("the minimum") : fmt::format("percentile p{}", p));
+  // Rows are token positions, or seeds for probe: say which, everywhere.
+  const std::string axis = run.checks.empty() ? std::string("position") : run.checks.front().row_axis;
+  out += fmt::format("  {:<10} {} (gated on {} over {}s)\n", "policy", report.policy.source,
+                     p == 0 ? std::string("the minimum") : fmt::format("percentile p{}", p), axis);
   out += fmt::format("  {:<10} golden-validator {}{}\n", "tool", report.tool_version,
                      report.command_line.empty()
                          ? std::string()
@@ -86,9 +88,10 @@ std::string golden_report_table(const GoldenReport& report, const TableOptions& 
   for (const CheckResult& c : run.checks) name_w = std::max(name_w, c.identity.id().size());
   const std::string cos_stat = report_util::cosine_statistic(report);
   const bool mixed_stat = cos_stat == "statistic";
-  out += fmt::format("  {:>5}  {}  {:<7} {:>{}} {:>5}  {:<20} {:>9}  {}\n", "layer",
+  out += fmt::format("  {:>5}  {}  {:<11} {:>{}} {:>5}  {:<20} {:>9}  {}\n", "layer",
                      pad("checkpoint", name_w), "kind", mixed_stat ? "cosine" : "cos " + cos_stat,
-                     mixed_stat ? 13 : 9, "worst", "norm ratio", "rel_l2", "verdict");
+                     mixed_stat ? 13 : 9, axis == "seed" ? "@seed" : "worst", "norm ratio", "rel_l2",
+                     "verdict");
   for (size_t i : order) {
     const CheckResult& c = run.checks[i];
     const CheckVerdict& v = ev.checks[i];
@@ -97,9 +100,13 @@ std::string golden_report_table(const GoldenReport& report, const TableOptions& 
     const MetricVerdict* rel = report_util::find_metric(v, Metric::kRelL2);
     const std::string norm_text =
         norm ? "[" + fmt_num(norm->value, 4) + ", " + fmt_num(norm->value_upper, 4) + "]" : "-";
-    const std::string worst =
-        cos && cos->worst_position >= 0 ? std::to_string(cos->worst_position) : "-";
-    out += fmt::format("  {:>5}  {}  {:<7} {:>{}} {:>5}  {:<20} {:>9}  {}\n",
+    std::string worst = cos && cos->worst_position >= 0 ? std::to_string(cos->worst_position) : "-";
+    if (cos && cos->worst_row >= 0 && static_cast<size_t>(cos->worst_row) < c.rows.size()) {
+      const RowResult& wr = c.rows[static_cast<size_t>(cos->worst_row)];
+      // Seed rows: "3" (seed 3) or "3:5" (seed 3, position 5).
+      if (wr.seed) worst = wr.position >= 0 ? fmt::format("{}:{}", *wr.seed, wr.position) : std::to_string(*wr.seed);
+    }
+    out += fmt::format("  {:>5}  {}  {:<11} {:>{}} {:>5}  {:<20} {:>9}  {}\n",
                        report_util::layer_text(c.identity), pad(c.identity.id(), name_w),
                        c.identity.kind, report_util::cosine_value_text(report, i),
                        mixed_stat ? 13 : 9, worst, norm_text,
@@ -107,6 +114,7 @@ std::string golden_report_table(const GoldenReport& report, const TableOptions& 
     if (v.verdict != Verdict::kPass && !v.message.empty()) {
       out += fmt::format("         -> {}\n", v.message);
     }
+    if (!v.unstable_note.empty()) out += fmt::format("         -> {}\n", v.unstable_note);
   }
 
   for (size_t i : order) {
@@ -115,17 +123,18 @@ std::string golden_report_table(const GoldenReport& report, const TableOptions& 
     if (c.rows.size() <= 1 && c.position_axis < 0) continue;
     const CheckVerdict& v = ev.checks[i];
     const bool logits = c.identity.kind == "logits";
-    out += fmt::format("\n  {} per position:\n", c.identity.id());
+    out += fmt::format("\n  {} per {}:\n", c.identity.id(), c.row_axis);
     if (logits) {
-      out += fmt::format("  {:>5}  {:>9} {:>8} {:>5} {:>6} {:>10}  {}\n", "pos", "cosine", "norm",
+      out += fmt::format("  {:>5}  {:>9} {:>8} {:>5} {:>6} {:>10}  {}\n", c.row_axis == "seed" ? "seed" : "pos", "cosine", "norm",
                          "top1", fmt::format("top{}", run.options.topk), "kl", "verdict");
     } else {
-      out += fmt::format("  {:>5}  {:>9} {:>8} {:>9}  {}\n", "pos", "cosine", "norm", "rel_l2",
+      out += fmt::format("  {:>5}  {:>9} {:>8} {:>9}  {}\n", c.row_axis == "seed" ? "seed" : "pos", "cosine", "norm", "rel_l2",
                          "verdict");
     }
     for (size_t r = 0; r < c.rows.size(); ++r) {
       const RowResult& row = c.rows[r];
-      const std::string pos = row.position >= 0 ? std::to_string(row.position) : "-";
+      std::string pos = row.position >= 0 ? std::to_string(row.position) : "-";
+      if (row.seed) pos = row.position >= 0 ? fmt::format("{}:{}", *row.seed, row.position) : std::to_string(*row.seed);
       const Verdict rv = v.rows[r].verdict;
       if (logits) {
         const auto& t1 = row.value(Metric::kTop1);

@@ -403,7 +403,7 @@ TEST_F(GoldenRunCli, ExecCapturesAnIntermediate) {
   EXPECT_TRUE(fs::exists(out("one/logits.npy")));
 }
 
-TEST_F(GoldenRunCli, ProbeOneRowPerSeed) {
+TEST_F(GoldenRunCli, ProbeRowsAreSeeds) {
   const std::string shards = kSample + "shards/";
   const CliRun r = golden("probe " + shards + "L0_moe_p0_lut4.mlpackage --baseline " + shards +
                           "L0_moe_p0_fp16.mlpackage --seeds 4" + kGate + " --json " + out("p.json"));
@@ -411,7 +411,11 @@ TEST_F(GoldenRunCli, ProbeOneRowPerSeed) {
   const nlohmann::json j = report("p.json");
   EXPECT_EQ(j["command"], "probe");
   ASSERT_EQ(j["checks"].size(), 1u);
-  EXPECT_EQ(j["checks"][0]["rows"].size(), 4u);
+  // One row per seed and position of the [1, 8, 64] output, each naming its seed.
+  EXPECT_EQ(j["checks"][0]["rows"].size(), 32u);
+  EXPECT_EQ(j["checks"][0]["row_axis"], "seed");
+  EXPECT_EQ(j["checks"][0]["rows"][31]["seed"], 3);
+  EXPECT_EQ(j["checks"][0]["rows"][31]["position"], 7);
 
   // Many shards: each candidate's baseline by name substitution, one check per shard.
   const CliRun many = golden("probe '" + shards + "L0_moe_p*_lut4.mlpackage' --baseline-replace _lut4=_fp16 --seeds 2" +

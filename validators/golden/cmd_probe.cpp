@@ -1,10 +1,15 @@
-// golden-validator probe: quantized shards against their FP16 baselines on N seeded random
-// unit-norm inputs (the "5 seeds on p0of8" check): one check per output, one row per seed, gated
-// through the shared policy and reports. Seeds where both shards output all zeros (an MoE pack
-// that got no token) are degenerate rows: reported, not gated.
+// golden-validator probe: quantized shards against their FP16 baselines on N seeds (the "5 seeds
+// on p0of8" check): realistic inputs from a chain's goldens (--inputs-from) plus seeded
+// perturbations, or seeded random inputs of a stated scale. One check per output, one row per
+// seed, gated through the shared policy and reports. Seeds where both shards output all zeros
+// (an MoE pack that got no token) are degenerate rows, seeds where the baseline itself moves
+// more than the gate allows under a tiny perturbation are unstable rows: both reported, neither
+// gated (probe.h).
 #include "common/golden_args.h"
 #include "golden/commands.h"
 #include "golden/exec_args.h"
+#include "shardgate/chain.h"
+#include "shardgate/golden.h"
 #include "shardgate/golden_report.h"
 #include "shardgate/io.h"
 #include "shardgate/probe.h"
@@ -14,6 +19,7 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 namespace sg::golden_cli {
 namespace {
@@ -26,6 +32,14 @@ struct ProbeCommandOptions {
   int64_t seeds = 5;
   uint64_t seed = 0;
   std::vector<std::string> inputs;
+  bool cast = false;
+  std::string inputs_from;
+  std::vector<std::string> golden_inputs;  // NAME=TENSOR with a golden dump
+  double perturbation = 0.05;
+  std::optional<double> input_rms;
+  double input_scale = 1.0;
+  double stability_rms = 1e-2;
+  std::vector<std::string> output_kinds;
   ExecArgs exec;
   cli::SelectionArgs selection;
   cli::GoldenCommonArgs common;
@@ -72,8 +86,45 @@ int run_probe(const ProbeCommandOptions& o) {
         "probe: --baseline names one shard but {} candidates were given; use --baseline-replace",
         candidates.size()));
   }
-  auto given = read_named_inputs(o.inputs);
-  if (!given) return cli::report_error(given.status());
+  auto files = read_named_inputs(o.inputs);
+  if (!files) return cli::report_error(files.status());
+  std::map<std::string, std::string> kinds;
+  for (const std::string& k : o.output_kinds) {
+    const size_t eq = k.find('=');
+    if (eq == std::string::npos || eq == 0 || eq + 1 == k.size()) {
+      return cli::report_error(make_error(ErrorCode::kUsage, "--output-kind {}: expected NAME=KIND", k));
+    }
+    kinds[k.substr(0, eq)] = k.substr(eq + 1);
+  }
+  // --inputs-from: a chain manifest (.json), or a golden dump with --golden-input NAME=TENSOR.
+  std::optional<ChainManifest> chain;
+  std::unique_ptr<GoldenSource> goldens;
+  if (!o.inputs_from.empty()) {
+    const bool is_chain = std::filesystem::path(o.inputs_from).extension() == ".json";
+    if (is_chain) {
+      auto c = load_chain_manifest(o.inputs_from);
+      if (!c) return cli::report_error(c.status());
+      if (c->goldens.empty()) {
+        return cli::report_error(make_error(ErrorCode::kUsage,
+                                            "--inputs-from {}: the chain names no golden dump", o.inputs_from));
+      }
+      auto g = open_golden_source(c->goldens);
+      if (!g) return cli::report_error(g.status());
+      goldens = std::move(*g);
+      chain = std::move(*c);
+    } else {
+      auto g = open_golden_source(o.inputs_from);
+      if (!g) return cli::report_error(g.status());
+      goldens = std::move(*g);
+      if (o.golden_inputs.empty()) {
+        return cli::report_error(make_error(
+            ErrorCode::kUsage, "--inputs-from {}: a golden dump needs --golden-input NAME=TENSOR "
+                               "for each float input (or give the chain manifest)", o.inputs_from));
+      }
+    }
+  } else if (!o.golden_inputs.empty()) {
+    return cli::report_error(make_error(ErrorCode::kUsage, "--golden-input needs --inputs-from GOLDENS"));
+  }
 
   FidelityRun run;
   run.command = "probe";
@@ -81,17 +132,70 @@ int run_probe(const ProbeCommandOptions& o) {
   po.function = o.function;
   po.seeds = o.seeds;
   po.first_seed = o.seed;
-  po.given_inputs = *given;
   po.precision = o.exec.precision_value();
   po.threads = o.exec.threads;
   po.metrics = o.common.metrics.options(*policy);
+  po.perturbation = o.perturbation;
+  po.input_scale.rms = o.input_rms;
+  po.input_scale.scale = o.input_scale;
+  po.stability_rms = o.stability_rms;
   run.options = po.metrics;
+  if (chain) run.inputs.push_back({"chain", o.inputs_from, ""});
+  if (goldens) {
+    auto sha = sha256_file(goldens->identity_file());
+    run.inputs.push_back({"goldens", goldens->path(), sha ? *sha : std::string()});
+  }
+  const std::function<Result<std::string>(const std::string&)> baseline_of =
+      [&o](const std::string& shard) -> Result<std::string> {
+    if (o.baseline_replace.empty()) {
+      return make_error(ErrorCode::kUsage, "no baseline known for {} (--baseline names one shard)", shard);
+    }
+    return baseline_for(o, shard);
+  };
   for (const std::string& candidate : candidates) {
     auto baseline = baseline_for(o, candidate);
     if (!baseline) return cli::report_error(baseline.status());
     po.labels.clear();
     if (candidates.size() > 1) {
       po.labels.emplace_back("shard", std::filesystem::path(candidate).stem().string());
+    }
+    // Given inputs are checked against the baseline's declared inputs, never coerced.
+    {
+      auto shard = Shard::open(*baseline);
+      if (!shard) return cli::report_error(shard.status());
+      const Function* fn = (*shard)->program().function(o.function);
+      if (fn == nullptr) {
+        return cli::report_error(make_error(ErrorCode::kUsage, "{}: no function '{}'", *baseline, o.function));
+      }
+      auto given = check_given_inputs(*files, *fn, *baseline, o.cast, run.notes);
+      if (!given) return cli::report_error(given.status());
+      po.given_inputs = std::move(*given);
+    }
+    po.base_inputs.clear();
+    po.output_kinds = kinds;
+    po.frames.clear();
+    po.layer.reset();
+    if (chain) {
+      auto in = chain_probe_inputs(*chain, *goldens, candidate, *baseline, baseline_of,
+                                   po.precision, po.threads);
+      if (!in) return cli::report_error(in.status());
+      po.base_inputs = std::move(in->inputs);
+      po.base_inputs_origin = fmt::format("the goldens of {} step '{}'", o.inputs_from, in->step_id);
+      po.layer = in->layer;
+      for (const auto& [name, kind] : in->output_kinds) po.output_kinds.emplace(name, kind);
+      po.frames = in->frames;
+      run.notes.insert(run.notes.end(), in->notes.begin(), in->notes.end());
+    } else if (goldens) {
+      for (const std::string& gi : o.golden_inputs) {
+        const size_t eq = gi.find('=');
+        if (eq == std::string::npos || eq == 0 || eq + 1 == gi.size()) {
+          return cli::report_error(make_error(ErrorCode::kUsage, "--golden-input {}: expected NAME=TENSOR", gi));
+        }
+        auto t = goldens->load(gi.substr(eq + 1));
+        if (!t) return cli::report_error(t.status());
+        po.base_inputs[gi.substr(0, eq)] = std::move(*t);
+      }
+      po.base_inputs_origin = fmt::format("golden dump {}", o.inputs_from);
     }
     auto result = probe_shard(candidate, *baseline, po);
     if (!result) return cli::report_error(result.status());
@@ -104,7 +208,7 @@ int run_probe(const ProbeCommandOptions& o) {
                                       which, describe_nonfinite(nf)));
     }
   }
-  run.notes.push_back(fmt::format("precision {}, function '{}', seeds {}..{}",
+  run.notes.push_back(fmt::format("precision {}, function '{}', rows are seeds {}..{}",
                                   precision_name(po.precision), o.function, o.seed,
                                   o.seed + static_cast<uint64_t>(o.seeds) - 1));
   print_notes(run.notes, o.common.log.level());
@@ -116,7 +220,8 @@ int run_probe(const ProbeCommandOptions& o) {
 void add_probe_command(CLI::App& app, CommandResult& result) {
   auto options = std::make_shared<ProbeCommandOptions>();
   CLI::App* sub = app.add_subcommand(
-      "probe", "A quantized shard against its FP16 baseline on N seeded random unit-norm inputs");
+      "probe", "Quantized shards against their FP16 baselines on N seeds: golden inputs plus "
+               "perturbations (--inputs-from) or seeded random inputs");
   sub->add_option("candidates", options->candidates,
                   "Quantized shard(s): paths, globs or directories of shards")
       ->option_text("SHARD...")
@@ -135,6 +240,38 @@ void add_probe_command(CLI::App& app, CommandResult& result) {
   sub->add_option("--input", options->inputs,
                   "An input from a .npy file, the same for every seed (repeatable)")
       ->option_text("NAME=FILE.npy");
+  sub->add_flag("--cast", options->cast, kCastHelp);
+  sub->add_option("--inputs-from", options->inputs_from,
+                  "Realistic inputs: a chain manifest (the quantized or the FP16 chain; each "
+                  "shard gets what its step receives from the goldens, earlier steps run with "
+                  "their FP16 baselines), or a golden dump with --golden-input")
+      ->option_text("CHAIN.json|GOLDENS");
+  sub->add_option("--golden-input", options->golden_inputs,
+                  "With a golden dump: shard input NAME takes golden TENSOR (repeatable)")
+      ->option_text("NAME=TENSOR");
+  sub->add_option("--perturbation", options->perturbation,
+                  "With --inputs-from: seeds after the first add N(0,1) noise of this size "
+                  "relative to each input vector's RMS")
+      ->check(CLI::Range(0.0, 10.0))
+      ->default_val(0.05);
+  sub->add_option("--input-rms", options->input_rms,
+                  "Random inputs: scale every last-axis vector to this RMS per element instead "
+                  "of unit L2 norm (hidden states of real models have RMS ~1)")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--input-scale", options->input_scale,
+                  "Random inputs: multiply every drawn vector by this")
+      ->check(CLI::PositiveNumber)
+      ->default_val(1.0);
+  sub->add_option("--stability-rms", options->stability_rms,
+                  "Input-stability check: the baseline also runs on each input plus noise of this "
+                  "size relative to the input's RMS; where its output moves below min_cosine the "
+                  "seed is unstable, reported and excluded. 0: off")
+      ->check(CLI::Range(0.0, 1.0))
+      ->default_val(1e-2);
+  sub->add_option("--output-kind", options->output_kinds,
+                  "Kind of an output for the gate (e.g. moe_out=partial_sum; --inputs-from "
+                  "infers it from the chain)")
+      ->option_text("NAME=KIND");
   options->exec.add_to(*sub);
   options->selection.add_to(*sub);
   options->common.add_to(*sub);

@@ -62,13 +62,21 @@ struct CheckIdentity {
 // states, every metric on a degenerate or non-finite row).
 struct RowResult {
   int64_t position = -1;   // index along the position axis; -1 when the tensor has none
+  std::optional<int64_t> seed;  // probe: the seed whose input made this row
   bool degenerate = false;  // both vectors all zero
   bool nonfinite = false;   // NaN or Inf in this row of either tensor
+  // probe's input-stability check: cosine between the baseline's outputs on this row's input
+  // and on a tiny perturbation of it (probe.h). Below the gate's min_cosine the row is
+  // `unstable`: reported with its margin, excluded from the gate like a degenerate row.
+  std::optional<double> stability_cosine;
   std::array<std::optional<double>, kMetricCount> values{};
 
   const std::optional<double>& value(Metric m) const { return values[static_cast<size_t>(m)]; }
   std::optional<double>& value(Metric m) { return values[static_cast<size_t>(m)]; }
 };
+
+// The place of a row in messages: "position 4", "seed 3", "seed 3 position 4".
+std::string row_place(const RowResult& row);
 
 // Where the first NaN/Inf was found.
 struct NonfiniteLocation {
@@ -84,6 +92,10 @@ struct CheckResult {
   std::string candidate_dtype;  // dtype names as in dtype_name()
   std::string reference_dtype;
   int64_t position_axis = -1;   // -1: the whole tensor is one row
+  // What a row is, in every message and report: "position" (a token position along the
+  // position axis) or "seed" (probe: one row per seeded input, or per seed and position when
+  // the output has a position axis; RowResult::seed is set).
+  std::string row_axis = "position";
   std::vector<RowResult> rows;
   std::optional<NonfiniteLocation> nonfinite;
 };

@@ -94,7 +94,8 @@ enum class Verdict : uint8_t {
   kNotGated,    // metric measured but no threshold applies
   kDegenerate,  // row: both vectors zero, excluded
   kNonfinite,   // NaN/Inf found
-  kNoEvidence,  // every row degenerate (or no row at all)
+  kNoEvidence,  // every row degenerate or unstable (or no row at all)
+  kUnstable,    // row: the baseline itself moves more than the gate allows (probe), excluded
 };
 const char* verdict_name(Verdict v);  // "pass", "fail", "not_gated", "degenerate", ...
 
@@ -107,6 +108,7 @@ struct MetricVerdict {
   std::optional<Threshold> threshold;
   Verdict verdict = Verdict::kNotGated;
   int64_t worst_position = -1;          // the row with the worst value (-1 when none)
+  int64_t worst_row = -1;               // its index in CheckResult::rows (-1 when none)
 };
 
 struct RowVerdict {
@@ -121,15 +123,20 @@ struct CheckVerdict {
   std::vector<RowVerdict> rows;          // parallel to CheckResult::rows
   double percentile = 0;
   int64_t first_failing_position = -1;   // first row violating a threshold (-1: none)
+  int64_t first_failing_row = -1;        // its index in CheckResult::rows
+  int64_t unstable_rows = 0;
+  // Rows excluded as unstable, each with its margin: "2 of 5 seeds unstable (excluded): ...".
+  std::string unstable_note;
 };
 
 struct GateSummary {
   Verdict verdict = Verdict::kFail;  // kPass only when at least one check ran and all passed
   int64_t checks = 0, passed = 0, failed = 0;
-  int64_t rows = 0, degenerate_rows = 0;
+  int64_t rows = 0, degenerate_rows = 0, unstable_rows = 0;
   // The first failing check in layer order (then report order) and its first failing row.
   std::optional<size_t> first_failure_check;
   int64_t first_failure_position = -1;
+  int64_t first_failure_row = -1;  // index into that check's rows
   std::optional<Metric> first_failure_metric;
   std::string message;
 };

@@ -1,0 +1,212 @@
+// Realistic probe inputs (--inputs-from CHAIN.json): what a shard's step receives when every
+// tensor it reads comes from the FP16 goldens (probe.h says which golden and why).
+#include "shardgate/chain.h"
+#include "shardgate/golden.h"
+#include "shardgate/npy.h"
+#include "shardgate/probe.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
+
+namespace sg {
+namespace {
+
+bool same_file(const std::string& a, const std::string& b) {
+  std::error_code ec;
+  const bool eq = std::filesystem::equivalent(a, b, ec);
+  return !ec && eq;
+}
+
+class GoldenInputBuilder {
+ public:
+  GoldenInputBuilder(const ChainManifest& chain, const GoldenSource& goldens, bool steps_are_baselines,
+                     const std::function<Result<std::string>(const std::string&)>& baseline_of,
+                     Precision precision, int threads)
+      : chain_(chain),
+        goldens_(goldens),
+        steps_are_baselines_(steps_are_baselines),
+        baseline_of_(baseline_of),
+        precision_(precision),
+        threads_(threads) {}
+
+  // The inputs of a shard step: shard input -> tensor, with a note per input.
+  Result<std::map<std::string, Tensor>> step_inputs(const ChainStep& step, int depth) {
+    SG_CHECK(step.state.empty(), ErrorCode::kUnsupported,
+             "{}: step '{}' carries chain state: --inputs-from cannot rebuild its inputs "
+             "(probe it with --input)",
+             chain_.path, step.id);
+    SG_ASSIGN_OR_RETURN(auto forced, teacher_forced_inputs(chain_, step, goldens_));
+    std::map<std::string, Tensor> out;
+    for (const auto& [input, tensor] : step.inputs) {
+      std::optional<std::string> golden;
+      for (const auto& [name, g] : forced) {
+        if (name == input) golden = g;
+      }
+      if (golden) {
+        SG_ASSIGN_OR_RETURN(out[input], goldens_.load(*golden));
+        if (depth == 0) notes_.push_back(fmt::format("input '{}': golden '{}' (teacher-forced)", input, *golden));
+      } else {
+        SG_ASSIGN_OR_RETURN(out[input], value(tensor, depth));
+        if (depth == 0) notes_.push_back(fmt::format("input '{}': {}", input, origin_[tensor]));
+      }
+    }
+    return out;
+  }
+
+  std::vector<std::string> take_notes() { return std::move(notes_); }
+
+ private:
+  // A chain tensor as the FP16 reference has it.
+  Result<Tensor> value(const std::string& tensor, int depth) {
+    if (auto it = memo_.find(tensor); it != memo_.end()) return it->second;
+    SG_CHECK(depth < 256, ErrorCode::kFormat, "{}: tensor '{}': the chain is nested too deeply",
+             chain_.path, tensor);
+    Tensor t;
+    if (const ChainCheckpoint* cp = chain_.find_checkpoint(tensor);
+        cp != nullptr && goldens_.find(cp->golden) != nullptr) {
+      SG_ASSIGN_OR_RETURN(t, goldens_.load(cp->golden));
+      origin_[tensor] = fmt::format("golden '{}' (checkpoint of chain tensor '{}')", cp->golden, tensor);
+    } else if (const ChainInput* in = find_input(tensor)) {
+      if (in->source == ChainInput::Source::kGolden) {
+        SG_ASSIGN_OR_RETURN(t, goldens_.load(in->ref));
+      } else {
+        SG_ASSIGN_OR_RETURN(t, read_npy(in->ref));
+      }
+      origin_[tensor] = fmt::format("chain input '{}' ({})", tensor, in->written);
+    } else {
+      const ChainStep* p = chain_.producer(tensor);
+      SG_CHECK(p != nullptr, ErrorCode::kFormat, "{}: no step produces tensor '{}'", chain_.path, tensor);
+      if (p->is_combine) {
+        std::vector<Tensor> parts;
+        for (const std::string& i : p->combine_inputs) {
+          SG_ASSIGN_OR_RETURN(Tensor x, value(i, depth + 1));
+          parts.push_back(std::move(x));
+        }
+        if (p->combine == CombineKind::kSum) {
+          SG_ASSIGN_OR_RETURN(t, combine_sum(parts, precision_));
+        } else {
+          SG_ASSIGN_OR_RETURN(t, combine_concat(parts, p->axis));
+        }
+      } else {
+        SG_TRY(run_producer(*p, depth));
+        auto it = memo_.find(tensor);
+        SG_CHECK(it != memo_.end(), ErrorCode::kShape, "{}: step '{}' did not output '{}'",
+                 chain_.path, p->id, tensor);
+        t = it->second;
+      }
+      origin_[tensor] = fmt::format("chain tensor '{}' computed by the FP16 baseline of step '{}' "
+                                    "from the goldens", tensor, p->id);
+    }
+    memo_[tensor] = t;
+    return t;
+  }
+
+  const ChainInput* find_input(const std::string& tensor) const {
+    for (const ChainInput& in : chain_.inputs) {
+      if (in.tensor == tensor) return &in;
+    }
+    return nullptr;
+  }
+
+  Status run_producer(const ChainStep& step, int depth) {
+    SG_ASSIGN_OR_RETURN(auto inputs, step_inputs(step, depth + 1));
+    std::string shard_path = step.shard;
+    if (!steps_are_baselines_) {
+      auto b = baseline_of_(step.shard);
+      if (!b) {
+        return std::move(b).take_status().with_context(fmt::format(
+            "--inputs-from {}: step '{}' must run to make the input of the probed shard, and its "
+            "FP16 baseline is needed (give --baseline-replace, or the FP16 chain)",
+            chain_.path, step.id));
+      }
+      shard_path = *b;
+    }
+    SG_ASSIGN_OR_RETURN(std::shared_ptr<Shard> shard, Shard::open(shard_path));
+    Executor exec(shard);
+    RunOptions ro;
+    ro.precision = precision_;
+    ro.threads = threads_;
+    StateStore states;
+    auto r = exec.run(step.function, inputs, ro, &states);
+    if (!r) return std::move(r).take_status().with_context(fmt::format("{}: step '{}'", chain_.path, step.id));
+    for (const auto& [out_name, tensor] : step.outputs) {
+      auto it = r->outputs.find(out_name);
+      SG_CHECK(it != r->outputs.end(), ErrorCode::kShape, "{}: step '{}': {} has no output '{}'",
+               chain_.path, step.id, shard_path, out_name);
+      memo_[tensor] = it->second;
+    }
+    return Status::ok();
+  }
+
+  const ChainManifest& chain_;
+  const GoldenSource& goldens_;
+  bool steps_are_baselines_;
+  const std::function<Result<std::string>(const std::string&)>& baseline_of_;
+  Precision precision_;
+  int threads_;
+  std::map<std::string, Tensor> memo_;
+  std::map<std::string, std::string> origin_;
+  std::vector<std::string> notes_;
+};
+
+}  // namespace
+
+Result<ChainProbeInputs> chain_probe_inputs(
+    const ChainManifest& chain, const GoldenSource& goldens, const std::string& candidate_path,
+    const std::string& baseline_path,
+    const std::function<Result<std::string>(const std::string&)>& baseline_of,
+    Precision precision, int threads) {
+  const ChainStep* step = nullptr;
+  bool steps_are_baselines = false;
+  for (const ChainStep& s : chain.steps) {
+    if (s.is_combine) continue;
+    if (same_file(s.shard, candidate_path)) {
+      step = &s;
+      break;
+    }
+    if (same_file(s.shard, baseline_path)) {
+      step = &s;
+      steps_are_baselines = true;
+      break;
+    }
+  }
+  SG_CHECK(step != nullptr, ErrorCode::kUsage,
+           "--inputs-from {}: no step of the chain runs {} or its baseline {}", chain.path,
+           candidate_path, baseline_path);
+  GoldenInputBuilder builder(chain, goldens, steps_are_baselines, baseline_of, precision, threads);
+  ChainProbeInputs out;
+  out.step_id = step->id;
+  out.layer = step->layer;
+  SG_ASSIGN_OR_RETURN(out.inputs, builder.step_inputs(*step, 0));
+  for (std::string& n : builder.take_notes()) {
+    out.notes.push_back(fmt::format("{} (step '{}'): {}", candidate_path, step->id, n));
+  }
+  // Output kinds (see probe.h).
+  std::set<std::string> summed;
+  for (const ChainStep& s : chain.steps) {
+    if (s.is_combine && s.combine == CombineKind::kSum) summed.insert(s.combine_inputs.begin(), s.combine_inputs.end());
+  }
+  for (const auto& [out_name, tensor] : step->outputs) {
+    if (const ChainCheckpoint* cp = chain.find_checkpoint(tensor)) {
+      out.output_kinds[out_name] = cp->kind;
+    } else if (!step->residual_input && summed.count(tensor)) {
+      out.output_kinds[out_name] = "partial_sum";
+      // The residual frame: an input of the step that the same sum adds too.
+      for (const ChainStep& s : chain.steps) {
+        if (!s.is_combine || s.combine != CombineKind::kSum) continue;
+        if (std::find(s.combine_inputs.begin(), s.combine_inputs.end(), tensor) == s.combine_inputs.end()) continue;
+        for (const auto& [in_name, in_tensor] : step->inputs) {
+          if (std::find(s.combine_inputs.begin(), s.combine_inputs.end(), in_tensor) != s.combine_inputs.end()) {
+            out.frames[out_name] = in_name;
+          }
+        }
+      }
+    } else if (step->residual_input) {
+      out.output_kinds[out_name] = "hidden";
+    }
+  }
+  return out;
+}
+
+}  // namespace sg

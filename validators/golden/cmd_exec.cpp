@@ -1,10 +1,13 @@
 // golden-validator exec: checks one shard by hand. Runs a function on given or seeded random
-// inputs, prints a table of output (and captured intermediate) shapes and statistics, names the
-// first op that produced NaN/Inf, and writes the tensors as .npy files.
+// inputs, once or as a sequence of calls with state carried (exec_calls.h), prints a table of
+// output (and captured intermediate) shapes and statistics per call, names the first op that
+// produced NaN/Inf, and writes the tensors as .npy files. Given inputs must have the declared
+// dtype unless --cast (exec_args.h).
 // Exit codes: 0 every value finite, 1 a NaN/Inf was produced, 2 bad input or usage.
 #include "common/golden_args.h"
 #include "golden/commands.h"
 #include "golden/exec_args.h"
+#include "golden/exec_calls.h"
 #include "shardgate/executor.h"
 #include "shardgate/fidelity.h"
 #include "shardgate/npy.h"
@@ -19,6 +22,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 
 namespace sg::golden_cli {
 namespace {
@@ -27,11 +31,15 @@ struct ExecOptions {
   std::string shard;
   std::string function = "main";
   std::vector<std::string> inputs;
+  bool cast = false;
   uint64_t seed = 0;
+  std::optional<double> input_rms;
+  double input_scale = 1.0;
   std::vector<std::string> capture;
   bool capture_all = false;
   bool profile = false;
   std::string out;
+  SequenceArgs sequence;
   ExecArgs exec;
   cli::LogArgs log;
 };
@@ -118,10 +126,39 @@ void print_profile(const RunStats& stats) {
   }
 }
 
+// Writes one call's rows (and its inputs) as .npy files under `dir`.
+Result<int64_t> write_call(const std::string& dir, const std::vector<std::pair<std::string, std::pair<std::string, const Tensor*>>>& rows,
+                           const std::map<std::string, Tensor>& inputs) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  SG_CHECK(!ec, ErrorCode::kIO, "--out {}: cannot create the directory: {}", dir, ec.message());
+  int64_t files = 0;
+  for (const auto& [name, rt] : rows) {
+    const std::string sub = rt.first == "state" ? dir + "/states" : dir;
+    if (rt.first == "state") std::filesystem::create_directories(sub, ec);
+    SG_TRY(write_npy(sub + "/" + file_stem(name) + ".npy", *rt.second));
+    ++files;
+  }
+  // Inputs too, so the run can be repeated or fed to another tool.
+  std::filesystem::create_directories(dir + "/inputs", ec);
+  SG_CHECK(!ec, ErrorCode::kIO, "--out {}/inputs: cannot create the directory: {}", dir, ec.message());
+  for (const auto& [name, t] : inputs) {
+    SG_TRY(write_npy(dir + "/inputs/" + file_stem(name) + ".npy", t));
+    ++files;
+  }
+  return files;
+}
+
 Result<int> exec(const ExecOptions& o) {
   SG_ASSIGN_OR_RETURN(std::shared_ptr<Shard> shard, Shard::open(o.shard));
-  SG_ASSIGN_OR_RETURN(auto given, read_named_inputs(o.inputs));
-  SG_ASSIGN_OR_RETURN(SeededInputs inputs, make_seeded_inputs(*shard, o.function, o.seed, given));
+  SG_ASSIGN_OR_RETURN(auto files, read_named_inputs(o.inputs));
+  const Function* fn = shard->program().function(o.function);
+  SG_CHECK(fn != nullptr, ErrorCode::kUsage, "{}: no function '{}'", o.shard, o.function);
+  SG_ASSIGN_OR_RETURN(std::vector<CallInputs> calls, sequence_calls(o.sequence, files, *fn));
+  SG_ASSIGN_OR_RETURN(auto carry, carry_pairs(o.sequence, *fn));
+  const bool sequence = o.sequence.active();
+  SG_CHECK(sequence || carry.empty(), ErrorCode::kUsage, "--carry needs --calls or --chunk");
+
   Executor executor(shard);
   RunOptions ro;
   ro.precision = o.exec.precision_value();
@@ -129,75 +166,115 @@ Result<int> exec(const ExecOptions& o) {
   ro.capture = o.capture;
   ro.capture_all = o.capture_all;
   ro.profile = o.profile;
-  StateStore states;
-  SG_ASSIGN_OR_RETURN(RunResult run, executor.run(o.function, inputs.inputs, ro, &states));
-
-  struct Row {
-    std::string name, role;
-    const Tensor* t;
-  };
-  std::vector<Row> rows;
-  for (const auto& [name, t] : run.outputs) rows.push_back({name, "output", &t});
-  for (const auto& [name, t] : run.captured) {
-    if (!run.outputs.count(name)) rows.push_back({name, "capture", &t});
-  }
-  for (const auto& [name, t] : states.values) rows.push_back({name, "state", &t});
-
-  bool any_nonfinite = run.first_nonfinite.has_value();
+  StateStore states;  // carried across calls: created as zeros by the first call
   const int level = o.log.level();
-  if (level >= 0) {
-    print_notes(inputs.notes, level);
-    std::cout << fmt::format("golden-validator exec: {} function '{}' (precision {}, {} ops, {:.3f} s, "
-                             "{} weights decoded, {} streamed, peak {:.1f} MiB)\n",
-                             o.shard, o.function, precision_name(ro.precision), run.stats.ops_run,
-                             run.stats.seconds, run.stats.weights_decoded,
-                             run.stats.weights_streamed,
-                             static_cast<double>(run.stats.peak_value_bytes) / (1 << 20));
-    for (const auto& [name, t] : inputs.inputs) {
-      std::cout << fmt::format("  input   {:<20} {:<16} {:<6} {}\n", name, shape_str(t.shape()),
-                               dtype_name(t.dtype()),
-                               given.count(name) ? "given" : fmt::format("seeded (seed {})", o.seed));
+  bool any_nonfinite = false;
+  int64_t files_written = 0;
+  std::map<std::string, Tensor> carried;
+  for (size_t k = 0; k < calls.size(); ++k) {
+    CallInputs& call = calls[k];
+    std::vector<std::string> notes;
+    for (const auto& [from, to] : carry) {
+      SG_CHECK(k == 0 || !call.files.count(to), ErrorCode::kUsage,
+               "--carry {}={}: {}: input '{}' is also given", from, to, call.label, to);
+      if (k == 0) {
+        if (!call.files.count(to)) {
+          const NamedType* in = fn->input(to);
+          SG_CHECK(in->type.rank_known && !in->type.has_unknown_dims(), ErrorCode::kUsage,
+                   "--carry {}={}: input '{}' has a flexible shape: give call 0's value with --input",
+                   from, to, to);
+          SG_ASSIGN_OR_RETURN(Tensor z, Tensor::zeros(in->type.dtype, in->type.shape));
+          call.files[to] = GivenInput{std::move(z), "zeros (first call of --carry)"};
+        }
+      } else {
+        call.files[to] = GivenInput{carried.at(from), fmt::format("output '{}' of call {}", from, k - 1)};
+      }
     }
-    std::cout << fmt::format("\n  {:<8} {:<20} {:<16} {:<6} {:>11} {:>11} {:>11} {:>11} {:>10}\n",
-                             "role", "name", "shape", "dtype", "min", "max", "mean", "abs max",
-                             "non-finite");
-  }
-  for (const Row& r : rows) {
-    const Stats s = stats_of(*r.t);
-    any_nonfinite = any_nonfinite || s.nonfinite > 0;
-    if (level >= 0) {
-      std::cout << fmt::format("  {:<8} {:<20} {:<16} {:<6} {:>11} {:>11} {:>11} {:>11} {:>10}\n",
-                               r.role, r.name, shape_str(r.t->shape()), dtype_name(r.t->dtype()),
-                               num(s.min), num(s.max), num(s.mean), num(s.absmax), s.nonfinite);
+    // Carried outputs come in the output's dtype, which the input may not share: the
+    // carry is part of the model's wiring, so it is converted like the chain does.
+    std::map<std::string, GivenInput> checked_files;
+    std::map<std::string, Tensor> carried_in;
+    for (auto& [name, g] : call.files) {
+      bool is_carried = false;
+      for (const auto& [from, to] : carry) is_carried = is_carried || to == name;
+      if (is_carried) {
+        carried_in[name] = g.tensor;
+      } else {
+        checked_files[name] = g;
+      }
     }
-  }
-  if (o.profile && level >= 0) print_profile(run.stats);
-  if (run.first_nonfinite) {
-    std::cout << "\nfirst non-finite value: " << describe_nonfinite(*run.first_nonfinite)
-              << "\n";
-  } else if (level >= 0) {
-    std::cout << "\nno op produced a non-finite value\n";
-  }
+    SG_ASSIGN_OR_RETURN(auto given, check_given_inputs(checked_files, *fn, o.shard, o.cast, notes));
+    for (auto& [name, t] : carried_in) {
+      const DType want = fn->input(name)->type.dtype;
+      if (t.dtype() == want) {
+        given[name] = t;
+      } else {
+        SG_ASSIGN_OR_RETURN(given[name], cast_tensor(t, want));
+      }
+    }
+    const uint64_t seed = o.seed + k;
+    InputScale scale;
+    scale.rms = o.input_rms;
+    scale.scale = o.input_scale;
+    SG_ASSIGN_OR_RETURN(SeededInputs inputs, make_seeded_inputs(*shard, o.function, seed, given, scale));
+    inputs.notes.insert(inputs.notes.begin(), notes.begin(), notes.end());
+    SG_ASSIGN_OR_RETURN(RunResult run, executor.run(o.function, inputs.inputs, ro, &states));
+    for (const auto& [from, to] : carry) carried[from] = run.outputs.at(from);
 
-  if (!o.out.empty()) {
-    std::error_code ec;
-    std::filesystem::create_directories(o.out, ec);
-    SG_CHECK(!ec, ErrorCode::kIO, "--out {}: cannot create the directory: {}", o.out, ec.message());
-    int64_t files = 0;
-    for (const Row& r : rows) {
-      const std::string dir = r.role == "state" ? o.out + "/states" : o.out;
-      if (r.role == "state") std::filesystem::create_directories(dir, ec);
-      SG_TRY(write_npy(dir + "/" + file_stem(r.name) + ".npy", *r.t));
-      ++files;
+    std::vector<std::pair<std::string, std::pair<std::string, const Tensor*>>> rows;
+    for (const auto& [name, t] : run.outputs) rows.push_back({name, {"output", &t}});
+    for (const auto& [name, t] : run.captured) {
+      if (!run.outputs.count(name)) rows.push_back({name, {"capture", &t}});
     }
-    // Seeded inputs too, so the run can be repeated or fed to another tool.
-    std::filesystem::create_directories(o.out + "/inputs", ec);
-    SG_CHECK(!ec, ErrorCode::kIO, "--out {}/inputs: cannot create the directory: {}", o.out, ec.message());
-    for (const auto& [name, t] : inputs.inputs) {
-      SG_TRY(write_npy(o.out + "/inputs/" + file_stem(name) + ".npy", t));
-      ++files;
+    for (const auto& [name, t] : states.values) rows.push_back({name, {"state", &t}});
+
+    any_nonfinite = any_nonfinite || run.first_nonfinite.has_value();
+    if (level >= 0) {
+      print_notes(inputs.notes, level);
+      if (sequence) std::cout << fmt::format("{}{} of {}\n", k ? "\n" : "", call.label, calls.size());
+      std::cout << fmt::format("golden-validator exec: {} function '{}' (precision {}, {} ops, {:.3f} s, "
+                               "{} weights decoded, {} streamed, peak {:.1f} MiB)\n",
+                               o.shard, o.function, precision_name(ro.precision), run.stats.ops_run,
+                               run.stats.seconds, run.stats.weights_decoded,
+                               run.stats.weights_streamed,
+                               static_cast<double>(run.stats.peak_value_bytes) / (1 << 20));
+      for (const auto& [name, t] : inputs.inputs) {
+        auto g = call.files.find(name);
+        std::string source = fmt::format("seeded (seed {})", seed);
+        if (g != call.files.end()) source = g->second.file;
+        std::cout << fmt::format("  input   {:<20} {:<16} {:<6} {}\n", name, shape_str(t.shape()),
+                                 dtype_name(t.dtype()), source);
+      }
+      std::cout << fmt::format("\n  {:<8} {:<20} {:<16} {:<6} {:>11} {:>11} {:>11} {:>11} {:>10}\n",
+                               "role", "name", "shape", "dtype", "min", "max", "mean", "abs max",
+                               "non-finite");
     }
-    if (level >= 0) std::cout << fmt::format("wrote {} .npy files under {}\n", files, o.out);
+    for (const auto& [name, rt] : rows) {
+      const Stats s = stats_of(*rt.second);
+      any_nonfinite = any_nonfinite || s.nonfinite > 0;
+      if (level >= 0) {
+        std::cout << fmt::format("  {:<8} {:<20} {:<16} {:<6} {:>11} {:>11} {:>11} {:>11} {:>10}\n",
+                                 rt.first, name, shape_str(rt.second->shape()),
+                                 dtype_name(rt.second->dtype()), num(s.min), num(s.max),
+                                 num(s.mean), num(s.absmax), s.nonfinite);
+      }
+    }
+    if (o.profile && level >= 0) print_profile(run.stats);
+    if (run.first_nonfinite) {
+      std::cout << "\nfirst non-finite value: " << describe_nonfinite(*run.first_nonfinite)
+                << "\n";
+    } else if (level >= 0) {
+      std::cout << "\nno op produced a non-finite value\n";
+    }
+    if (!o.out.empty()) {
+      // One directory per call in sequence mode (call_000, call_001, ...).
+      const std::string dir = sequence ? fmt::format("{}/call_{:03}", o.out, k) : o.out;
+      SG_ASSIGN_OR_RETURN(int64_t n, write_call(dir, rows, inputs.inputs));
+      files_written += n;
+    }
+  }
+  if (!o.out.empty() && level >= 0) {
+    std::cout << fmt::format("wrote {} .npy files under {}\n", files_written, o.out);
   }
   return any_nonfinite ? kExitGateFailed : kExitPass;
 }
@@ -216,15 +293,40 @@ void add_exec_command(CLI::App& app, CommandResult& result) {
                   "An input from a .npy file (repeatable); others are seeded random: float "
                   "N(0,1) with unit-norm last axis, int uniform over the gathered table")
       ->option_text("NAME=FILE.npy");
-  sub->add_option("--seed", options->seed, "Seed of the random inputs")->default_val(0);
+  sub->add_flag("--cast", options->cast, kCastHelp);
+  sub->add_option("--seed", options->seed, "Seed of the random inputs (call k of a sequence: SEED+k)")
+      ->default_val(0);
+  sub->add_option("--input-rms", options->input_rms,
+                  "Random float inputs: every last-axis vector scaled to this RMS per element "
+                  "instead of unit L2 norm")
+      ->check(CLI::PositiveNumber);
+  sub->add_option("--input-scale", options->input_scale, "Random float inputs: multiplied by this")
+      ->check(CLI::PositiveNumber)
+      ->default_val(1.0);
   sub->add_option("--capture", options->capture, "Also keep this intermediate value (repeatable)")
       ->option_text("NAME");
   sub->add_flag("--capture-all", options->capture_all, "Keep every op output");
   sub->add_flag("--profile", options->profile,
                 "Time every op; print the slowest ops and the time per op type");
   sub->add_option("--out", options->out,
-                  "Write outputs, captures, states/ and inputs/ as .npy files here")
+                  "Write outputs, captures, states/ and inputs/ as .npy files here (one "
+                  "call_NNN/ directory per call in sequence mode)")
       ->option_text("DIR");
+  sub->add_option("--calls", options->sequence.calls_dir,
+                  "Sequence mode: one subdirectory per call (in name order) holding NAME.npy per "
+                  "input; state is carried across calls")
+      ->option_text("DIR");
+  sub->add_option("--chunk", options->sequence.chunk,
+                  "Sequence mode: cut --input NAME along AXIS into chunks of SIZE, one call each")
+      ->option_text("NAME:AXIS:SIZE");
+  sub->add_option("--offset-input", options->sequence.offset_input,
+                  "With --chunk: this integer input gets the index of the chunk's first element "
+                  "(e.g. a KV-cache start position)")
+      ->option_text("NAME");
+  sub->add_option("--carry", options->sequence.carry,
+                  "Sequence mode: output OUT of each call feeds input IN of the next (explicit "
+                  "recurrent state); call 0 takes IN from --input or zeros")
+      ->option_text("OUT=IN");
   options->exec.add_to(*sub);
   options->log.add_to(*sub);
   sub->callback([&result, options] {

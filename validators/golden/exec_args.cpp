@@ -24,17 +24,62 @@ Precision ExecArgs::precision_value() const {
   return precision == "fp32" ? Precision::kFp32 : Precision::kFp16;
 }
 
-Result<std::map<std::string, Tensor>> read_named_inputs(const std::vector<std::string>& args) {
-  std::map<std::string, Tensor> out;
+Result<std::map<std::string, GivenInput>> read_named_inputs(const std::vector<std::string>& args) {
+  std::map<std::string, GivenInput> out;
   for (const std::string& a : args) {
     const size_t eq = a.find('=');
     SG_CHECK(eq != std::string::npos && eq > 0 && eq + 1 < a.size(), ErrorCode::kUsage,
              "--input {}: expected NAME=FILE.npy", a);
     const std::string name = a.substr(0, eq);
     SG_CHECK(!out.count(name), ErrorCode::kUsage, "--input {}: input '{}' given twice", a, name);
-    auto t = read_npy(a.substr(eq + 1));
+    const std::string file = a.substr(eq + 1);
+    auto t = read_npy(file);
     if (!t) return std::move(t).take_status().with_context("--input " + name);
-    out[name] = std::move(*t);
+    out[name] = GivenInput{std::move(*t), file};
+  }
+  return out;
+}
+
+const char* const kCastHelp =
+    "Convert a given input whose .npy dtype differs from the declared one (float to float, "
+    "integer to integer; numpy astype semantics). Without it a mismatch is an error (exit 2)";
+
+Result<std::map<std::string, Tensor>> check_given_inputs(const std::map<std::string, GivenInput>& given,
+                                                         const Function& fn,
+                                                         const std::string& shard_path, bool cast,
+                                                         std::vector<std::string>& notes) {
+  std::map<std::string, Tensor> out;
+  for (const auto& [name, g] : given) {
+    const NamedType* in = fn.input(name);
+    if (in == nullptr || in->type.kind == ValueType::Kind::kState) {
+      std::vector<std::string> names;
+      for (const NamedType& i : fn.inputs) {
+        if (i.type.kind != ValueType::Kind::kState) names.push_back(i.name);
+      }
+      return make_error(ErrorCode::kUsage, "--input {}={}: {} function '{}' has no input '{}' (inputs: {})",
+                        name, g.file, shard_path, fn.name, name, fmt::join(names, ", "));
+    }
+    const DType want = in->type.dtype;
+    const DType found = g.tensor.dtype();
+    if (found == want || !in->type.is_tensor()) {
+      out[name] = g.tensor;
+      continue;
+    }
+    const bool want_float = dtype_is_float(want);
+    const bool found_float = dtype_is_float(found);
+    const bool same_class = found != DType::kString && want_float == found_float;
+    SG_CHECK(cast && same_class, ErrorCode::kShape,
+             "--input {}={}: {} function '{}' input '{}' is {}, the file holds {}{}", name, g.file,
+             shard_path, fn.name, name, dtype_name(want), dtype_name(found),
+             same_class ? " (give --cast to convert it)"
+                        : " (a float and an integer type: --cast does not convert across them)");
+    auto converted = cast_tensor(g.tensor, want);
+    if (!converted) {
+      return std::move(converted).take_status().with_context(fmt::format("--input {}={}", name, g.file));
+    }
+    notes.push_back(fmt::format("input '{}': {} from {} converted to {} (--cast)", name,
+                                dtype_name(found), g.file, dtype_name(want)));
+    out[name] = std::move(*converted);
   }
   return out;
 }

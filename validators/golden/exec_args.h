@@ -1,8 +1,9 @@
 // Options the executing subcommands (probe, run, record, exec) share: --precision and
-// --threads, and the NAME=FILE.npy form of --input.
+// --threads, the NAME=FILE.npy form of --input, and the dtype check of given inputs (--cast).
 #pragma once
 
 #include "shardgate/op_context.h"
+#include "shardgate/program.h"
 #include "shardgate/status.h"
 #include "shardgate/tensor.h"
 
@@ -26,8 +27,30 @@ struct ExecArgs {
   Precision precision_value() const;
 };
 
+// A tensor given on the command line and the file it came from (for messages).
+struct GivenInput {
+  Tensor tensor;
+  std::string file;
+};
+
 // Reads every NAME=FILE.npy argument; errors name the argument.
-Result<std::map<std::string, Tensor>> read_named_inputs(const std::vector<std::string>& args);
+Result<std::map<std::string, GivenInput>> read_named_inputs(const std::vector<std::string>& args);
+
+// Checks given inputs against the declared inputs of `fn` (of `shard_path`): every name must be
+// an input, and its dtype must be the declared one. Inputs are never coerced silently: a
+// mismatch (an fp64, fp16 or int32 .npy for an fp32 input) is a kShape error naming the input,
+// the file, the expected and the found dtype, unless `cast` (--cast) is set; then a float file
+// is converted to a float input and an integer (or bool) file to an integer input (numpy astype
+// semantics, fp16 rounds to nearest even) and a note says so. Across classes (float file for an
+// integer input, or the reverse) stays an error even with --cast: truncating a float to an
+// index is never what was meant.
+Result<std::map<std::string, Tensor>> check_given_inputs(const std::map<std::string, GivenInput>& given,
+                                                         const Function& fn,
+                                                         const std::string& shard_path, bool cast,
+                                                         std::vector<std::string>& notes);
+
+// The --cast flag's help text (exec and probe).
+extern const char* const kCastHelp;
 
 // Prints "note: ..." lines (nothing when quiet).
 void print_notes(const std::vector<std::string>& notes, int log_level);

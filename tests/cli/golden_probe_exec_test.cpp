@@ -1,0 +1,258 @@
+// golden-validator probe on realistic inputs and exec's checked inputs and sequence mode, end
+// to end through the built binary (issue 9, items 2, 5 and 7):
+//  - probe of every LUT4 sample shard with --inputs-from the sample's goldens agrees with the
+//    chain's verdict (pass), where random unit-norm inputs fail most MoE packs;
+//  - rows are seeds, and every report says so;
+//  - exec refuses an .npy of another dtype than the input's (exit 2 naming input, file,
+//    expected and found) unless --cast;
+//  - exec runs the stateful KV-cache fixture as a sequence of calls (a chunked input, or a
+//    directory of calls) with the cache carried, against the numpy oracle of each call.
+#include "shardgate/io.h"
+#include "shardgate/metrics.h"
+#include "shardgate/npy.h"
+#include "support/cli_run.h"
+#include "support/json_schema_lite.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <regex>
+#include <set>
+#include <unistd.h>
+
+namespace sg {
+namespace {
+
+namespace fs = std::filesystem;
+
+CliRun golden(const std::string& args) {
+  return run_command(std::string(SG_BINARY_DIR "/validators/golden-validator ") + args);
+}
+
+const std::string kSample = SG_SOURCE_DIR "/goldens/sample/";
+const std::string kGate = " --no-color --gate " SG_SOURCE_DIR "/gates/fidelity.json";
+const std::string kKvCase = SG_TEST_DATA_DIR "/fixtures/llm/cases/attention_kv_fp16/";
+const std::string kKvShard = SG_TEST_DATA_DIR "/fixtures/llm/attention_kv_fp16.mlpackage";
+
+class ProbeExecCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("sg_probe_exec_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string out(const std::string& name) const { return (dir_ / name).string(); }
+
+  nlohmann::json report(const std::string& name) const {
+    auto text = read_file(out(name));
+    EXPECT_TRUE(text.is_ok()) << text.status().to_string();
+    if (!text.is_ok()) return {};
+    auto schema = read_file(SG_SOURCE_DIR "/reports/schema/golden-report.schema.json");
+    EXPECT_TRUE(schema.is_ok());
+    if (schema.is_ok()) {
+      EXPECT_EQ(testing::json_schema_violations(*schema, *text), std::vector<std::string>{});
+    }
+    return nlohmann::json::parse(*text);
+  }
+  fs::path dir_;
+};
+
+std::vector<double> doubles(const Tensor& t) { return *to_double_vector(t); }
+
+TEST_F(ProbeExecCli, ProbeOnGoldenInputsAgreesWithTheChainVerdict) {
+  // The chain's verdict on the LUT4 sample: pass.
+  const CliRun chain = golden("run " + kSample + "chains/chain_lut4.json" + kGate);
+  ASSERT_EQ(chain.code, 0) << chain.output;
+
+  // Every LUT4 shard on what its step receives from the goldens (plus perturbed seeds): pass,
+  // like the chain. 16 shards: embed, 4 attention layers, 8 MoE packs, 3 head parts.
+  const std::string shards = "'" + kSample + "shards/*_lut4.mlpackage'";
+  const CliRun golden_inputs =
+      golden("probe " + shards + " --baseline-replace _lut4=_fp16 --inputs-from " + kSample +
+             "chains/chain_lut4.json" + kGate + " --json " + out("g.json"));
+  EXPECT_EQ(golden_inputs.code, 0) << golden_inputs.output;
+  const nlohmann::json g = report("g.json");
+  std::set<std::string> shard_labels;
+  bool saw_partial_sum = false, saw_hidden = false, saw_logits = false;
+  for (const auto& c : g["checks"]) {
+    EXPECT_EQ(c["row_axis"], "seed") << c["id"];
+    EXPECT_EQ(c["rows"].size(), 5u * 8u) << c["id"];  // 5 seeds x 8 positions
+    EXPECT_TRUE(c["rows"][0].contains("seed")) << c["id"];
+    shard_labels.insert(c["labels"][0]["value"].get<std::string>());
+    saw_partial_sum = saw_partial_sum || c["kind"] == "partial_sum";
+    saw_hidden = saw_hidden || c["kind"] == "hidden";
+    saw_logits = saw_logits || c["kind"] == "logits";
+  }
+  EXPECT_EQ(shard_labels.size(), 16u);
+  EXPECT_EQ(g["checks"].size(), 16u + 8u);  // + the residual frame of each MoE pack
+  EXPECT_TRUE(saw_partial_sum && saw_hidden && saw_logits) << golden_inputs.output;
+  // Where each input came from is in the notes: a pack gets its layer's FP16 attention output
+  // on the golden of the layer before.
+  EXPECT_NE(golden_inputs.output.find("chain tensor 'L1.attn_out' computed by the FP16 baseline "
+                                      "of step 'L1.attn' from the goldens"),
+            std::string::npos)
+      << golden_inputs.output;
+  EXPECT_NE(golden_inputs.output.find("input 'hidden': golden 'hidden.0' (teacher-forced)"),
+            std::string::npos)
+      << golden_inputs.output;
+
+  // The FP16 chain locates the shards by their baselines just as well.
+  const CliRun via_fp16 = golden("probe " + kSample + "shards/L2_moe_p1_lut4.mlpackage --baseline-replace "
+                                 "_lut4=_fp16 --inputs-from " + kSample + "chains/chain_fp16.json" + kGate);
+  EXPECT_EQ(via_fp16.code, 0) << via_fp16.output;
+
+  // Random unit-norm inputs (the old default) fail packs that the chain passes: the false fail
+  // this mode exists to avoid. Rows are called seeds there too.
+  const CliRun random = golden("probe " + shards + " --baseline-replace _lut4=_fp16" + kGate);
+  EXPECT_EQ(random.code, 1) << random.output;
+  EXPECT_NE(random.output.find("@seed"), std::string::npos) << random.output;
+  EXPECT_NE(random.output.find("gated on the minimum over seeds"), std::string::npos) << random.output;
+  EXPECT_NE(random.output.find("worst at seed"), std::string::npos) << random.output;
+  // Every place names its seed: "seed 3 position 5", never a bare "position 5".
+  const std::regex place(R"(([a-z]+ [0-9]+ )?position [0-9]+)");
+  int places = 0;
+  for (auto it = std::sregex_iterator(random.output.begin(), random.output.end(), place);
+       it != std::sregex_iterator(); ++it) {
+    ++places;
+    EXPECT_EQ((*it)[1].str().rfind("seed ", 0), 0u) << it->str();
+  }
+  EXPECT_GT(places, 0);
+}
+
+TEST_F(ProbeExecCli, ProbeInputsFromUsageErrors) {
+  const std::string lut = kSample + "shards/L0_moe_p0_lut4.mlpackage";
+  // A shard the chain does not run.
+  EXPECT_EQ(golden(std::string("probe ") + SG_TEST_DATA_DIR "/fixtures/llm/moe_lut4.mlpackage --baseline " +
+                   SG_TEST_DATA_DIR "/fixtures/llm/moe_fp16.mlpackage --inputs-from " + kSample +
+                   "chains/chain_lut4.json").code,
+            2);
+  // A pack whose input must be computed by an earlier step, with only --baseline: which FP16
+  // shard runs that step is unknown.
+  const CliRun no_map = golden("probe " + lut + " --baseline " + kSample +
+                               "shards/L0_moe_p0_fp16.mlpackage --inputs-from " + kSample +
+                               "chains/chain_lut4.json");
+  EXPECT_EQ(no_map.code, 2) << no_map.output;
+  EXPECT_NE(no_map.output.find("step 'L0.attn' must run"), std::string::npos) << no_map.output;
+  // A golden dump needs --golden-input; with it, the named golden is the input.
+  EXPECT_EQ(golden("probe " + lut + " --baseline-replace _lut4=_fp16 --inputs-from " + kSample +
+                   "goldens").code,
+            2);
+  const CliRun dump = golden("probe " + kSample + "shards/L1_attn_lut4.mlpackage --baseline-replace "
+                             "_lut4=_fp16 --inputs-from " + kSample + "goldens --golden-input hidden=hidden.0" +
+                             kGate);
+  EXPECT_EQ(dump.code, 0) << dump.output;
+  EXPECT_EQ(golden("probe " + lut + " --baseline-replace _lut4=_fp16 --perturbation -1").code, 2);
+  EXPECT_EQ(golden("probe " + lut + " --baseline-replace _lut4=_fp16 --input-rms 0").code, 2);
+}
+
+// A tensor of `dtype` with the sample attention input's shape, written as .npy.
+std::string write_input(const std::string& path, DType dtype) {
+  auto x = read_npy(kSample + "goldens/embed.npy");  // fp16 [1, 8, 64]
+  EXPECT_TRUE(x.is_ok()) << x.status().to_string();
+  auto cast = cast_tensor(*x, dtype);
+  EXPECT_TRUE(cast.is_ok()) << cast.status().to_string();
+  EXPECT_TRUE(write_npy(path, *cast).is_ok());
+  return path;
+}
+
+TEST_F(ProbeExecCli, ExecRefusesAnInputOfAnotherDtypeUnlessCast) {
+  const std::string shard = kSample + "shards/L0_attn_fp16.mlpackage";  // hidden: fp16 [1, 8, 64]
+  const std::string f16 = write_input(out("h16.npy"), DType::kF16);
+  const std::string f32 = write_input(out("h32.npy"), DType::kF32);
+  const std::string f64 = write_input(out("h64.npy"), DType::kF64);
+  const std::string i32 = write_input(out("i32.npy"), DType::kI32);
+
+  EXPECT_EQ(golden("exec " + shard + " --input hidden=" + f16).code, 0);
+  for (const auto& [file, found] : {std::pair{f32, "fp32"}, std::pair{f64, "fp64"}}) {
+    const CliRun r = golden("exec " + shard + " --input hidden=" + file);
+    EXPECT_EQ(r.code, 2) << r.output;
+    EXPECT_NE(r.output.find("--input hidden=" + file), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find(std::string("input 'hidden' is fp16, the file holds ") + found),
+              std::string::npos)
+        << r.output;
+    EXPECT_NE(r.output.find("--cast"), std::string::npos) << r.output;
+    // --cast converts and says so; the result equals feeding the fp16 file.
+    const CliRun cast = golden("exec " + shard + " --cast --input hidden=" + file + " --out " + out("c"));
+    EXPECT_EQ(cast.code, 0) << cast.output;
+    EXPECT_NE(cast.output.find(std::string("input 'hidden': ") + found + " from " + file +
+                               " converted to fp16 (--cast)"),
+              std::string::npos)
+        << cast.output;
+  }
+  // An integer file for a float input is refused even with --cast.
+  const CliRun ints = golden("exec " + shard + " --cast --input hidden=" + i32);
+  EXPECT_EQ(ints.code, 2) << ints.output;
+  EXPECT_NE(ints.output.find("the file holds int32"), std::string::npos) << ints.output;
+  // probe checks given inputs the same way.
+  EXPECT_EQ(golden("probe " + kSample + "shards/L0_attn_lut4.mlpackage --baseline " + shard +
+                   " --input hidden=" + f32).code,
+            2);
+}
+
+// The KV-cache fixture (two calls of 4 tokens carry k_cache/v_cache) against the numpy oracle
+// of each call (cases.json: expected_hidden_out_call{0,1}, fp32 math on the same weights).
+void expect_kv_calls(const std::string& out_dir) {
+  for (int call = 0; call < 2; ++call) {
+    auto got = read_npy(out_dir + "/call_00" + std::to_string(call) + "/hidden_out.npy");
+    ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+    auto want = read_npy(kKvCase + "expected_hidden_out_call" + std::to_string(call) + ".npy");
+    ASSERT_TRUE(want.is_ok()) << want.status().to_string();
+    ASSERT_EQ(got->shape(), want->shape());
+    const std::vector<double> g = doubles(*got), w = doubles(*want);
+    // fp16 storage after every op against fp32 math: the fixture's own bound (cases.json
+    // max_abs_fp32_vs_fp16ops is ~4e-3 for these layers).
+    EXPECT_GE(cosine_similarity(g, w), 0.9999) << "call " << call;
+    EXPECT_LE(max_abs_error(g, w), 2e-2) << "call " << call;
+  }
+  // The caches after each call are written too.
+  EXPECT_TRUE(fs::exists(out_dir + "/call_001/states/k_cache.npy"));
+}
+
+TEST_F(ProbeExecCli, ExecSequenceCarriesTheKvCacheAcrossCalls) {
+  // A chunked 8-token input: two calls of 4, `start` set to each chunk's first position.
+  const std::string whole = SG_TEST_DATA_DIR "/fixtures/llm/cases/attention_fp16/input_hidden.npy";
+  const CliRun chunked = golden("exec " + kKvShard + " --input hidden=" + whole +
+                                " --chunk hidden:1:4 --offset-input start --out " + out("chunked"));
+  ASSERT_EQ(chunked.code, 0) << chunked.output;
+  EXPECT_NE(chunked.output.find("call 1 (hidden[4:8] along axis 1) of 2"), std::string::npos)
+      << chunked.output;
+  expect_kv_calls(out("chunked"));
+
+  // A directory of calls, each with its own inputs.
+  for (int call = 0; call < 2; ++call) {
+    const std::string d = out("calls/00" + std::to_string(call));
+    fs::create_directories(d);
+    fs::copy_file(kKvCase + "input_hidden_call" + std::to_string(call) + ".npy", d + "/hidden.npy");
+    fs::copy_file(kKvCase + "input_start_call" + std::to_string(call) + ".npy", d + "/start.npy");
+  }
+  const CliRun dir = golden("exec " + kKvShard + " --calls " + out("calls") + " --out " + out("dir"));
+  ASSERT_EQ(dir.code, 0) << dir.output;
+  expect_kv_calls(out("dir"));
+
+  // Call 1 on its own starts from an empty cache and misses the first 4 tokens: the oracle
+  // needs the carried state.
+  const CliRun alone = golden("exec " + kKvShard + " --input hidden=" + kKvCase +
+                              "input_hidden_call1.npy --input start=" + kKvCase +
+                              "input_start_call1.npy --out " + out("alone"));
+  ASSERT_EQ(alone.code, 0) << alone.output;
+  auto got = read_npy(out("alone/hidden_out.npy"));
+  auto want = read_npy(kKvCase + "expected_hidden_out_call1.npy");
+  ASSERT_TRUE(got.is_ok() && want.is_ok());
+  EXPECT_GT(max_abs_error(doubles(*got), doubles(*want)), 0.05);
+
+  // Usage errors: a ragged chunk, an unknown offset input, both modes at once, --offset-input
+  // without --chunk.
+  EXPECT_EQ(golden("exec " + kKvShard + " --input hidden=" + whole + " --chunk hidden:1:3").code, 2);
+  EXPECT_EQ(golden("exec " + kKvShard + " --input hidden=" + whole +
+                   " --chunk hidden:1:4 --offset-input nope").code, 2);
+  EXPECT_EQ(golden("exec " + kKvShard + " --input hidden=" + whole + " --chunk hidden:1:4 --calls " +
+                   out("calls")).code, 2);
+  EXPECT_EQ(golden("exec " + kKvShard + " --offset-input start").code, 2);
+}
+
+}  // namespace
+}  // namespace sg

@@ -548,6 +548,8 @@ Result<ProbeResult> probe_shards(const std::shared_ptr<const Shard>& candidate,
   result.notes.insert(result.notes.begin(), notes.begin(), notes.end());
   result.candidate_sha256 = candidate->program_sha256();
   result.baseline_sha256 = baseline->program_sha256();
+  SG_ASSIGN_OR_RETURN(result.candidate_fingerprint, candidate->fingerprint());
+  SG_ASSIGN_OR_RETURN(result.baseline_fingerprint, baseline->fingerprint());
   return result;
 }
 
@@ -557,12 +559,13 @@ Result<ProbeResult> probe_shard(const std::string& candidate_path, const std::st
   std::vector<std::map<std::string, Tensor>> inputs;
   std::vector<NamedType> baseline_inputs;
   SeedRuns base;
-  std::string baseline_sha;
+  std::string baseline_sha, baseline_fp;
   {
     SG_ASSIGN_OR_RETURN(std::shared_ptr<Shard> baseline, Shard::open(baseline_path));
     SG_ASSIGN_OR_RETURN(const Function* bfn, find_function(*baseline, options.function));
     baseline_inputs = bfn->inputs;
     baseline_sha = baseline->program_sha256();
+    SG_ASSIGN_OR_RETURN(baseline_fp, baseline->fingerprint());
     SG_ASSIGN_OR_RETURN(inputs, all_seed_inputs(*baseline, options, notes));
     const bool stability = options.stability_rms > 0 && has_float_input(inputs.front());
     SG_ASSIGN_OR_RETURN(base, run_seeds(baseline, options.function, inputs, options, stability));
@@ -579,6 +582,8 @@ Result<ProbeResult> probe_shard(const std::string& candidate_path, const std::st
   result.notes.insert(result.notes.begin(), notes.begin(), notes.end());
   result.candidate_sha256 = candidate->program_sha256();
   result.baseline_sha256 = std::move(baseline_sha);
+  SG_ASSIGN_OR_RETURN(result.candidate_fingerprint, candidate->fingerprint());
+  result.baseline_fingerprint = std::move(baseline_fp);
   return result;
 }
 

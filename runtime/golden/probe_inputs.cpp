@@ -55,6 +55,7 @@ class GoldenInputBuilder {
   }
 
   std::vector<std::string> take_notes() { return std::move(notes_); }
+  std::vector<ReportShard> take_executed() { return std::move(executed_); }
 
  private:
   // A chain tensor as the FP16 reference has it.
@@ -123,6 +124,8 @@ class GoldenInputBuilder {
       shard_path = *b;
     }
     SG_ASSIGN_OR_RETURN(std::shared_ptr<Shard> shard, Shard::open(shard_path));
+    SG_ASSIGN_OR_RETURN(std::string fingerprint, shard->fingerprint());
+    executed_.push_back({step.id, shard_path, std::move(fingerprint)});
     Executor exec(shard);
     RunOptions ro;
     ro.precision = precision_;
@@ -148,6 +151,7 @@ class GoldenInputBuilder {
   std::map<std::string, Tensor> memo_;
   std::map<std::string, std::string> origin_;
   std::vector<std::string> notes_;
+  std::vector<ReportShard> executed_;
 };
 
 }  // namespace
@@ -179,6 +183,7 @@ Result<ChainProbeInputs> chain_probe_inputs(
   out.step_id = step->id;
   out.layer = step->layer;
   SG_ASSIGN_OR_RETURN(out.inputs, builder.step_inputs(*step, 0));
+  out.executed = builder.take_executed();
   for (std::string& n : builder.take_notes()) {
     out.notes.push_back(fmt::format("{} (step '{}'): {}", candidate_path, step->id, n));
   }

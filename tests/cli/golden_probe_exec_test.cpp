@@ -89,6 +89,14 @@ TEST_F(ProbeExecCli, ProbeOnGoldenInputsAgreesWithTheChainVerdict) {
   }
   EXPECT_EQ(shard_labels.size(), 16u);
   EXPECT_EQ(g["checks"].size(), 16u + 8u);  // + the residual frame of each MoE pack
+  // Provenance: every shard executed once with its fingerprint: 16 candidates, 16 baselines
+  // (the FP16 attention shards also made the packs' inputs: listed once).
+  std::set<std::string> paths;
+  for (const auto& sh : g["shards"]) {
+    EXPECT_EQ(sh["fingerprint"].get<std::string>().size(), 64u) << sh;
+    EXPECT_TRUE(paths.insert(sh["path"].get<std::string>()).second) << "listed twice: " << sh;
+  }
+  EXPECT_EQ(paths.size(), 32u);
   EXPECT_TRUE(saw_partial_sum && saw_hidden && saw_logits) << golden_inputs.output;
   // Where each input came from is in the notes: a pack gets its layer's FP16 attention output
   // on the golden of the layer before.

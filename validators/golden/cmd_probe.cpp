@@ -152,6 +152,7 @@ int run_probe(const ProbeCommandOptions& o) {
     }
     return baseline_for(o, shard);
   };
+  std::vector<ReportShard> executed;
   for (const std::string& candidate : candidates) {
     auto baseline = baseline_for(o, candidate);
     if (!baseline) return cli::report_error(baseline.status());
@@ -185,6 +186,7 @@ int run_probe(const ProbeCommandOptions& o) {
       for (const auto& [name, kind] : in->output_kinds) po.output_kinds.emplace(name, kind);
       po.frames = in->frames;
       run.notes.insert(run.notes.end(), in->notes.begin(), in->notes.end());
+      executed = std::move(in->executed);
     } else if (goldens) {
       for (const std::string& gi : o.golden_inputs) {
         const size_t eq = gi.find('=');
@@ -201,6 +203,18 @@ int run_probe(const ProbeCommandOptions& o) {
     if (!result) return cli::report_error(result.status());
     run.inputs.push_back({"candidate", candidate, result->candidate_sha256});
     run.inputs.push_back({"baseline", *baseline, result->baseline_sha256});
+    // Every shard executed, once each: input makers, the baseline, the candidate.
+    auto add_shard = [&run](ReportShard sh) {
+      for (const ReportShard& known : run.shards) {
+        std::error_code ec;
+        if (known.path == sh.path || std::filesystem::equivalent(known.path, sh.path, ec)) return;
+      }
+      run.shards.push_back(std::move(sh));
+    };
+    for (ReportShard& sh : executed) add_shard(std::move(sh));
+    executed.clear();
+    add_shard({"baseline", *baseline, result->baseline_fingerprint});
+    add_shard({"candidate", candidate, result->candidate_fingerprint});
     for (CheckResult& c : result->checks) run.checks.push_back(std::move(c));
     run.notes.insert(run.notes.end(), result->notes.begin(), result->notes.end());
     for (const auto& [which, nf] : result->first_nonfinite) {

@@ -119,6 +119,8 @@ struct ProbeResult {
   std::vector<std::pair<std::string, NonFinite>> first_nonfinite;  // ("baseline"/"candidate", op)
   std::string candidate_sha256;  // sha256 of each shard's program file (model.mil / .mlmodel)
   std::string baseline_sha256;
+  std::string candidate_fingerprint;  // Shard::fingerprint(): program and every weight file
+  std::string baseline_fingerprint;
 };
 
 // Runs the baseline on every seed, releases it, then the candidate (one shard open at a time).
@@ -161,6 +163,7 @@ struct ChainProbeInputs {
   std::map<std::string, std::string> output_kinds;   // shard output -> kind
   std::map<std::string, std::string> frames;         // partial-sum output -> residual input
   std::vector<std::string> notes;                    // where each input came from
+  std::vector<ReportShard> executed;                 // FP16 baselines run to make the inputs
 };
 Result<ChainProbeInputs> chain_probe_inputs(
     const ChainManifest& chain, const GoldenSource& goldens, const std::string& candidate_path,

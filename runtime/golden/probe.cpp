@@ -548,8 +548,9 @@ Result<ProbeResult> probe_shards(const std::shared_ptr<const Shard>& candidate,
   result.notes.insert(result.notes.begin(), notes.begin(), notes.end());
   result.candidate_sha256 = candidate->program_sha256();
   result.baseline_sha256 = baseline->program_sha256();
-  SG_ASSIGN_OR_RETURN(result.candidate_fingerprint, candidate->fingerprint());
-  SG_ASSIGN_OR_RETURN(result.baseline_fingerprint, baseline->fingerprint());
+  // Shards built in memory have no files to fingerprint: left empty.
+  if (auto fp = candidate->fingerprint()) result.candidate_fingerprint = *fp;
+  if (auto fp = baseline->fingerprint()) result.baseline_fingerprint = *fp;
   return result;
 }
 

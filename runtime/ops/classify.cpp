@@ -28,8 +28,9 @@ Status op_classify(OpContext& ctx) {
   if (classes.dtype() == DType::kString) {
     label = Tensor::from_strings({}, {classes.strings()[static_cast<size_t>(best)]});
   } else {
+    SG_ASSIGN_OR_RETURN(std::vector<int64_t> ids, to_int64_vector(classes));
     SG_ASSIGN_OR_RETURN(label, kern::new_tensor(ctx, DType::kI64, {}));
-    label.mutable_data<int64_t>()[0] = static_cast<int64_t>(element_as_double(classes, best));
+    label.mutable_data<int64_t>()[0] = ids[static_cast<size_t>(best)];
   }
   SG_ASSIGN_OR_RETURN(Tensor probs, kern::new_tensor(ctx, DType::kF64, {p.numel()}));
   for (int64_t i = 0; i < p.numel(); ++i) probs.mutable_data<double>()[i] = v[i];

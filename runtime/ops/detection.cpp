@@ -16,6 +16,7 @@
 #include "shardgate/ops.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 #include <numeric>
 
@@ -79,7 +80,9 @@ Status op_non_maximum_suppression(OpContext& ctx) {
       for (int64_t k = 1; k < K; ++k) {
         if (score_at(n, b, k) > score_at(n, b, arg)) arg = k;
       }
-      best[static_cast<size_t>(b)] = score_at(n, b, arg);
+      // NaN never wins and sorts last (a NaN score would break the ordering).
+      const double v = score_at(n, b, arg);
+      best[static_cast<size_t>(b)] = std::isnan(v) ? -std::numeric_limits<double>::infinity() : v;
       cls[static_cast<size_t>(b)] = arg;
       for (int64_t c = 0; c < 4; ++c) coords[static_cast<size_t>(b * 4 + c)] = box_at(n, b, c);
     }

@@ -106,7 +106,9 @@ Status op_make_list(OpContext& ctx) {
     } else {
       for (const Tensor& d : dims) {
         SG_OP_CHECK(ctx, d.numel() == 1, ErrorCode::kShape, "elem_shape entries must be scalars");
-        shape.push_back(d.dtype() == DType::kString ? 0 : static_cast<int64_t>(element_as_double(d, 0)));
+        const double v = d.dtype() == DType::kString ? 0.0 : element_as_double(d, 0);
+        SG_OP_CHECK(ctx, v >= 0 && v <= 1e9, ErrorCode::kShape, "elem_shape entry {} is not a dim", v);
+        shape.push_back(static_cast<int64_t>(v));
       }
     }
   }

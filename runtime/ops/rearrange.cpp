@@ -242,9 +242,11 @@ Status op_reshape_like(OpContext& ctx) {
     SG_OP_CHECK(ctx, begins[i].numel() == 1 && ends[i].numel() == 1 && masks[i].numel() == 1,
                 ErrorCode::kShape, "begins[{}], ends[{}] and end_masks[{}] must be scalars", i, i, i);
     const int64_t r = refs[i].rank();
-    const auto b = static_cast<int64_t>(element_as_double(begins[i], 0));
+    SG_ASSIGN_OR_RETURN(std::vector<int64_t> bv, to_int64_vector(begins[i]));
+    SG_ASSIGN_OR_RETURN(std::vector<int64_t> ev, to_int64_vector(ends[i]));
+    const int64_t b = bv[0];
     const bool to_end = element_as_double(masks[i], 0) != 0;
-    const int64_t e = to_end ? r : static_cast<int64_t>(element_as_double(ends[i], 0));
+    const int64_t e = to_end ? r : ev[0];
     SG_OP_CHECK(ctx, b >= 0 && b <= e && e <= r, ErrorCode::kShape,
                 "ref_tensors[{}] has rank {}: begin {} / end {} select no valid dims", i, r, b, e);
     for (int64_t d = b; d < e; ++d) shape.push_back(refs[i].dim(d));

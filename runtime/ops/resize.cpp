@@ -80,8 +80,8 @@ Result<Tensor> image_input(OpContext& ctx, int64_t min_rank = 3) {
 }
 
 Status check_size(OpContext& ctx, int64_t h, int64_t w) {
-  SG_OP_CHECK(ctx, h >= 1 && w >= 1 && h <= (int64_t{1} << 24) && w <= (int64_t{1} << 24),
-              ErrorCode::kShape, "output size {}x{} must be in [1, 2^24] per dim", h, w);
+  SG_OP_CHECK(ctx, h >= 1 && w >= 1 && h <= (int64_t{1} << 20) && w <= (int64_t{1} << 20),
+              ErrorCode::kShape, "output size {}x{} must be in [1, 2^20] per dim", h, w);
   return Status::ok();
 }
 
@@ -158,8 +158,12 @@ Status scales(OpContext& ctx, const Tensor& x, double& sh, double& sw, int64_t& 
   SG_ASSIGN_OR_RETURN(sw, ctx.get_float_or("scale_factor_width", 1.0));
   SG_OP_CHECK(ctx, sh > 0 && sw > 0 && sh <= 65536 && sw <= 65536, ErrorCode::kShape,
               "scale factors {} x {} must be in (0, 65536]", sh, sw);
-  oh = static_cast<int64_t>(std::floor(static_cast<double>(x.dim(x.rank() - 2)) * sh));
-  ow = static_cast<int64_t>(std::floor(static_cast<double>(x.dim(x.rank() - 1)) * sw));
+  const double fh = std::floor(static_cast<double>(x.dim(x.rank() - 2)) * sh);
+  const double fw = std::floor(static_cast<double>(x.dim(x.rank() - 1)) * sw);
+  SG_OP_CHECK(ctx, fh >= 1 && fw >= 1 && fh <= 1048576 && fw <= 1048576, ErrorCode::kShape,
+              "output size {}x{} must be in [1, 2^20] per dim", fh, fw);
+  oh = static_cast<int64_t>(fh);
+  ow = static_cast<int64_t>(fw);
   return check_size(ctx, oh, ow);
 }
 
@@ -319,7 +323,8 @@ std::vector<double> box_positions(Sampling s, double start, double end, int64_t 
 
 // Bilinear value of img [H, W] at (y, x); `pad` when the point is outside the image.
 double bilinear_at(const float* img, int64_t H, int64_t W, double y, double x, double pad) {
-  if (y < 0 || y > static_cast<double>(H - 1) || x < 0 || x > static_cast<double>(W - 1)) return pad;
+  // Written so NaN coordinates are outside too.
+  if (!(y >= 0 && y <= static_cast<double>(H - 1) && x >= 0 && x <= static_cast<double>(W - 1))) return pad;
   const auto y0 = static_cast<int64_t>(std::floor(y)), x0 = static_cast<int64_t>(std::floor(x));
   const int64_t y1 = std::min(y0 + 1, H - 1), x1 = std::min(x0 + 1, W - 1);
   const double fy = y - static_cast<double>(y0), fx = x - static_cast<double>(x0);
@@ -364,6 +369,9 @@ double tap(const float* img, int64_t H, int64_t W, int64_t y, int64_t x, double 
 }
 
 double sample(const float* img, int64_t H, int64_t W, double y, double x, bool nearest, Padding p, double pad) {
+  // A non-finite or absurdly distant coordinate reads the padding (and never reaches an
+  // integer conversion).
+  if (!(std::fabs(y) < 1e9 && std::fabs(x) < 1e9)) return pad;
   pad_coordinate(p, y, H);
   pad_coordinate(p, x, W);
   if (nearest) {
@@ -455,6 +463,8 @@ Status op_crop_resize(OpContext& ctx) {
     const int64_t k = roi.dim(2);
     for (int64_t i = 0; i < roi.dim(0); ++i) {
       const float* p = roi.data<float>() + i * k;
+      SG_OP_CHECK(ctx, k == 4 || (p[0] >= 0 && p[0] < static_cast<float>(B)), ErrorCode::kShape,
+                  "roi[{}] image index {} is outside [0, {})", i, p[0], B);
       const int64_t image = k == 5 ? static_cast<int64_t>(std::floor(p[0])) : -1;
       const float* c = k == 5 ? p + 1 : p;
       boxes.push_back({image, {c[0], c[1], c[2], c[3]}});

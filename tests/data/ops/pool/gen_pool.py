@@ -51,7 +51,8 @@ def ref_pool(kind, x, ks, st, pad_type, custom=None, ceil=False, exclude=False):
     xf = x.astype(np.float64)
     xp = np.pad(xf, widths)
     inside = np.pad(np.ones(x.shape), widths)  # 1 on input elements
-    declared = np.pad(np.ones(x.shape), [(0, 0), (0, 0)] + [(p[0], p[1]) for p in pads])  # input + padding
+    # 1 on the input and its declared padding, 0 only past it (ceil_mode's overhang).
+    declared = np.pad(np.ones(x.shape), [(0, 0), (0, 0)] + [(p[0], p[1]) for p in pads], constant_values=1)
     declared = np.pad(declared, [(0, 0), (0, 0)] + [(0, e) for e in extra])
     res = np.zeros(x.shape[:2] + tuple(outs))
     for o in itertools.product(*[range(n) for n in outs]):

@@ -290,19 +290,28 @@ class Run {
       if (i >= ctx.outputs().size() || !ctx.outputs()[i].defined()) {
         return ctx.error(ErrorCode::kInternal, fmt::format("kernel set no output #{} ({})", i, out.name));
       }
-      if (!out.type.is_tensor()) {
+      // A list value is one tensor stacking its elements (runtime/ops/list.cpp), stored in
+      // the element dtype; its length is not part of the declared type's shape check.
+      // A dict output (classify's class -> probability) is kept as the tensor of its values in
+      // key order (runtime/ops/classify.cpp).
+      const bool is_list = out.type.kind == ValueType::Kind::kList && out.type.members.size() == 1 &&
+                           out.type.members[0].is_tensor();
+      const bool is_dict = out.type.kind == ValueType::Kind::kDict && out.type.members.size() == 2 &&
+                           out.type.members[1].is_tensor();
+      if (!out.type.is_tensor() && !is_list && !is_dict) {
         return ctx.error(ErrorCode::kUnsupported,
-                         fmt::format("output {} has type {}; only tensor outputs are supported",
+                         fmt::format("output {} has type {}; only tensor, list and dict outputs are supported",
                                      out.name, out.type.to_string()));
       }
       // Compile-time values keep their declared dtype in both modes (see the file comment).
       const Precision p = compile_time ? Precision::kFp16 : options_.precision;
-      auto stored = to_storage(ctx.outputs()[i], out.type.dtype, p);
+      const DType declared = is_list ? out.type.members[0].dtype : is_dict ? out.type.members[1].dtype : out.type.dtype;
+      auto stored = to_storage(ctx.outputs()[i], declared, p);
       if (!stored.is_ok()) {
         return ctx.error(stored.status().code(),
                          fmt::format("output {}: {}", out.name, stored.status().message()));
       }
-      if (!out.type.accepts(stored->shape())) {
+      if (!is_list && !is_dict && !out.type.accepts(stored->shape())) {
         return ctx.error(ErrorCode::kShape,
                          fmt::format("output {} has shape {}, but the program declares {}",
                                      out.name, shape_str(stored->shape()), out.type.to_string()));

@@ -195,6 +195,7 @@ Result<FeatureInfo> read_feature(const json& f, const Where& w, const std::strin
       SG_TRY(parse_flexibility_text(t->get<std::string>(), at, feature, ranges, shapes));
     }
   }
+  if (feature.flexible) feature.default_shape = shape;
   Result<Shape> folded = feature.range_flexible ? fold_shape_ranges(shape, ranges)
                                                 : fold_enumerated_shapes(shape, shapes);
   if (!folded) return bad(here, "{}", folded.status().message());

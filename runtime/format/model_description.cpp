@@ -167,6 +167,7 @@ Status decode_array_type(MessageReader r, FeatureInfo& feature) {
                      data_type == 0 ? ErrorCode::kFormat : ErrorCode::kUnsupported);
   }
   feature.dtype = *dtype;
+  if (feature.flexible) feature.default_shape = shape;
   Result<Shape> folded = feature.range_flexible ? fold_shape_ranges(shape, ranges)
                                                 : fold_enumerated_shapes(shape, enumerated);
   if (!folded) return ctx.error(start, folded.status().message());

@@ -7,6 +7,7 @@
 #include "shardgate/readers.h"
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <utility>
 #include <vector>
@@ -232,6 +233,33 @@ Result<std::shared_ptr<const BlobFile>> Shard::blob_file(const BlobRef& ref) con
 }
 
 Result<Tensor> Shard::resolve(const Value& value) const {
+  if (value.type.kind == ValueType::Kind::kList) {
+    // A list value is the tensor stacking its elements (runtime/ops/list.cpp): a list literal
+    // such as classify's `classes` becomes [length, *element shape].
+    std::vector<Tensor> elems;
+    for (const Value& e : value.elements) {
+      SG_ASSIGN_OR_RETURN(Tensor t, resolve(e));
+      SG_CHECK(elems.empty() || (t.dtype() == elems[0].dtype() && t.shape() == elems[0].shape()),
+               ErrorCode::kFormat, "{}: list literal {} mixes element types", path_, value.type.to_string());
+      elems.push_back(std::move(t));
+    }
+    SG_CHECK(!elems.empty(), ErrorCode::kUnsupported, "{}: empty list literal {} has no element type", path_,
+             value.type.to_string());
+    Shape shape{static_cast<int64_t>(elems.size())};
+    shape.insert(shape.end(), elems[0].shape().begin(), elems[0].shape().end());
+    if (elems[0].dtype() == DType::kString) {
+      std::vector<std::string> all;
+      for (const Tensor& t : elems) all.insert(all.end(), t.strings().begin(), t.strings().end());
+      return Tensor::from_strings(shape, std::move(all));
+    }
+    SG_ASSIGN_OR_RETURN(Tensor out, Tensor::zeros(elems[0].dtype(), shape));
+    SG_CHECK(elems[0].nbytes() * elems.size() == out.nbytes(), ErrorCode::kUnsupported,
+             "{}: list literal {} of packed sub-byte elements", path_, value.type.to_string());
+    for (size_t i = 0; i < elems.size(); ++i) {
+      std::memcpy(out.mutable_raw() + i * elems[0].nbytes(), elems[i].raw(), elems[i].nbytes());
+    }
+    return out;
+  }
   SG_CHECK(value.type.is_tensor(), ErrorCode::kUnsupported,
            "{}: cannot resolve a {} literal to a tensor", path_, value.type.to_string());
   if (!value.is_blob()) {

@@ -10,6 +10,7 @@
 #include <array>
 #include <cmath>
 #include <filesystem>
+#include <optional>
 #include <random>
 #include <set>
 
@@ -426,6 +427,45 @@ Result<std::vector<std::map<std::string, Tensor>>> all_seed_inputs(const Shard& 
   return out;
 }
 
+// The shape a flexible input takes when nobody gives one: the DefaultShapes entry of the
+// function's FlexibleShapeInformation attribute (what Apple's compiler writes into model.mil),
+// else the default shape of the model description (ArrayFeatureType.shape / metadata.json
+// "shape", which coremltools sets to the RangeDim / EnumeratedShapes default). Only a fully
+// known shape the input type accepts counts.
+std::optional<std::pair<Shape, std::string>> default_input_shape(const Shard& shard, const Function& fn,
+                                                                 const NamedType& in) {
+  const auto fits = [&](const Shape& s) {
+    if (s.empty() && !in.type.shape.empty()) return false;
+    for (int64_t d : s) {
+      if (d <= 0) return false;
+    }
+    return in.type.accepts(s);
+  };
+  for (const auto& [key, info] : fn.attributes) {
+    if (key != "FlexibleShapeInformation") continue;
+    for (const Value& entry : info.elements) {
+      if (entry.elements.size() != 2 || !entry.elements[0].tensor.defined() ||
+          entry.elements[0].tensor.dtype() != DType::kString || entry.elements[0].tensor.numel() != 1 ||
+          entry.elements[0].tensor.strings()[0] != "DefaultShapes") {
+        continue;
+      }
+      for (const auto& [k, v] : entry.elements[1].entries) {
+        if (!k.tensor.defined() || k.tensor.dtype() != DType::kString || k.tensor.numel() != 1 ||
+            k.tensor.strings()[0] != in.name || !v.tensor.defined()) {
+          continue;
+        }
+        auto dims = to_int64_vector(v.tensor);
+        if (dims.is_ok() && fits(*dims)) return std::make_pair(Shape(*dims), std::string("FlexibleShapeInformation DefaultShapes"));
+      }
+    }
+  }
+  for (const FeatureInfo& f : shard.info().inputs) {
+    if (f.name != in.name || (!f.function.empty() && f.function != fn.name)) continue;
+    if (fits(f.default_shape)) return std::make_pair(f.default_shape, std::string("the model description's default shape"));
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::string InputScale::describe() const {
@@ -486,11 +526,17 @@ Result<SeededInputs> make_seeded_inputs(const Shard& shard, std::string_view fun
     }
     SG_CHECK(in.type.is_tensor(), ErrorCode::kUnsupported, "{}: {} inputs cannot be drawn", where,
              in.type.to_string());
-    SG_CHECK(in.type.rank_known && !in.type.has_unknown_dims(), ErrorCode::kUsage,
-             "{}: flexible shape {}: give it with --input {}=FILE.npy", where, in.type.to_string(),
-             in.name);
+    Shape shape = in.type.shape;
+    if (!in.type.rank_known || in.type.has_unknown_dims()) {
+      const auto fallback = default_input_shape(shard, *fn, in);
+      SG_CHECK(fallback.has_value(), ErrorCode::kUsage,
+               "{}: flexible shape {} and no default shape declared: give it with --input {}=FILE.npy",
+               where, in.type.to_string(), in.name);
+      shape = fallback->first;
+      out.notes.push_back(fmt::format("{}: flexible input '{}' drawn with shape {} ({})", shard.path(), in.name,
+                                      shape_str(shape), fallback->second));
+    }
     std::mt19937_64 rng(seed * 0x9E3779B97F4A7C15ULL ^ name_hash(in.name));
-    const Shape& shape = in.type.shape;
     const DType dt = in.type.dtype;
     if (dtype_is_float(dt)) {
       SG_ASSIGN_OR_RETURN(Tensor t, Tensor::zeros(DType::kF32, shape));

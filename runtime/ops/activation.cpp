@@ -18,6 +18,32 @@ Result<float> param(OpContext& ctx, const char* name) {
 
 float sigmoid(float v) { return 1.0f / (1.0f + std::exp(-v)); }
 
+// prelu / softplus_parametric: x is [B, C, *spatial] (rank >= 3) and each per-channel
+// parameter has exactly C entries, applied along dim 1.
+Result<std::vector<float>> channel_param(OpContext& ctx, const Tensor& x, const char* name) {
+  SG_OP_CHECK(ctx, x.rank() >= 3, ErrorCode::kShape, "x has shape {}: needs rank >= 3 ([B, C, ...])",
+              shape_str(x.shape()));
+  SG_ASSIGN_OR_RETURN(Tensor p, ctx.get_f32(name));
+  SG_OP_CHECK(ctx, p.rank() == 1 && p.dim(0) == x.dim(1), ErrorCode::kShape,
+              "{} has shape {}, expected [{}] (one value per channel of x {})", name,
+              shape_str(p.shape()), x.dim(1), shape_str(x.shape()));
+  return std::vector<float>(p.data<float>(), p.data<float>() + p.numel());
+}
+
+// out[b, c, ...] = f(x[b, c, ...], c)
+template <typename F>
+Status map_channels(OpContext& ctx, const Tensor& x, F f) {
+  SG_ASSIGN_OR_RETURN(Tensor out, kern::new_tensor(ctx, DType::kF32, x.shape()));
+  const int64_t channels = x.dim(1);
+  int64_t inner = 1;
+  for (int64_t d = 2; d < x.rank(); ++d) inner *= x.dim(d);
+  const float* src = x.data<float>();
+  float* dst = out.mutable_data<float>();
+  for (int64_t i = 0; i < x.numel(); ++i) dst[i] = f(src[i], (i / inner) % channels);
+  ctx.set_output(0, std::move(out));
+  return Status::ok();
+}
+
 }  // namespace
 
 Status op_clamped_relu(OpContext& ctx) {
@@ -71,6 +97,20 @@ Status op_leaky_relu(OpContext& ctx) {
   return map_x(ctx, [=](float v) { return v < 0 ? v * alpha : v; });
 }
 
+Status op_linear_activation(OpContext& ctx) {
+  SG_ASSIGN_OR_RETURN(float alpha, param(ctx, "alpha"));
+  SG_ASSIGN_OR_RETURN(float beta, param(ctx, "beta"));
+  return map_x(ctx, [=](float v) { return alpha * v + beta; });
+}
+
+Status op_prelu(OpContext& ctx) {
+  SG_ASSIGN_OR_RETURN(Tensor x, ctx.get_f32("x"));
+  SG_ASSIGN_OR_RETURN(std::vector<float> alpha, channel_param(ctx, x, "alpha"));
+  return map_channels(ctx, x, [&](float v, int64_t c) {
+    return std::max(v, 0.0f) + std::min(v, 0.0f) * alpha[static_cast<size_t>(c)];
+  });
+}
+
 Status op_relu(OpContext& ctx) {
   return map_x(ctx, [](float v) { return std::isnan(v) ? v : std::max(v, 0.0f); });
 }
@@ -100,8 +140,24 @@ Status op_softplus(OpContext& ctx) {
   return map_x(ctx, [](float v) { return std::log1p(std::exp(-std::fabs(v))) + std::max(v, 0.0f); });
 }
 
+Status op_softplus_parametric(OpContext& ctx) {
+  SG_ASSIGN_OR_RETURN(Tensor x, ctx.get_f32("x"));
+  SG_ASSIGN_OR_RETURN(std::vector<float> alpha, channel_param(ctx, x, "alpha"));
+  SG_ASSIGN_OR_RETURN(std::vector<float> beta, channel_param(ctx, x, "beta"));
+  return map_channels(ctx, x, [&](float v, int64_t c) {
+    const float bx = beta[static_cast<size_t>(c)] * v;
+    return alpha[static_cast<size_t>(c)] * (std::log1p(std::exp(-std::fabs(bx))) + std::max(bx, 0.0f));
+  });
+}
+
 Status op_softsign(OpContext& ctx) {
   return map_x(ctx, [](float v) { return v / (1.0f + std::fabs(v)); });
+}
+
+// threshold: max(x, alpha) (coremltools lists it with the unary elementwise ops).
+Status op_threshold(OpContext& ctx) {
+  SG_ASSIGN_OR_RETURN(float alpha, param(ctx, "alpha"));
+  return map_x(ctx, [=](float v) { return std::isnan(v) ? v : std::max(v, alpha); });
 }
 
 Status op_thresholded_relu(OpContext& ctx) {

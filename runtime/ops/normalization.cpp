@@ -1,5 +1,5 @@
 // Kernels of the "normalization" family (formats.md 4.3): layer_norm, l2_norm, batch_norm,
-// instance_norm. Statistics use the population variance (divide by n), in fp32.
+// instance_norm, local_response_norm. Statistics use the population variance (divide by n), in fp32.
 #include "core/parallel.h"
 #include "ops/kernel_util.h"
 #include "shardgate/ops.h"
@@ -172,6 +172,42 @@ Status op_instance_norm(OpContext& ctx) {
       normalize_group(src, dst, base, offs, static_cast<float>(eps), Tensor(), Tensor());
       const float g = at_or(gamma, c, 1.0f), bt = at_or(beta, c, 0.0f);
       for (int64_t j = 0; j < inner; ++j) dst[base + j] = dst[base + j] * g + bt;
+    }
+  }
+  ctx.set_output(0, std::move(out));
+  return Status::ok();
+}
+
+// local_response_norm (coremltools iOS15 normalization.py): x [N, C, *spatial] (1-2 spatial
+// dims); y = x / (k + alpha / size * sum of x^2 over channels [c - floor((size - 1) / 2),
+// c + ceil((size - 1) / 2)] clipped to [0, C))^beta. The window is the one of Core ML's
+// NeuralNetwork LRN layer (what the op lowers to); for odd sizes it is PyTorch's as well.
+Status op_local_response_norm(OpContext& ctx) {
+  SG_ASSIGN_OR_RETURN(Tensor x, ctx.get_f32("x"));
+  SG_OP_CHECK(ctx, x.rank() >= 3 && x.rank() <= 4, ErrorCode::kShape,
+              "x has shape {}: needs rank 3 or 4 ([N, C, *spatial])", shape_str(x.shape()));
+  SG_ASSIGN_OR_RETURN(int64_t size, ctx.get_int("size"));
+  SG_ASSIGN_OR_RETURN(double alpha, ctx.get_float_or("alpha", 1e-4));
+  SG_ASSIGN_OR_RETURN(double beta, ctx.get_float_or("beta", 0.75));
+  SG_ASSIGN_OR_RETURN(double k, ctx.get_float_or("k", 1.0));
+  SG_OP_CHECK(ctx, size >= 1 && size <= (int64_t{1} << 24), ErrorCode::kShape, "size {} must be >= 1", size);
+  const int64_t N = x.dim(0), C = x.dim(1), inner = x.numel() / std::max<int64_t>(1, N * C);
+  const int64_t lo_reach = (size - 1) / 2, hi_reach = size - 1 - lo_reach;
+  SG_ASSIGN_OR_RETURN(Tensor out, kern::new_tensor(ctx, DType::kF32, x.shape()));
+  const float* src = x.data<float>();
+  float* dst = out.mutable_data<float>();
+  for (int64_t n = 0; n < N; ++n) {
+    for (int64_t c = 0; c < C; ++c) {
+      const int64_t c0 = std::max<int64_t>(0, c - lo_reach), c1 = std::min(C - 1, c + hi_reach);
+      for (int64_t i = 0; i < inner; ++i) {
+        double sq = 0;
+        for (int64_t j = c0; j <= c1; ++j) {
+          const double v = src[(n * C + j) * inner + i];
+          sq += v * v;
+        }
+        const int64_t at = (n * C + c) * inner + i;
+        dst[at] = static_cast<float>(src[at] / std::pow(k + alpha / static_cast<double>(size) * sq, beta));
+      }
     }
   }
   ctx.set_output(0, std::move(out));

@@ -27,12 +27,12 @@ Result<Act> parse_act(OpContext& ctx, std::string_view param, const std::string&
   if (s == "sigmoid") return Act::kSigmoid;
   // scaled_tanh with its default alpha = beta = 1 is tanh (the reference applies np.tanh).
   if (s == "tanh" || s == "scaled_tanh") return Act::kTanh;
-  if (s == "hard_sigmoid") return Act::kHardSigmoid;
+  if (s == "hard_sigmoid" || s == "sigmoid_hard") return Act::kHardSigmoid;
   if (s == "relu") return Act::kRelu;
   if (s == "linear") return Act::kLinear;
   return ctx.error(ErrorCode::kUnsupported,
                    fmt::format("{} '{}' is not one of sigmoid, tanh, scaled_tanh, hard_sigmoid, "
-                               "relu, linear", param, s));
+                               "sigmoid_hard, relu, linear", param, s));
 }
 
 inline float apply(Act a, float v) {
@@ -215,6 +215,135 @@ Status op_lstm(OpContext& ctx) {
   ctx.set_output(1, std::move(h_out));
   ctx.set_output(2, std::move(c_out));
   return Status::ok();
+}
+
+// gru and rnn (coremltools iOS15 recurrent.py, iOS18 gru adds reset_after and input_bias): one
+// direction, x [s, b, I], initial_h [b, H]; weights [G·H, I] / [G·H, H] with G = 3 gates in
+// order r, o, z for gru and G = 1 for rnn. "reverse" runs the flipped sequence and, as
+// coremltools' own references do, returns its states in processing order. gru per step:
+//   r = ra(Wr·x + Rr·h + br), z = ra(Wz·x + Rz·h + bz)
+//   o = a(Wo·x + Ro·(r∘h) + bo)                       (default)
+//   o = a(Wo·x + bio + r∘(Ro·h + bho))                (reset_after: PyTorch's GRU)
+//   h = (1 − z)∘o + z∘h
+// where b = bias + input_bias except that reset_after keeps the hidden bias of o inside the
+// reset; rnn: h = a(W·x + R·h + b). Arithmetic in double per step, outputs stored via fp32.
+namespace {
+
+struct SimpleRecurrence {
+  Tensor x, h0, wih, whh, bias, input_bias;
+  int64_t S = 0, B = 0, I = 0, H = 0;
+  bool reverse = false, output_sequence = false;
+};
+
+Result<SimpleRecurrence> load_simple(OpContext& ctx, int64_t gates) {
+  SimpleRecurrence r;
+  SG_ASSIGN_OR_RETURN(r.x, ctx.get_f32("x"));
+  SG_OP_CHECK(ctx, r.x.rank() == 3, ErrorCode::kShape, "x must be [s, b, I], got {}", shape_str(r.x.shape()));
+  r.S = r.x.dim(0);
+  r.B = r.x.dim(1);
+  r.I = r.x.dim(2);
+  SG_ASSIGN_OR_RETURN(r.wih, ctx.get_f32("weight_ih"));
+  SG_ASSIGN_OR_RETURN(r.whh, ctx.get_f32("weight_hh"));
+  SG_OP_CHECK(ctx, r.whh.rank() == 2 && r.whh.dim(0) == gates * r.whh.dim(1), ErrorCode::kShape,
+              "weight_hh has shape {}, expected [{}H, H]", shape_str(r.whh.shape()), gates);
+  r.H = r.whh.dim(1);
+  SG_OP_CHECK(ctx, r.wih.shape() == (Shape{gates * r.H, r.I}), ErrorCode::kShape,
+              "weight_ih has shape {}, expected [{}, {}]", shape_str(r.wih.shape()), gates * r.H, r.I);
+  SG_ASSIGN_OR_RETURN(r.h0, ctx.get_f32("initial_h"));
+  SG_OP_CHECK(ctx, r.h0.numel() == r.B * r.H, ErrorCode::kShape, "initial_h has shape {}, expected [{}, {}]",
+              shape_str(r.h0.shape()), r.B, r.H);
+  for (const char* name : {"bias", "input_bias"}) {
+    if (!ctx.has(name)) continue;
+    SG_ASSIGN_OR_RETURN(Tensor b, ctx.get_f32(name));
+    SG_OP_CHECK(ctx, b.numel() == gates * r.H, ErrorCode::kShape, "{} has {} values, expected {}", name,
+                b.numel(), gates * r.H);
+    (std::string_view(name) == "bias" ? r.bias : r.input_bias) = b;
+  }
+  SG_ASSIGN_OR_RETURN(std::string direction, ctx.get_string_or("direction", "forward"));
+  SG_OP_CHECK(ctx, direction == "forward" || direction == "reverse", ErrorCode::kUnsupported,
+              "direction '{}' is not forward or reverse", direction);
+  r.reverse = direction == "reverse";
+  SG_ASSIGN_OR_RETURN(r.output_sequence, ctx.get_bool_or("output_sequence", false));
+  return r;
+}
+
+// W[row] · v for a row of a [rows, n] fp32 matrix.
+double dot_row(const Tensor& w, int64_t row, const double* v, int64_t n) {
+  const float* p = w.data<float>() + row * n;
+  double acc = 0;
+  for (int64_t k = 0; k < n; ++k) acc += p[k] * v[k];
+  return acc;
+}
+
+double bias_at(const Tensor& b, int64_t i) { return b.defined() ? b.data<float>()[i] : 0.0; }
+
+// Runs `step(xt, h)` over the sequence and sets the two outputs.
+template <typename Step>
+Status run_simple(OpContext& ctx, const SimpleRecurrence& r, Step step) {
+  SG_ASSIGN_OR_RETURN(Tensor seq, kern::new_tensor(ctx, DType::kF32, {r.output_sequence ? r.S : 1, r.B, r.H}));
+  SG_ASSIGN_OR_RETURN(Tensor last, kern::new_tensor(ctx, DType::kF32, {r.B, r.H}));
+  std::vector<double> xt(static_cast<size_t>(r.I)), h(static_cast<size_t>(r.H));
+  for (int64_t b = 0; b < r.B; ++b) {
+    for (int64_t j = 0; j < r.H; ++j) h[static_cast<size_t>(j)] = r.h0.data<float>()[b * r.H + j];
+    for (int64_t k = 0; k < r.S; ++k) {
+      const int64_t t = r.reverse ? r.S - 1 - k : k;
+      for (int64_t i = 0; i < r.I; ++i) xt[static_cast<size_t>(i)] = r.x.data<float>()[(t * r.B + b) * r.I + i];
+      step(xt.data(), h);
+      if (r.output_sequence || k == r.S - 1) {
+        float* dst = seq.mutable_data<float>() + ((r.output_sequence ? k : 0) * r.B + b) * r.H;
+        for (int64_t j = 0; j < r.H; ++j) dst[j] = static_cast<float>(h[static_cast<size_t>(j)]);
+      }
+    }
+    for (int64_t j = 0; j < r.H; ++j) last.mutable_data<float>()[b * r.H + j] = static_cast<float>(h[static_cast<size_t>(j)]);
+  }
+  ctx.set_output(0, std::move(seq));
+  ctx.set_output(1, std::move(last));
+  return Status::ok();
+}
+
+}  // namespace
+
+Status op_gru(OpContext& ctx) {
+  SG_ASSIGN_OR_RETURN(SimpleRecurrence r, load_simple(ctx, 3));
+  SG_ASSIGN_OR_RETURN(Act ra, parse_act(ctx, "recurrent_activation", "sigmoid"));
+  SG_ASSIGN_OR_RETURN(Act act, parse_act(ctx, "activation", "tanh"));
+  SG_ASSIGN_OR_RETURN(bool reset_after, ctx.get_bool_or("reset_after", false));
+  const int64_t H = r.H, I = r.I;
+  std::vector<double> rh(static_cast<size_t>(H)), hn(static_cast<size_t>(H));
+  return run_simple(ctx, r, [&](const double* x, std::vector<double>& h) {
+    std::vector<double> rg(static_cast<size_t>(H)), zg(static_cast<size_t>(H));
+    for (int64_t j = 0; j < H; ++j) {
+      const double br = bias_at(r.bias, j) + bias_at(r.input_bias, j);
+      const double bz = bias_at(r.bias, 2 * H + j) + bias_at(r.input_bias, 2 * H + j);
+      rg[j] = apply(ra, static_cast<float>(dot_row(r.wih, j, x, I) + dot_row(r.whh, j, h.data(), H) + br));
+      zg[j] = apply(ra, static_cast<float>(dot_row(r.wih, 2 * H + j, x, I) + dot_row(r.whh, 2 * H + j, h.data(), H) + bz));
+      rh[j] = rg[j] * h[j];
+    }
+    for (int64_t j = 0; j < H; ++j) {
+      const double bi = bias_at(r.input_bias, H + j), bh = bias_at(r.bias, H + j);
+      const double pre = reset_after
+          ? dot_row(r.wih, H + j, x, I) + bi + rg[j] * (dot_row(r.whh, H + j, h.data(), H) + bh)
+          : dot_row(r.wih, H + j, x, I) + dot_row(r.whh, H + j, rh.data(), H) + bi + bh;
+      const double o = apply(act, static_cast<float>(pre));
+      hn[j] = (1 - zg[j]) * o + zg[j] * h[j];
+    }
+    h = hn;
+  });
+}
+
+Status op_rnn(OpContext& ctx) {
+  SG_ASSIGN_OR_RETURN(SimpleRecurrence r, load_simple(ctx, 1));
+  SG_ASSIGN_OR_RETURN(Act act, parse_act(ctx, "activation", "tanh"));
+  const int64_t H = r.H, I = r.I;
+  std::vector<double> hn(static_cast<size_t>(H));
+  return run_simple(ctx, r, [&](const double* x, std::vector<double>& h) {
+    for (int64_t j = 0; j < H; ++j) {
+      const double pre = dot_row(r.wih, j, x, I) + dot_row(r.whh, j, h.data(), H) + bias_at(r.bias, j) +
+                         bias_at(r.input_bias, j);
+      hn[j] = apply(act, static_cast<float>(pre));
+    }
+    h = hn;
+  });
 }
 
 }  // namespace sg

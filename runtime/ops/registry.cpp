@@ -9,7 +9,10 @@ namespace {
 
 constexpr std::array kOps = {
 #define SG_OP(name, family, op_class) OpInfo{#name, #family, OpClass::op_class, &op_##name},
+#define SG_OP_NONREPRODUCIBLE(name, family, op_class) \
+  OpInfo{#name, #family, OpClass::op_class, &op_##name, /*reproducible_on_device=*/false},
 #include "ops.def"
+#undef SG_OP_NONREPRODUCIBLE
 #undef SG_OP
 };
 
@@ -30,6 +33,11 @@ const OpInfo* find_op(std::string_view type) {
                              [](const OpInfo& info, std::string_view t) { return info.name < t; });
   if (it == kOps.end() || it->name != type) return nullptr;
   return &*it;
+}
+
+bool op_reproducible_on_device(std::string_view type) {
+  const OpInfo* info = find_op(type);
+  return info == nullptr || info->reproducible_on_device;
 }
 
 OpClass classify_op(std::string_view type) {

@@ -39,4 +39,23 @@ Status op_select(OpContext& ctx) {
   return Status::ok();
 }
 
+// non_zero (coremltools iOS15 tensor_operation.py): the coordinates of every non-zero element
+// of x in row-major order, as an int32 [count, rank] tensor (numpy's transpose(nonzero(x))).
+// NaN is non-zero.
+Status op_non_zero(OpContext& ctx) {
+  SG_ASSIGN_OR_RETURN(Tensor x, ctx.get("x"));
+  SG_OP_CHECK(ctx, x.rank() >= 1, ErrorCode::kShape, "x is a scalar: non_zero needs rank >= 1");
+  SG_OP_CHECK(ctx, x.dtype() != DType::kString, ErrorCode::kShape, "x must be numeric or bool, not string");
+  const std::vector<int64_t> st = kern::strides_of(x.shape());
+  std::vector<int64_t> coords;
+  for (int64_t i = 0; i < x.numel(); ++i) {
+    if (element_as_double(x, i) == 0) continue;
+    for (int64_t d = 0; d < x.rank(); ++d) coords.push_back((i / st[static_cast<size_t>(d)]) % x.dim(d));
+  }
+  const int64_t count = static_cast<int64_t>(coords.size()) / x.rank();
+  SG_ASSIGN_OR_RETURN(Tensor out, kern::int32_tensor(ctx, {count, x.rank()}, coords));
+  ctx.set_output(0, std::move(out));
+  return Status::ok();
+}
+
 }  // namespace sg

@@ -115,6 +115,21 @@ Status op_concat(OpContext& ctx) {
   SG_ASSIGN_OR_RETURN(std::vector<Tensor> values, ctx.get_all("values"));
   SG_OP_CHECK(ctx, !values.empty(), ErrorCode::kShape, "concat needs at least one value");
   SG_ASSIGN_OR_RETURN(values, kern::unify_dtypes(ctx, std::move(values)));
+  // Apple's compiler (iOS18 program(1.3)) builds shapes by joining rank-0 int32 values along
+  // axis 0: `tensor<int32, [2]> c = concat(axis = 0, values = (a, b))` with a and b scalars.
+  // coremltools never writes that, but both must run: when every value has rank <= 1 and some
+  // have rank 0, a rank-0 value counts as a one-element vector.
+  const bool any_scalar = std::any_of(values.begin(), values.end(),
+                                      [](const Tensor& v) { return v.rank() == 0; });
+  const bool all_vectors = std::all_of(values.begin(), values.end(),
+                                       [](const Tensor& v) { return v.rank() <= 1; });
+  if (any_scalar && all_vectors) {
+    for (Tensor& v : values) {
+      if (v.rank() == 0) {
+        SG_ASSIGN_OR_RETURN(v, v.reshaped(Shape{1}));
+      }
+    }
+  }
   SG_ASSIGN_OR_RETURN(int64_t axis_in, ctx.get_int("axis"));
   SG_ASSIGN_OR_RETURN(bool interleave, ctx.get_bool_or("interleave", false));
   const Tensor& first = values.front();

@@ -178,5 +178,51 @@ TEST(OpCoverage, EveryCompileTimeOpIsInTheConstexprCaseList) {
   }
 }
 
+// Ops of coremltools' MIL registry that ops.def deliberately does not list, each with its reason.
+// tests/data/registry/mil_core_ops.txt (tests/generators/dump_mil_registry.py, coremltools 9.0)
+// is the list every converted model draws from; an op missing from ops.def fails the test below
+// unless it is here.
+struct Exclusion {
+  const char* op;
+  const char* reason;
+};
+constexpr Exclusion kRegistryExclusions[] = {
+    {"_const_symbolic",
+     "internal to coremltools' builder (a symbolic constant during shape inference); the "
+     "serializer writes it as a plain const, so no model.mil or model.mlmodel contains it"},
+};
+
+std::vector<std::string> registry_ops() {
+  const fs::path file = fs::path(SG_TEST_DATA_DIR) / "registry" / "mil_core_ops.txt";
+  std::ifstream in(file);
+  EXPECT_TRUE(in.good()) << "cannot read " << file;
+  std::vector<std::string> ops;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.empty() || line[0] == '#') continue;
+    ops.push_back(line.substr(0, line.find('\t')));
+  }
+  return ops;
+}
+
+TEST(OpCoverage, EveryRegistryOpIsInTheOpTableOrExcludedWithAReason) {
+  const std::vector<std::string> ops = registry_ops();
+  ASSERT_EQ(ops.size(), 168u) << "the committed coremltools 9.0 registry list has 168 ops";
+  std::set<std::string> registry(ops.begin(), ops.end());
+  std::set<std::string> excluded;
+  for (const Exclusion& e : kRegistryExclusions) {
+    excluded.insert(e.op);
+    EXPECT_TRUE(registry.count(e.op)) << "exclusion '" << e.op << "' is not a registry op";
+    EXPECT_EQ(find_op(e.op), nullptr) << "exclusion '" << e.op << "' is in ops.def: drop it";
+    EXPECT_GT(std::string(e.reason).size(), 20u) << "exclusion '" << e.op << "' needs a reason";
+  }
+  for (const std::string& op : ops) {
+    if (excluded.count(op)) continue;
+    EXPECT_NE(find_op(op), nullptr) << "registry op '" << op
+                                    << "' is missing from runtime/ops/ops.def (models using it "
+                                       "cannot run)";
+  }
+}
+
 }  // namespace
 }  // namespace sg::testing

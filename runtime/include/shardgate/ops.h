@@ -23,12 +23,19 @@ struct OpInfo {
   std::string_view family;  // source file in runtime/ops/ that implements it, e.g. "shape"
   OpClass op_class;
   KernelFn kernel;
+  // False for ops whose values a device will not reproduce (random_*: SG_OP_NONREPRODUCIBLE
+  // in ops.def). Their outputs, and everything computed from them, prove nothing about
+  // fidelity.
+  bool reproducible_on_device = true;
 };
 
 // Every op, sorted by name.
 std::span<const OpInfo> all_ops();
 // nullptr when the runtime does not know the op.
 const OpInfo* find_op(std::string_view type);
+// False when outputs of this op type cannot be compared with a device's (random_*); true for
+// every other op, known or not. Fidelity gates exclude outputs that depend on such an op.
+bool op_reproducible_on_device(std::string_view type);
 // Class of any op type: const/constexpr_* are compile-time even when unknown to the table.
 OpClass classify_op(std::string_view type);
 

@@ -31,6 +31,9 @@ struct FeatureInfo {
   Shape shape;
   bool flexible = false;       // EnumeratedShapes or RangeDims
   bool range_flexible = false;  // RangeDims / shapeRange (placement rule G3)
+  // For a flexible input, the shape the description declares as its default (the `shape` the
+  // flexible ranges or enumerated shapes come with); empty when not declared.
+  Shape default_shape;
   bool is_state = false;
 };
 

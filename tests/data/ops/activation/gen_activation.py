@@ -101,4 +101,58 @@ c.error("clip_alpha_above_beta", "clip", {"x": arr(x, "fp16"), "alpha": lit(3.0,
 c.error("leaky_relu_alpha_not_scalar", "leaky_relu", {"x": arr(x, "fp16"), "alpha": lit([0.1, 0.2], "fp32")},
         ["fp16"], contains="alpha")
 
+# Ops added later draw from their own generator so the cases above keep their values.
+rng2 = np.random.default_rng(4321)
+LATE = {
+    "threshold": ({"alpha": 0.75}, lambda v, p: np.maximum(v, p["alpha"])),
+    "linear_activation": ({"alpha": -1.25, "beta": 0.3}, lambda v, p: p["alpha"] * v + p["beta"]),
+}
+for op, (p, fn) in LATE.items():
+    pf = {k: float(np.float32(v)) for k, v in p.items()}
+    for k, shape in enumerate(SHAPES):
+        x = rng2.uniform(-8, 8, shape).astype(np.float16)
+        c.add(f"{op}_fp16_{k}", op, {"x": arr(x, "fp16"), **params_in(p)},
+              [out(fn(x.astype(np.float64), pf), "fp16")], **F16)
+    x = rng2.uniform(-8, 8, (4, 6)).astype(np.float16)
+    c.add(f"{op}_fp32", op, {"x": arr(x, "fp16"), **params_in(p)},
+          [out(fn(x.astype(np.float64), pf), "fp16")], precision="fp32", **F32)
+x = np.array([np.nan, -np.inf, 0.5, 2.0], np.float16)
+c.add("threshold_special", "threshold", {"x": arr(x, "fp16"), "alpha": lit(1.0, "fp32")},
+      [out(np.maximum(x, 1.0), "fp16")])
+
+
+def per_channel(p, ndim):
+    """A [C] parameter broadcast along dim 1 of a rank-ndim x (coremltools expands every other dim)."""
+    return np.asarray(p, np.float64).reshape((1, -1) + (1,) * (ndim - 2))
+
+
+# prelu / softplus_parametric: per-channel alpha (and beta) on x of rank 3, 4 and 5.
+for k, shape in enumerate([(2, 3, 5), (1, 4, 2, 3), (1, 2, 2, 2, 3)]):
+    x = rng2.uniform(-6, 6, shape).astype(np.float16)
+    C = shape[1]
+    alpha = rng2.uniform(-0.5, 1.5, C).astype(np.float16)
+    beta = rng2.uniform(0.25, 2.0, C).astype(np.float16)
+    xf, a, b = x.astype(np.float64), per_channel(alpha, x.ndim), per_channel(beta, x.ndim)
+    c.add(f"prelu_rank{x.ndim}", "prelu", {"x": arr(x, "fp16"), "alpha": arr(alpha, "fp16")},
+          [out(np.maximum(xf, 0) + np.minimum(xf, 0) * a, "fp16")], **F16)
+    sp = a * (np.log1p(np.exp(-np.abs(xf * b))) + np.maximum(xf * b, 0))
+    c.add(f"softplus_parametric_rank{x.ndim}", "softplus_parametric",
+          {"x": arr(x, "fp16"), "alpha": arr(alpha, "fp16"), "beta": arr(beta, "fp16")}, [out(sp, "fp16")], **F16)
+    c.add(f"softplus_parametric_rank{x.ndim}_fp32", "softplus_parametric",
+          {"x": arr(x, "fp16"), "alpha": arr(alpha, "fp32"), "beta": arr(beta, "fp32")}, [out(sp, "fp16")],
+          precision="fp32", **F32)
+# iOS17: fp32 alpha next to fp16 x; large inputs must not overflow the intermediate.
+x = np.array([-60000, -30, 0, 30, 60000], np.float16).reshape(1, 1, 5)
+c.add("softplus_parametric_large", "softplus_parametric",
+      {"x": arr(x, "fp16"), "alpha": lit([0.5], "fp32"), "beta": lit([2.0], "fp32")},
+      [out(0.5 * (np.log1p(np.exp(-np.abs(2.0 * x.astype(np.float64)))) + np.maximum(2.0 * x.astype(np.float64), 0)),
+           "fp16")], **F16)
+x = np.ones((1, 3, 2), np.float16)
+c.error("prelu_alpha_wrong_length", "prelu", {"x": arr(x, "fp16"), "alpha": lit([0.1, 0.2], "fp32")}, ["fp16"],
+        contains="alpha")
+c.error("prelu_rank2", "prelu", {"x": arr(np.ones((2, 3), np.float16), "fp16"), "alpha": lit([0.1, 0.2, 0.3], "fp32")},
+        ["fp16"], contains="rank")
+c.error("softplus_parametric_beta_wrong_length", "softplus_parametric",
+        {"x": arr(x, "fp16"), "alpha": lit([1.0, 1.0, 1.0], "fp32"), "beta": lit([1.0], "fp32")}, ["fp16"], contains="beta")
+
 c.write()

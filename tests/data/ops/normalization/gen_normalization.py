@@ -129,4 +129,36 @@ instance_norm_case("instance_norm_2d", [2, 3, 4, 4])
 instance_norm_case("instance_norm_1d_fp32", [1, 2, 9], beta=False, eps=0.1, prec="fp32")
 w.error("instance_norm_rank2", "instance_norm", {"x": T("badi_x", w.rand([2, 3]), "fp16")}, 1, "shape")
 
+# local_response_norm: channel window [c - (size-1)//2, c + size-1-(size-1)//2] clipped to the
+# channels (Core ML's LRN layer; PyTorch's for odd sizes).
+def lrn_ref(x, size, alpha, beta, k):
+    xx = f64(x)
+    C = xx.shape[1]
+    lo, hi = (size - 1) // 2, size - 1 - (size - 1) // 2
+    out = np.empty_like(xx)
+    for ch in range(C):
+        a, b = max(0, ch - lo), min(C - 1, ch + hi)
+        sq = (xx[:, a:b + 1] ** 2).sum(axis=1)
+        out[:, ch] = xx[:, ch] / (k + alpha / size * sq) ** beta
+    return out
+
+
+for cid, shape, size, params, prec in (("lrn_defaults", [1, 6, 3, 3], 5, {}, "fp16"),
+                                       ("lrn_params_1d", [2, 5, 7], 3, {"alpha": 0.5, "beta": 0.6, "k": 2.0}, "fp16"),
+                                       ("lrn_even_size", [1, 7, 2, 2], 4, {"alpha": 0.9, "beta": 1.0, "k": 1.0}, "fp16"),
+                                       ("lrn_size_beyond_channels", [1, 3, 2], 9, {"alpha": 2.0}, "fp16"),
+                                       ("lrn_fp32", [1, 4, 3, 2], 3, {"alpha": 0.3, "beta": 0.75, "k": 1.5}, "fp32")):
+    d = "fp16" if prec == "fp16" else "fp32"
+    x = w.rand(shape, d, -3, 3)
+    inputs = {"x": T(f"{cid}_x", x, d), "size": V(size, "int32")}
+    for name, val in params.items():
+        inputs[name] = V(val, "fp32")
+    full = {"alpha": 1e-4, "beta": 0.75, "k": 1.0, **params}
+    w.add(cid, "local_response_norm", inputs, [(lrn_ref(x, size, full["alpha"], full["beta"], full["k"]), d)],
+          precision=prec)
+w.error("lrn_rank5", "local_response_norm", {"x": T("badlrn_x", w.rand([1, 2, 2, 2, 2]), "fp16"), "size": V(3, "int32")},
+        1, "shape")
+w.error("lrn_size0", "local_response_norm", {"x": T("badlrn0_x", w.rand([1, 2, 2]), "fp16"), "size": V(0, "int32")},
+        1, "shape")
+
 w.write()

@@ -42,4 +42,14 @@ c.add("select_mixed_dtypes", "select", {"cond": arr(cond, "bool"), "a": arr(af, 
 c.error("select_bad_broadcast", "select",
         {"cond": arr(np.ones((2, 3), bool), "bool"), "a": arr(np.ones((4,), np.float16), "fp16"),
          "b": arr(np.ones((2, 3), np.float16), "fp16")}, ["fp16"], contains="broadcast")
+
+# non_zero: numpy's transpose(nonzero(x)) as int32 [count, rank].
+rng_nz = np.random.default_rng(77)
+for cid, x, dt in (("non_zero_fp16_2d", (rng_nz.integers(-1, 2, (3, 4)) * rng_nz.standard_normal((3, 4))).astype(np.float16), "fp16"),
+                   ("non_zero_int32_3d", rng_nz.integers(-1, 2, (2, 3, 2)).astype(np.int32), "int32"),
+                   ("non_zero_bool_1d", rng_nz.integers(0, 2, (7,)).astype(bool), "bool"),
+                   ("non_zero_none", np.zeros((2, 2), np.float16), "fp16"),
+                   ("non_zero_nan_counts", np.array([0, np.nan, -0.0, 1], np.float16), "fp16")):
+    c.add(cid, "non_zero", {"x": arr(x, dt)}, [out(np.transpose(np.nonzero(x)).astype(np.int32), "int32")])
+c.error("non_zero_scalar", "non_zero", {"x": arr(np.float16(1), "fp16")}, ["int32"], contains="scalar")
 c.write()

@@ -150,6 +150,20 @@ c.add("concat_mixed_dtypes", "concat", {"values": tup([arr(af, "fp32"), arr(a, "
       [out(np.concatenate([af, a.astype(np.float32)], 1), "fp32")], precision="fp32")
 c.add("concat_anemll_rmsnorm", "concat", {"values": tup([arr(a, "fp16"), arr(-a, "fp16")]), "axis": lit(-1, "int32")},
       [out(np.concatenate([a, -a], -1), "fp16")])
+# Apple's compiled iOS18 form: rank-0 int32 values joined along axis 0 into a shape vector
+# (np.stack of scalars == np.concatenate of their 1-element views).
+c.add("concat_rank0_scalars_compiled", "concat",
+      {"values": tup([lit(3, "int32"), arr(np.array(7, np.int32), "int32"), lit(-1, "int32")]),
+       "axis": lit(0, "int32"), "interleave": lit(False, "bool")},
+      [out(np.array([3, 7, -1], np.int32), "int32")])
+c.add("concat_rank0_with_vector", "concat",
+      {"values": tup([arr(np.array([2, 5], np.int32), "int32"), lit(9, "int32")]), "axis": lit(-1, "int32")},
+      [out(np.array([2, 5, 9], np.int32), "int32")])
+c.error("concat_rank0_axis1", "concat", {"values": tup([lit(3, "int32"), lit(4, "int32")]), "axis": lit(1, "int32")},
+        ["int32"], contains="axis")
+c.error("concat_rank0_with_matrix", "concat",
+        {"values": tup([lit(3, "int32"), arr(np.zeros((1, 1), np.int32), "int32")]), "axis": lit(0, "int32")},
+        ["int32"], contains="rank")
 c.error("concat_mismatch", "concat", {"values": tup([arr(a, "fp16"), arr(h(3, 3), "fp16")]), "axis": lit(1, "int32")}, ["fp16"],
         contains="values[1]")
 c.error("concat_interleave_unequal", "concat", {"values": tup([arr(a, "fp16"), arr(b, "fp16")]), "axis": lit(1, "int32"),

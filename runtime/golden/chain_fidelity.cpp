@@ -36,6 +36,9 @@ Result<FidelityRun> run_chain_fidelity(const ChainManifest& chain, const GoldenS
              "{}: checkpoints[{}].golden: '{}' is not in the golden dump {}", chain.path, i,
              cp.golden, goldens.path());
   }
+  for (const ChainCheckpoint& cp : chain.checkpoints) {
+    SG_TRY(require_position_axis(goldens, *goldens.find(cp.golden)));
+  }
   bool teacher_forced = false;
   for (ChainMode m : options.modes) teacher_forced = teacher_forced || m == ChainMode::kTeacherForced;
   SG_TRY(preflight_chain(chain, &goldens, teacher_forced));

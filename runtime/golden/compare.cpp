@@ -213,6 +213,7 @@ Result<FidelityRun> compare_sources(const GoldenSource& candidate, const GoldenS
       run.notes.push_back("input '" + ref.name + "' is identical in both dumps");
       continue;
     }
+    SG_TRY(require_position_axis(reference, ref));
     CheckIdentity id;
     id.checkpoint = ref.name;
     id.kind = ref.kind;

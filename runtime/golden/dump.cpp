@@ -218,12 +218,22 @@ Result<std::unique_ptr<GoldenSource>> open_golden_dump(const std::string& dir) {
   return std::unique_ptr<GoldenSource>(new DumpSource(dir, std::move(m)));
 }
 
-Result<std::unique_ptr<GoldenSource>> open_golden_source(const std::string& path) {
+Status require_position_axis(const GoldenSource& source, const GoldenEntry& entry) {
+  SG_CHECK(!entry.position_axis_missing, ErrorCode::kUsage,
+           "{}: tensor '{}' (shape {}) has no position metadata (__metadata__ \"shardgate\"), so "
+           "which axis holds positions is unknown; give --position-axis N (or none: the whole "
+           "tensor is one row)",
+           source.path(), entry.name, shape_str(entry.shape));
+  return Status::ok();
+}
+
+Result<std::unique_ptr<GoldenSource>> open_golden_source(const std::string& path,
+                                                         const GoldenOpenOptions& options) {
   if (is_directory(path)) return open_golden_dump(path);
   const std::string_view suffix = ".safetensors";
   if (path.size() >= suffix.size() &&
       path.compare(path.size() - suffix.size(), suffix.size(), suffix) == 0) {
-    return open_safetensors(path);
+    return open_safetensors(path, options);
   }
   SG_CHECK(path_exists(path), ErrorCode::kIO, "{}: no such file or directory", path);
   return make_error(ErrorCode::kUsage,

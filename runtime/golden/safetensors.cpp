@@ -91,7 +91,9 @@ void infer_metadata(GoldenEntry& e) {
   } else {
     e.kind = "output";
   }
-  if (e.shape.size() >= 2) e.position_axis = 1;
+  // Never guessed: [1, 384] may be pooled features, [1, 8, 64] positions; metadata or the
+  // user says which.
+  e.position_axis_missing = e.kind != "input";
 }
 
 // Applies the "shardgate" metadata object: {"name": {"kind", "layer", "position_axis"}}.
@@ -121,6 +123,7 @@ Status apply_metadata(const std::string& text, std::vector<GoldenEntry>& entries
                  ErrorCode::kFormat, "{}: {}.position_axis: {} is outside rank {}", where,
                  it.key(), value.value_or(0), e->shape.size());
         e->position_axis = value;
+        e->position_axis_missing = false;
       }
     }
   }
@@ -236,7 +239,8 @@ Result<SafetensorsContents> parse_safetensors(std::span<const std::byte> bytes,
   return out;
 }
 
-Result<std::unique_ptr<GoldenSource>> open_safetensors(const std::string& path) {
+Result<std::unique_ptr<GoldenSource>> open_safetensors(const std::string& path,
+                                                       const GoldenOpenOptions& options) {
   SG_ASSIGN_OR_RETURN(std::shared_ptr<const MappedFile> file, MappedFile::open(path));
   SG_ASSIGN_OR_RETURN(SafetensorsContents contents, parse_safetensors(file->bytes(), file, path));
   std::vector<GoldenEntry> entries;
@@ -250,6 +254,18 @@ Result<std::unique_ptr<GoldenSource>> open_safetensors(const std::string& path) 
   }
   if (!contents.metadata_shardgate.empty()) {
     SG_TRY(apply_metadata(contents.metadata_shardgate, entries, path));
+  }
+  if (options.position_axis_given) {
+    for (GoldenEntry& e : entries) {
+      if (!e.position_axis_missing) continue;
+      SG_CHECK(!options.position_axis ||
+                   (*options.position_axis >= 0 &&
+                    *options.position_axis < static_cast<int64_t>(e.shape.size())),
+               ErrorCode::kUsage, "--position-axis {}: outside the rank of '{}' (shape {}) in {}",
+               options.position_axis.value_or(0), e.name, shape_str(e.shape), path);
+      e.position_axis = options.position_axis;
+      e.position_axis_missing = false;
+    }
   }
   return std::unique_ptr<GoldenSource>(
       new SafetensorsSource(path, std::move(contents), std::move(entries)));

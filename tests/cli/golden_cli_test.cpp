@@ -172,6 +172,43 @@ TEST_F(GoldenCli, SafetensorsCandidate) {
   EXPECT_EQ(r.code, 0) << r.output;
 }
 
+// A .safetensors golden without position metadata: a pooled [1, 6] output is refused as a
+// reference (before: it became 6 one-element "positions" with cosine -1, 0 or 1) unless
+// --position-axis is given; 'none' makes it one row, N splits along axis N.
+TEST_F(GoldenCli, SafetensorsReferenceWithoutPositionMetadataNeedsThePositionAxis) {
+  // A minimal safetensors file: u64 header length, JSON header, little-endian F32 data.
+  const std::string header = R"({"pooled":{"dtype":"F32","shape":[1,6],"data_offsets":[0,24]}})";
+  std::string bytes(8, '\0');
+  for (int i = 0; i < 8; ++i) bytes[i] = static_cast<char>((header.size() >> (8 * i)) & 0xff);
+  bytes += header;
+  const float values[6] = {0.5f, -1.0f, 2.0f, 0.25f, -0.75f, 1.5f};
+  bytes.append(reinterpret_cast<const char*>(values), sizeof(values));
+  ASSERT_TRUE(write_file_atomic(out("pooled.safetensors"), bytes).is_ok());
+  const std::string args = "compare --no-color --candidate " + out("pooled.safetensors") +
+                           " --reference " + out("pooled.safetensors");
+
+  const CliRun refused = golden(args + " --json " + out("r.json"));
+  EXPECT_EQ(refused.code, 2) << refused.output;
+  EXPECT_NE(refused.output.find("tensor 'pooled' (shape [1, 6]) has no position metadata"),
+            std::string::npos)
+      << refused.output;
+  EXPECT_NE(refused.output.find("give --position-axis N (or none"), std::string::npos);
+
+  const CliRun whole = golden(args + " --position-axis none --json " + out("w.json"));
+  EXPECT_EQ(whole.code, 0) << whole.output;
+  auto w = nlohmann::json::parse(*read_file(out("w.json")));
+  EXPECT_EQ(w["checks"][0]["rows"].size(), 1u);
+  EXPECT_TRUE(w["checks"][0]["position_axis"].is_null());
+
+  const CliRun split = golden(args + " --position-axis 1 --json " + out("s.json"));
+  EXPECT_EQ(split.code, 0) << split.output;
+  EXPECT_EQ(nlohmann::json::parse(*read_file(out("s.json")))["checks"][0]["rows"].size(), 6u);
+
+  EXPECT_EQ(golden(args + " --position-axis 2").code, 2);   // outside the rank
+  EXPECT_EQ(golden(args + " --position-axis -1").code, 2);
+  EXPECT_EQ(golden(args + " --position-axis x").code, 2);
+}
+
 TEST_F(GoldenCli, RegateRecomputesVerdictsFromTheSavedReport) {
   ASSERT_EQ(golden("compare -q --candidate " + dump("cand_fail") + " --reference " + dump("ref") +
                    " --json " + out("r.json")).code, 1);

@@ -177,6 +177,25 @@ void GoldenOutputArgs::add_to(CLI::App& app) {
   app.add_flag("--no-color", no_color, "No ANSI colours in the table");
 }
 
+void GoldenInputArgs::add_to(CLI::App& app) {
+  app.add_option("--position-axis", position_axis,
+                 "Position axis of .safetensors tensors that carry no position metadata (N, or "
+                 "'none': the whole tensor is one row); without it such references are refused")
+      ->option_text("N|none");
+}
+
+Result<GoldenOpenOptions> GoldenInputArgs::options() const {
+  GoldenOpenOptions o;
+  if (position_axis.empty()) return o;
+  o.position_axis_given = true;
+  if (position_axis == "none") return o;
+  SG_ASSIGN_OR_RETURN(double v, parse_double(position_axis, "--position-axis"));
+  SG_CHECK(v >= 0 && v == static_cast<double>(static_cast<int64_t>(v)), ErrorCode::kUsage,
+           "--position-axis {}: expected a non-negative integer or 'none'", position_axis);
+  o.position_axis = static_cast<int64_t>(v);
+  return o;
+}
+
 void GoldenCommonArgs::add_to(CLI::App& app) {
   reports.add_to(app);
   gate.add_to(app);

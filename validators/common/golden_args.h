@@ -11,6 +11,7 @@
 
 #include "common/args.h"
 #include "shardgate/gate_policy.h"
+#include "shardgate/golden.h"
 #include "shardgate/golden_report.h"
 #include "shardgate/status.h"
 
@@ -58,6 +59,15 @@ struct GoldenOutputArgs {
   bool no_color = false;
 
   void add_to(CLI::App& app);
+};
+
+// --position-axis N|none: the position axis of .safetensors tensors without position metadata
+// (otherwise refused as references).
+struct GoldenInputArgs {
+  std::string position_axis;
+
+  void add_to(CLI::App& app);
+  Result<GoldenOpenOptions> options() const;
 };
 
 // The groups of every command that measures and gates (compare, run, probe): reports, gate,

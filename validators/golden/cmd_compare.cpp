@@ -15,6 +15,7 @@ namespace {
 struct CompareOptions {
   std::string candidate;
   std::string reference;
+  cli::GoldenInputArgs input;
   cli::GoldenCommonArgs common;
 };
 
@@ -22,9 +23,11 @@ int run_compare(const CompareOptions& o) {
   if (Status s = o.common.log.validate(); !s.is_ok()) return cli::report_error(s, "compare", o.common);
   auto policy = cli::build_gate_policy(o.common);
   if (!policy) return cli::report_error(policy.status(), "compare", o.common);
-  auto candidate = open_golden_source(o.candidate);
+  auto open_options = o.input.options();
+  if (!open_options) return cli::report_error(open_options.status(), "compare", o.common);
+  auto candidate = open_golden_source(o.candidate, *open_options);
   if (!candidate) return cli::report_error(candidate.status(), "compare", o.common);
-  auto reference = open_golden_source(o.reference);
+  auto reference = open_golden_source(o.reference, *open_options);
   if (!reference) return cli::report_error(reference.status(), "compare", o.common);
   auto run = compare_sources(**candidate, **reference, o.common.metrics.options(*policy));
   if (!run) return cli::report_error(run.status(), "compare", o.common);
@@ -45,6 +48,7 @@ void add_compare_command(CLI::App& app, CommandResult& result) {
                   "Reference (golden) dump: a directory with manifest.json, or a .safetensors file")
       ->option_text("DIR|FILE")
       ->required();
+  options->input.add_to(*sub);
   options->common.add_to(*sub);
   sub->callback([&result, options] { result.run = [options] { return run_compare(*options); }; });
 }

@@ -21,6 +21,7 @@ struct RunCommandOptions {
   bool teacher_forced = false;
   bool both = false;
   ExecArgs exec;
+  cli::GoldenInputArgs input;
   cli::GoldenCommonArgs common;
 };
 
@@ -36,7 +37,9 @@ int run_run(const RunCommandOptions& o) {
         make_error(ErrorCode::kUsage, "{}: the chain names no golden dump; give --goldens DIR", o.chain),
         "run", o.common);
   }
-  auto goldens = open_golden_source(golden_path);
+  auto open_options = o.input.options();
+  if (!open_options) return cli::report_error(open_options.status(), "run", o.common);
+  auto goldens = open_golden_source(golden_path, *open_options);
   if (!goldens) return cli::report_error(goldens.status(), "run", o.common);
 
   ChainFidelityOptions fo;
@@ -84,6 +87,7 @@ void add_run_command(CLI::App& app, CommandResult& result) {
                 "Free-running and teacher-forced views in one report")
       ->excludes(tf);
   options->exec.add_to(*sub);
+  options->input.add_to(*sub);
   options->common.add_to(*sub);
   sub->callback([&result, options] { result.run = [options] { return run_run(*options); }; });
 }

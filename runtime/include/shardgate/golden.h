@@ -6,8 +6,9 @@
 //  - a `.safetensors` file. Its optional `__metadata__` key "shardgate" holds a JSON object
 //    {"<tensor name>": {"kind": ..., "layer": ..., "position_axis": ...}}; without it the kind
 //    and layer are inferred from the name ("embed" → hidden/-1, "hidden.N" → hidden/N,
-//    "logits" → logits, "input_ids" → input, else "output") and the position axis is 1 for
-//    tensors of rank ≥ 2 (the [batch, position, ...] layout of LLM dumps).
+//    "logits" → logits, "input_ids" → input, else "output") and the position axis is unknown:
+//    such a tensor is refused as a reference unless the position axis is given
+//    (GoldenOpenOptions; a pooled [1, 384] output must not become 384 one-element positions).
 // Tensors are memory-mapped; a dump is opened once and tensors are loaded one at a time.
 #pragma once
 
@@ -31,6 +32,9 @@ struct GoldenEntry {
   std::string kind;                     // "input", "hidden", "logits", "output", "state", ...
   std::optional<int64_t> layer;         // -1 for "embed"; absent for inputs / logits
   std::optional<int64_t> position_axis; // non-negative, < rank; absent: no position axis
+  // A .safetensors tensor without position metadata: its axes are unknown, so it is refused as
+  // a reference (compare, run) unless the position axis is given (GoldenOpenOptions).
+  bool position_axis_missing = false;
   Shape shape;
   DType dtype = DType::kInvalid;        // manifest spelling: "fp16", "fp32", "int32", ...
   std::string file;                     // relative to the dump directory (dumps only)
@@ -70,12 +74,24 @@ class GoldenSource {
   const GoldenEntry* find(std::string_view name) const;
 };
 
+// How to read .safetensors tensors that carry no position metadata (`--position-axis N|none`):
+// when given, N (or none: the whole tensor is one row) applies to every such tensor.
+struct GoldenOpenOptions {
+  bool position_axis_given = false;
+  std::optional<int64_t> position_axis;
+};
+
+// The kUsage error for a reference entry whose position axis is unknown, or ok.
+Status require_position_axis(const GoldenSource& source, const GoldenEntry& entry);
+
 // Opens a dump directory (validates manifest.json; files are checked when loaded).
 Result<std::unique_ptr<GoldenSource>> open_golden_dump(const std::string& dir);
 // Opens a .safetensors file (header validated up front).
-Result<std::unique_ptr<GoldenSource>> open_safetensors(const std::string& path);
+Result<std::unique_ptr<GoldenSource>> open_safetensors(const std::string& path,
+                                                       const GoldenOpenOptions& options = {});
 // Directory → dump; a file ending in ".safetensors" → safetensors; anything else: kUsage.
-Result<std::unique_ptr<GoldenSource>> open_golden_source(const std::string& path);
+Result<std::unique_ptr<GoldenSource>> open_golden_source(const std::string& path,
+                                                         const GoldenOpenOptions& options = {});
 
 // Parses safetensors bytes held in memory (the mapping of open_safetensors; tests). Tensors
 // are views into `bytes` kept alive by `keepalive` (copied when their offset is misaligned).

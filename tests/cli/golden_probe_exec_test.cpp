@@ -11,6 +11,7 @@
 #include "shardgate/metrics.h"
 #include "shardgate/npy.h"
 #include "support/cli_run.h"
+#include "support/golden_cli_fixture.h"
 #include "support/json_schema_lite.h"
 
 #include <gtest/gtest.h>
@@ -35,30 +36,9 @@ const std::string kGate = " --no-color --gate " SG_SOURCE_DIR "/gates/fidelity.j
 const std::string kKvCase = SG_TEST_DATA_DIR "/fixtures/llm/cases/attention_kv_fp16/";
 const std::string kKvShard = SG_TEST_DATA_DIR "/fixtures/llm/attention_kv_fp16.mlpackage";
 
-class ProbeExecCli : public ::testing::Test {
+class ProbeExecCli : public testing::GoldenCliFixture {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("sg_probe_exec_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string out(const std::string& name) const { return (dir_ / name).string(); }
-
-  nlohmann::json report(const std::string& name) const {
-    auto text = read_file(out(name));
-    EXPECT_TRUE(text.is_ok()) << text.status().to_string();
-    if (!text.is_ok()) return {};
-    auto schema = read_file(SG_SOURCE_DIR "/reports/schema/golden-report.schema.json");
-    EXPECT_TRUE(schema.is_ok());
-    if (schema.is_ok()) {
-      EXPECT_EQ(testing::json_schema_violations(*schema, *text), std::vector<std::string>{});
-    }
-    return nlohmann::json::parse(*text);
-  }
-  fs::path dir_;
+  ProbeExecCli() : GoldenCliFixture("sg_probe_exec_") {}
 };
 
 std::vector<double> doubles(const Tensor& t) { return *to_double_vector(t); }

@@ -7,6 +7,7 @@
 #include "support/json_schema_lite.h"
 
 #include "support/cli_run.h"
+#include "support/golden_cli_fixture.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -36,30 +37,9 @@ const std::string kSample = SG_SOURCE_DIR "/goldens/sample/";
 const std::string kGate = " --no-color --gate " SG_SOURCE_DIR "/gates/fidelity.json --min-top1 none";
 std::string chain(const std::string& variant) { return kSample + "chains/chain_" + variant + ".json"; }
 
-class GoldenRunCli : public ::testing::Test {
+class GoldenRunCli : public testing::GoldenCliFixture {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("sg_golden_run_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string out(const std::string& name) const { return (dir_ / name).string(); }
-
-  nlohmann::json report(const std::string& name) const {
-    auto text = read_file(out(name));
-    EXPECT_TRUE(text.is_ok()) << text.status().to_string();
-    if (!text.is_ok()) return {};
-    auto schema = read_file(SG_SOURCE_DIR "/reports/schema/golden-report.schema.json");
-    EXPECT_TRUE(schema.is_ok());
-    if (schema.is_ok()) {
-      EXPECT_EQ(testing::json_schema_violations(*schema, *text), std::vector<std::string>{});
-    }
-    return nlohmann::json::parse(*text);
-  }
-  fs::path dir_;
+  GoldenRunCli() : GoldenCliFixture("sg_golden_run_") {}
 };
 
 std::vector<std::string> check_ids(const nlohmann::json& report) {

@@ -52,6 +52,7 @@ int usage_error(const sg::Status& status) {
 struct AssignedPlan {
   std::string path;
   std::shared_ptr<const sg::ComputePlanDump> dump;
+  std::shared_ptr<const sg::Shard> shard;  // opened (and fingerprinted) for pairing, else null
 };
 
 struct Candidate {
@@ -116,10 +117,12 @@ sg::Result<std::map<std::string, AssignedPlan>> assign_plans(
   const std::vector<std::string>& targets = opt.plans.empty() ? shards : all;
   for (const std::string& shard : targets) {
     std::string fingerprint;
+    std::shared_ptr<const sg::Shard> opened;  // handed to check_shard: opened and hashed once
     if (any_fingerprint) {
       // A shard that does not open is reported by check_shard; here it just pairs by name.
-      if (auto opened = sg::Shard::open(shard); opened.is_ok()) {
-        if (auto fp = (*opened)->fingerprint(); fp.is_ok()) fingerprint = *fp;
+      if (auto o = sg::Shard::open(shard); o.is_ok()) {
+        opened = *o;
+        if (auto fp = opened->fingerprint(); fp.is_ok()) fingerprint = *fp;
       }
     }
     auto pick = [&](auto&& matches, const char* how) -> sg::Result<Candidate*> {
@@ -142,7 +145,7 @@ sg::Result<std::map<std::string, AssignedPlan>> assign_plans(
     }
     if (!chosen) continue;
     chosen->paired = true;
-    plan_of[shard] = AssignedPlan{chosen->path, chosen->dump};
+    plan_of[shard] = AssignedPlan{chosen->path, chosen->dump, std::move(opened)};
   }
   for (const Candidate& c : candidates) {
     SG_CHECK(!c.given || c.paired, sg::ErrorCode::kUsage,
@@ -249,6 +252,7 @@ int run(int argc, char** argv) {
     if (auto it = plans->find(path); it != plans->end()) {
       options.plan_path = it->second.path;
       options.plan = it->second.dump;
+      options.shard = it->second.shard;
     }
     sg::ShardCheck check = sg::check_shard(path, options);
     bool ok = !check.error && check.verdict.passed;

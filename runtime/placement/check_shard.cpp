@@ -38,11 +38,15 @@ Status verify_block(const Shard& shard, const Block& block) {
 }  // namespace
 
 ShardCheck check_shard(const std::string& path, const ShardCheckOptions& options) {
-  auto shard = Shard::open(path);
-  Status weights = shard.is_ok() ? Status::ok() : shard.status();
-  if (shard.is_ok()) {
-    for (const Function& f : (*shard)->program().functions) {
-      weights = verify_block(**shard, f.block);
+  std::shared_ptr<const Shard> shard = options.shard;
+  Status weights = Status::ok();
+  if (!shard) {
+    auto opened = Shard::open(path);
+    if (opened.is_ok()) shard = *opened; else weights = opened.status();
+  }
+  if (shard) {
+    for (const Function& f : shard->program().functions) {
+      weights = verify_block(*shard, f.block);
       if (!weights.is_ok()) break;
     }
   }
@@ -55,7 +59,7 @@ ShardCheck check_shard(const std::string& path, const ShardCheckOptions& options
     return check;
   };
   if (!weights.is_ok()) return failed(std::move(weights));
-  const Shard& s = **shard;
+  const Shard& s = *shard;
   // A dump names the build it was captured for: refuse one of another build before joining ops.
   ShardCheckOptions with_plan = options;
   if (!options.plan && !options.plan_path.empty()) {

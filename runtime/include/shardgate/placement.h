@@ -308,6 +308,10 @@ struct ShardCheckOptions {
   // The dump at plan_path when the caller has parsed it already (ane-validator matches dumps
   // to shards by model.name); null = load plan_path. One dump may serve several shards.
   std::shared_ptr<const ComputePlanDump> plan;
+  // The shard at `path` when the caller has opened it already (ane-validator opens it to pair a
+  // dump by fingerprint): check_shard then neither parses the program nor hashes the weights a
+  // second time. null = open `path`.
+  std::shared_ptr<const Shard> shard;
   std::vector<ContractCheck> checks;
   ResidencyThreshold threshold;
   bool strict = false;

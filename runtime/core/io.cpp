@@ -2,6 +2,9 @@
 // atomic writes and sha256 (used to fingerprint program files in reports).
 #include "shardgate/io.h"
 
+#include "shardgate/limits.h"
+
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstring>
@@ -16,9 +19,6 @@
 namespace sg {
 namespace {
 
-// Whole-file reads are for program text, manifests and protobufs; weights are mapped instead.
-constexpr uint64_t kMaxReadBytes = uint64_t{4} << 30;
-
 std::string errno_text(int err) { return std::strerror(err); }
 
 // Closes a descriptor on every return path.
@@ -29,24 +29,55 @@ struct FdGuard {
   }
 };
 
-Result<uint64_t> regular_file_size(int fd, const std::string& path) {
+constexpr std::string_view kLfsPointerPrefix = "version https://git-lfs.github.com/spec/v1";
+
+// Opens `path` for reading without ever blocking (O_NONBLOCK: opening a FIFO with no writer
+// would wait forever) and checks that it is a regular file. Returns the descriptor (in `guard`)
+// and the size.
+Result<uint64_t> open_regular(const std::string& path, FdGuard& guard) {
+  guard.fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  if (guard.fd < 0) {
+    return make_error(ErrorCode::kIO, "{}: cannot open: {}", path, errno_text(errno));
+  }
   struct stat st {};
-  if (::fstat(fd, &st) != 0) {
+  if (::fstat(guard.fd, &st) != 0) {
     return make_error(ErrorCode::kIO, "{}: cannot stat: {}", path, errno_text(errno));
   }
-  SG_CHECK(S_ISREG(st.st_mode), ErrorCode::kIO, "{}: not a regular file", path);
+  SG_CHECK(S_ISREG(st.st_mode), ErrorCode::kIO, "{}: not a regular file ({})", path,
+           file_type_phrase(st.st_mode));
   SG_CHECK(st.st_size >= 0, ErrorCode::kIO, "{}: negative file size", path);
   return static_cast<uint64_t>(st.st_size);
 }
 
+Status refuse_lfs_pointer(const std::string& path, std::span<const std::byte> head) {
+  SG_CHECK(!is_lfs_pointer(head), ErrorCode::kIO,
+           "{}: is a Git LFS pointer, not the file's contents (run `git lfs pull`)", path);
+  return Status::ok();
+}
+
 }  // namespace
 
-Result<std::shared_ptr<const MappedFile>> MappedFile::open(const std::string& path) {
-  FdGuard guard{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
-  if (guard.fd < 0) {
-    return make_error(ErrorCode::kIO, "{}: cannot open: {}", path, errno_text(errno));
+const char* file_type_phrase(unsigned mode) {
+  switch (mode & S_IFMT) {
+    case S_IFREG: return "a regular file";
+    case S_IFDIR: return "a directory";
+    case S_IFIFO: return "a FIFO";
+    case S_IFCHR: return "a character device";
+    case S_IFBLK: return "a block device";
+    case S_IFSOCK: return "a socket";
+    case S_IFLNK: return "a symbolic link";
+    default: return "not a file";
   }
-  SG_ASSIGN_OR_RETURN(uint64_t size, regular_file_size(guard.fd, path));
+}
+
+bool is_lfs_pointer(std::span<const std::byte> head) {
+  return head.size() >= kLfsPointerPrefix.size() &&
+         std::memcmp(head.data(), kLfsPointerPrefix.data(), kLfsPointerPrefix.size()) == 0;
+}
+
+Result<std::shared_ptr<const MappedFile>> MappedFile::open(const std::string& path) {
+  FdGuard guard;
+  SG_ASSIGN_OR_RETURN(uint64_t size, open_regular(path, guard));
   SG_CHECK(size <= static_cast<uint64_t>(SIZE_MAX), ErrorCode::kIO, "{}: file too large to map",
            path);
   std::shared_ptr<MappedFile> file(new MappedFile());
@@ -59,6 +90,7 @@ Result<std::shared_ptr<const MappedFile>> MappedFile::open(const std::string& pa
   }
   file->map_ = p;
   file->data_ = static_cast<const std::byte*>(p);
+  SG_TRY(refuse_lfs_pointer(path, file->bytes().first(std::min<uint64_t>(size, 1024))));
   return std::shared_ptr<const MappedFile>(std::move(file));
 }
 
@@ -67,13 +99,14 @@ MappedFile::~MappedFile() {
 }
 
 Result<std::string> read_file(const std::string& path) {
-  FdGuard guard{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
-  if (guard.fd < 0) {
-    return make_error(ErrorCode::kIO, "{}: cannot open: {}", path, errno_text(errno));
-  }
-  SG_ASSIGN_OR_RETURN(uint64_t size, regular_file_size(guard.fd, path));
-  SG_CHECK(size <= kMaxReadBytes, ErrorCode::kIO,
-           "{}: file of {} bytes is too large to read into memory", path, size);
+  return read_file(path, limits::kWholeFileBytes, "file");
+}
+
+Result<std::string> read_file(const std::string& path, uint64_t max_bytes, std::string_view kind) {
+  FdGuard guard;
+  SG_ASSIGN_OR_RETURN(uint64_t size, open_regular(path, guard));
+  SG_CHECK(size <= max_bytes, ErrorCode::kFormat,
+           "{}: {} bytes is over the limit of {} bytes for a {}", path, size, max_bytes, kind);
   std::string out(static_cast<size_t>(size), '\0');
   size_t done = 0;
   while (done < out.size()) {
@@ -87,6 +120,8 @@ Result<std::string> read_file(const std::string& path) {
     done += static_cast<size_t>(n);
   }
   out.resize(done);
+  SG_TRY(refuse_lfs_pointer(
+      path, std::as_bytes(std::span<const char>(out.data(), std::min<size_t>(out.size(), 1024)))));
   return out;
 }
 
@@ -104,47 +139,6 @@ std::string path_basename(std::string_view path) {
   while (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
   const size_t slash = path.rfind('/');
   return std::string(slash == std::string_view::npos ? path : path.substr(slash + 1));
-}
-
-Status write_file_atomic(const std::string& path, std::string_view contents) {
-  const size_t slash = path.rfind('/');
-  const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
-  std::string tmp = path + ".tmp.XXXXXX";
-  std::vector<char> name(tmp.begin(), tmp.end());
-  name.push_back('\0');
-  FdGuard guard{::mkstemp(name.data())};
-  if (guard.fd < 0) {
-    return make_error(ErrorCode::kIO, "{}: cannot create a temporary file in {}: {}", path, dir,
-                      errno_text(errno));
-  }
-  tmp.assign(name.data());
-  auto fail = [&](const std::string& what) {
-    const int err = errno;
-    ::unlink(tmp.c_str());
-    return make_error(ErrorCode::kIO, "{}: {}: {}", path, what, errno_text(err));
-  };
-  size_t done = 0;
-  while (done < contents.size()) {
-    const ssize_t n = ::write(guard.fd, contents.data() + done, contents.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return fail("write failed");
-    }
-    done += static_cast<size_t>(n);
-  }
-  // mkstemp creates 0600; reports are ordinary files, readable like any other output.
-  ::fchmod(guard.fd, 0644);
-  if (::fsync(guard.fd) != 0) return fail("fsync failed");
-  if (::close(guard.fd) != 0) {
-    guard.fd = -1;
-    return fail("close failed");
-  }
-  guard.fd = -1;
-  if (::rename(tmp.c_str(), path.c_str()) != 0) return fail("rename failed");
-  // Make the rename itself durable; failure here leaves a complete file, so it is not an error.
-  FdGuard dir_guard{::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)};
-  if (dir_guard.fd >= 0) ::fsync(dir_guard.fd);
-  return Status::ok();
 }
 
 }  // namespace sg

@@ -6,7 +6,7 @@
 // shapeRange "[[1, 1], [1, 2048]]" or enumeratedShapes "[[1, 64], [1, 128]]" with a readable
 // shapeFlexibility "1 × 1...2048" / "1 × 64 | 1 × 128"). Multifunction models are said to add
 // a `functions` array of the same per-function schemas [3rd-party]; it is read when present.
-#include "format/json_file.h"
+#include "core/json.h"
 #include "format/model_description.h"
 #include "shardgate/readers.h"
 
@@ -30,7 +30,7 @@ Status bad(const Where& w, fmt::format_string<Args...> format, Args&&... args) {
 }
 
 Result<int64_t> json_dim(const json& j, const Where& w) {
-  if (!j.is_number_integer()) return bad(w, "expected an integer, found {}", json_type_phrase(j));
+  if (!j.is_number_integer()) return bad(w, "expected an integer, found {}", json_util::type_phrase(j));
   const auto d = j.get<int64_t>();
   if (d < 0 || d > kMaxDeclaredDim) return bad(w, "dimension {} out of range", d);
   return d;
@@ -38,10 +38,10 @@ Result<int64_t> json_dim(const json& j, const Where& w) {
 
 // "[1, 10]" -> {1, 10}. The strings are JSON arrays themselves.
 Result<json> parse_embedded(const json& j, const Where& w) {
-  if (!j.is_string()) return bad(w, "expected a string, found {}", json_type_phrase(j));
-  const json inner = json::parse(j.get<std::string>(), nullptr, /*allow_exceptions=*/false);
-  if (inner.is_discarded()) return bad(w, "'{}' is not a bracketed list", j.get<std::string>());
-  return inner;
+  if (!j.is_string()) return bad(w, "expected a string, found {}", json_util::type_phrase(j));
+  Result<json> inner = json_util::parse(j.get<std::string>(), w.file);
+  if (!inner) return bad(w, "'{}' is not a bracketed list", j.get<std::string>());
+  return std::move(*inner);
 }
 
 Result<Shape> to_shape(const json& arr, const Where& w) {
@@ -148,7 +148,7 @@ bool json_truthy(const json& j) {
 
 Result<FeatureInfo> read_feature(const json& f, const Where& w, const std::string& function,
                                  bool is_state) {
-  if (!f.is_object()) return bad(w, "expected an object, found {}", json_type_phrase(f));
+  if (!f.is_object()) return bad(w, "expected an object, found {}", json_util::type_phrase(f));
   FeatureInfo feature;
   feature.function = function;
   feature.is_state = is_state;
@@ -209,7 +209,7 @@ Status read_schema(const json& obj, const char* key, const std::string& file,
   const auto it = obj.find(key);
   if (it == obj.end() || it->is_null()) return Status::ok();
   const Where w{file, prefix + key};
-  if (!it->is_array()) return bad(w, "expected an array, found {}", json_type_phrase(*it));
+  if (!it->is_array()) return bad(w, "expected an array, found {}", json_util::type_phrase(*it));
   for (size_t i = 0; i < it->size(); ++i) {
     const Where at{file, fmt::format("{}{}[{}]", prefix, key, i)};
     SG_ASSIGN_OR_RETURN(FeatureInfo f, read_feature((*it)[i], at, function, is_state));
@@ -230,16 +230,18 @@ Status read_schemas(const json& obj, const std::string& file, const std::string&
 
 Result<ModelInfo> read_compiled_metadata(const std::string& mlmodelc_dir) {
   const std::string file = (std::filesystem::path(mlmodelc_dir) / "metadata.json").string();
-  SG_ASSIGN_OR_RETURN(std::optional<json> parsed, read_json_file(file, /*allow_missing=*/true));
+  SG_ASSIGN_OR_RETURN(std::optional<json> parsed,
+                      json_util::read_optional(file, limits::kMetadataBytes, "metadata file",
+                                               /*allow_missing=*/true));
   ModelInfo info;
   if (!parsed) return info;
   const json& root = *parsed;
   SG_CHECK(root.is_array() && !root.empty(), ErrorCode::kFormat,
            "{}: expected a JSON array holding one object, found {}", file,
-           root.is_array() ? "an empty array" : json_type_phrase(root));
+           root.is_array() ? "an empty array" : json_util::type_phrase(root));
   const json& obj = root[0];
   SG_CHECK(obj.is_object(), ErrorCode::kFormat, "{}: [0] should be an object, found {}", file,
-           json_type_phrase(obj));
+           json_util::type_phrase(obj));
   if (const auto it = obj.find("specificationVersion"); it != obj.end()) {
     if (it->is_number_integer()) {
       const auto v = it->get<int64_t>();
@@ -255,13 +257,13 @@ Result<ModelInfo> read_compiled_metadata(const std::string& mlmodelc_dir) {
       info.spec_version = v;
     } else {
       return make_error(ErrorCode::kFormat, "{}: specificationVersion should be a number, found {}",
-                        file, json_type_phrase(*it));
+                        file, json_util::type_phrase(*it));
     }
   }
   SG_TRY(read_schemas(obj, file, "", "", info));
   if (const auto fns = obj.find("functions"); fns != obj.end() && !fns->is_null()) {
     SG_CHECK(fns->is_array(), ErrorCode::kFormat, "{}: functions should be an array, found {}",
-             file, json_type_phrase(*fns));
+             file, json_util::type_phrase(*fns));
     for (size_t i = 0; i < fns->size(); ++i) {
       const json& fn = (*fns)[i];
       const auto name = fn.is_object() ? fn.find("name") : fn.end();

@@ -1,7 +1,7 @@
 // Manifest.json of an .mlpackage -> where the root model and its weights live (formats.md 3.1).
 // The root model is found through rootModelIdentifier -> itemInfoEntries -> path, relative to
 // Data/; the author directory is not assumed to be com.apple.CoreML.
-#include "format/json_file.h"
+#include "core/json.h"
 #include "shardgate/readers.h"
 
 #include <array>
@@ -49,16 +49,18 @@ bool path_stays_inside(const fs::path& p) {
 Result<PackageLayout> read_package_manifest(const std::string& mlpackage_dir) {
   const fs::path dir = fs::path(mlpackage_dir);
   const std::string manifest = (dir / "Manifest.json").string();
-  SG_ASSIGN_OR_RETURN(std::optional<nlohmann::json> parsed, read_json_file(manifest, false));
+  SG_ASSIGN_OR_RETURN(std::optional<nlohmann::json> parsed,
+                      json_util::read_optional(manifest, limits::kPackageManifestBytes,
+                                               "package manifest", /*allow_missing=*/false));
   const nlohmann::json& root = *parsed;
   SG_CHECK(root.is_object(), ErrorCode::kFormat, "{}: expected a JSON object at the top, found {}",
-           manifest, json_type_phrase(root));
+           manifest, json_util::type_phrase(root));
 
   const auto version_it = root.find("fileFormatVersion");
   SG_CHECK(version_it != root.end(), ErrorCode::kFormat, "{}: no fileFormatVersion", manifest);
   SG_CHECK(version_it->is_string(), ErrorCode::kFormat,
            "{}: fileFormatVersion should be a string, found {}", manifest,
-           json_type_phrase(*version_it));
+           json_util::type_phrase(*version_it));
   const std::string version_str = version_it->get<std::string>();
   const auto version = parse_version(version_str);
   SG_CHECK(version.has_value(), ErrorCode::kFormat,
@@ -71,7 +73,7 @@ Result<PackageLayout> read_package_manifest(const std::string& mlpackage_dir) {
   SG_CHECK(id_it != root.end(), ErrorCode::kFormat, "{}: no rootModelIdentifier", manifest);
   SG_CHECK(id_it->is_string(), ErrorCode::kFormat,
            "{}: rootModelIdentifier should be a string, found {}", manifest,
-           json_type_phrase(*id_it));
+           json_util::type_phrase(*id_it));
   const std::string id = id_it->get<std::string>();
 
   const auto items_it = root.find("itemInfoEntries");
@@ -82,7 +84,7 @@ Result<PackageLayout> read_package_manifest(const std::string& mlpackage_dir) {
            "{}: rootModelIdentifier '{}' names no entry of itemInfoEntries", manifest, id);
   SG_CHECK(entry_it->is_object(), ErrorCode::kFormat,
            "{}: itemInfoEntries[{}] should be an object, found {}", manifest, id,
-           json_type_phrase(*entry_it));
+           json_util::type_phrase(*entry_it));
   const auto path_it = entry_it->find("path");
   SG_CHECK(path_it != entry_it->end() && path_it->is_string(), ErrorCode::kFormat,
            "{}: itemInfoEntries[{}] has no string 'path'", manifest, id);

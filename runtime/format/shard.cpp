@@ -50,6 +50,24 @@ uint64_t directory_bytes(const std::string& dir) {
   return total;
 }
 
+// A symbolic link inside a shard must not lead the reader to a file outside it: a validator
+// reads only what belongs to the shard. A file that does not exist is left to its reader.
+Status check_inside_shard(const std::string& file, const std::string& shard_dir) {
+  std::error_code ec;
+  if (!fs::exists(fs::symlink_status(file, ec))) return Status::ok();
+  const fs::path real_root = fs::canonical(shard_dir, ec);
+  SG_CHECK(!ec, ErrorCode::kIO, "{}: cannot resolve: {}", shard_dir, ec.message());
+  const fs::path real = fs::weakly_canonical(file, ec);
+  SG_CHECK(!ec, ErrorCode::kIO, "{}: cannot resolve: {}", file, ec.message());
+  const fs::path rel = real.lexically_relative(real_root);
+  const bool inside = !rel.empty() && *rel.begin() != ".." && !rel.is_absolute();
+  SG_CHECK(inside, ErrorCode::kFormat,
+           "{}: a symbolic link that leads out of the shard (to {}); a validator reads only the "
+           "shard's own files",
+           file, real.string());
+  return Status::ok();
+}
+
 }  // namespace
 
 const char* shard_form_name(ShardForm form) {
@@ -91,6 +109,9 @@ Result<std::shared_ptr<Shard>> open_shard_impl(const std::string& raw_path) {
   // message when the expected file is missing.
   const bool has_manifest = path_exists(join(path, "Manifest.json"));
   const bool has_mil = path_exists(join(path, "model.mil"));
+  for (const char* name : {"Manifest.json", "model.mil", "metadata.json"}) {
+    SG_TRY(check_inside_shard(join(path, name), path));
+  }
   if (!has_manifest && !has_mil) {
     if (path.ends_with(".mlpackage")) {
       return make_error(ErrorCode::kFormat, "{}: Manifest.json is missing (not an .mlpackage)",
@@ -120,6 +141,7 @@ Result<std::shared_ptr<Shard>> open_shard_impl(const std::string& raw_path) {
     shard->form_ = ShardForm::kPackage;
     SG_ASSIGN_OR_RETURN(PackageLayout layout, read_package_manifest(path));
     shard->program_file_ = layout.root_model_path;
+    SG_TRY(check_inside_shard(layout.root_model_path, path));
     SG_ASSIGN_OR_RETURN(std::shared_ptr<const MappedFile> file,
                         MappedFile::open(layout.root_model_path));
     shard->program_sha256_ = sha256_hex(file->bytes());
@@ -182,6 +204,7 @@ Result<std::string> Shard::fingerprint() const {
   std::vector<FingerprintFile> records;
   std::string manifest = "shardgate-fingerprint-v1\n";
   for (const auto& [rel, abs] : files) {
+    SG_TRY(check_inside_shard(abs, path_));
     SG_ASSIGN_OR_RETURN(std::shared_ptr<const MappedFile> file, MappedFile::open(abs));
     FingerprintFile record{rel, static_cast<uint64_t>(file->size()), sha256_hex(file->bytes())};
     manifest += fmt::format("{}\n{}\n{}\n", record.path, record.size, record.sha256);
@@ -227,6 +250,7 @@ Result<std::shared_ptr<const BlobFile>> Shard::blob_file(const BlobRef& ref) con
   std::lock_guard<std::mutex> lock(blob_mutex_);
   auto it = blob_files_.find(file);
   if (it != blob_files_.end()) return it->second;
+  SG_TRY(check_inside_shard(file, path_));
   SG_ASSIGN_OR_RETURN(std::shared_ptr<const BlobFile> blob, BlobFile::open(file));
   blob_files_.emplace(file, blob);
   return blob;

@@ -7,7 +7,7 @@
 // ("chain.json: steps[3].inputs.hidden: ...").
 #include "shardgate/chain.h"
 
-#include "golden/json_util.h"
+#include "core/json.h"
 #include "shardgate/io.h"
 
 #include <filesystem>
@@ -418,7 +418,8 @@ Result<ChainManifest> parse_chain_manifest(std::string_view json_text, const std
 }
 
 Result<ChainManifest> load_chain_manifest(const std::string& path) {
-  SG_ASSIGN_OR_RETURN(const std::string text, read_file(path));
+  SG_ASSIGN_OR_RETURN(const std::string text,
+                      read_file(path, limits::kChainManifestBytes, "chain manifest"));
   return parse_chain_manifest(text, path, true);
 }
 

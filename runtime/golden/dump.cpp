@@ -2,7 +2,7 @@
 // tensor loading with sha256, shape and dtype checks, and the writer `record` uses.
 #include "shardgate/golden.h"
 
-#include "golden/json_util.h"
+#include "core/json.h"
 #include "shardgate/io.h"
 #include "shardgate/npy.h"
 
@@ -213,7 +213,8 @@ Result<std::unique_ptr<GoldenSource>> open_golden_dump(const std::string& dir) {
   const std::string manifest_path = join_path(dir, "manifest.json");
   SG_CHECK(path_exists(manifest_path), ErrorCode::kIO,
            "{}: no manifest.json: not a golden dump directory", dir);
-  SG_ASSIGN_OR_RETURN(std::string text, read_file(manifest_path));
+  SG_ASSIGN_OR_RETURN(std::string text,
+                      read_file(manifest_path, limits::kGoldenManifestBytes, "golden manifest"));
   SG_ASSIGN_OR_RETURN(GoldenManifest m, parse_golden_manifest(text, manifest_path));
   return std::unique_ptr<GoldenSource>(new DumpSource(dir, std::move(m)));
 }

@@ -2,7 +2,7 @@
 // resolution and the policy's JSON form (gate_policy.h).
 #include "shardgate/gate_policy.h"
 
-#include "golden/json_util.h"
+#include "core/json.h"
 #include "shardgate/io.h"
 
 #include <cmath>
@@ -131,27 +131,6 @@ bool matches(const OverrideMatch& m, const CheckIdentity& id) {
 
 }  // namespace
 
-bool glob_match(std::string_view pattern, std::string_view text) {
-  // Iterative wildcard match with single-star backtracking: linear in practice, no recursion.
-  size_t p = 0, t = 0, star = std::string_view::npos, mark = 0;
-  while (t < text.size()) {
-    if (p < pattern.size() && (pattern[p] == '?' || pattern[p] == text[t])) {
-      ++p;
-      ++t;
-    } else if (p < pattern.size() && pattern[p] == '*') {
-      star = p++;
-      mark = t;
-    } else if (star != std::string_view::npos) {
-      p = star + 1;
-      t = ++mark;
-    } else {
-      return false;
-    }
-  }
-  while (p < pattern.size() && pattern[p] == '*') ++p;
-  return p == pattern.size();
-}
-
 GatePolicy builtin_gate_policy() {
   GatePolicy policy;
   policy.description = "built-in defaults (equal to the defaults of gates/fidelity.json)";
@@ -266,7 +245,7 @@ Result<GatePolicy> parse_gate_policy(std::string_view json_text, const std::stri
 }
 
 Result<GatePolicy> load_gate_policy(const std::string& path) {
-  SG_ASSIGN_OR_RETURN(std::string text, read_file(path));
+  SG_ASSIGN_OR_RETURN(std::string text, read_file(path, limits::kGateFileBytes, "gate file"));
   SG_ASSIGN_OR_RETURN(GatePolicy policy, parse_gate_policy(text, path));
   policy.sha256 = sha256_hex(std::as_bytes(std::span<const char>(text.data(), text.size())));
   return policy;

@@ -4,7 +4,8 @@
 // against the file before any byte is touched.
 #include "shardgate/golden.h"
 
-#include "golden/json_util.h"
+#include "core/json.h"
+#include "shardgate/limits.h"
 #include "shardgate/io.h"
 
 #include <algorithm>
@@ -17,7 +18,7 @@ using OJson = nlohmann::ordered_json;
 
 // The header may not exceed this (the format's own limit), so a corrupt length cannot make us
 // parse gigabytes of garbage.
-constexpr uint64_t kMaxHeaderBytes = 100ull << 20;
+constexpr uint64_t kMaxHeaderBytes = limits::kSafetensorsHeaderBytes;
 
 std::optional<DType> safetensors_dtype(const std::string& s) {
   if (s == "F16") return DType::kF16;
@@ -152,13 +153,8 @@ Result<SafetensorsContents> parse_safetensors(std::span<const std::byte> bytes,
   const std::byte* data = bytes.data() + 8 + header_len;
   const uint64_t data_size = bytes.size() - 8 - header_len;
 
-  OJson root;
-  try {
-    root = OJson::parse(header, header + header_len);
-  } catch (const OJson::parse_error& e) {
-    return make_error(ErrorCode::kFormat, "{}: header JSON invalid at byte {}: {}", path,
-                      8 + e.byte, e.what());
-  }
+  SG_ASSIGN_OR_RETURN(OJson root, json_util::parse_ordered(std::string_view(header, header_len),
+                                                          path + ": header", 8));
   SG_CHECK(root.is_object(), ErrorCode::kFormat, "{}: header: expected a JSON object, got {}",
            path, root.type_name());
 

@@ -1,8 +1,7 @@
 // Compute-plan dumps: our JSON (placement.md 1.8, reports/schema/compute-plan-dump.schema.json)
 // and Apple's ModelRunner array form (1.7). The structure is checked by hand so every message
 // names the file and the JSON path of the offending value.
-#include "format/json_file.h"
-#include "golden/json_util.h"
+#include "core/json.h"
 #include "shardgate/io.h"
 #include "shardgate/placement.h"
 
@@ -42,7 +41,7 @@ class DumpReader {
     bool ok = j.type() == type;
     if (type == json::value_t::number_integer) ok = j.is_number_integer();
     if (type == json::value_t::number_float) ok = j.is_number();
-    if (!ok) return error(path, fmt::format("expected {}, found {}", what, json_type_phrase(j)));
+    if (!ok) return error(path, fmt::format("expected {}, found {}", what, json_util::type_phrase(j)));
     return Status::ok();
   }
 
@@ -412,7 +411,8 @@ Result<ComputePlanDump> parse_compute_plan(std::string_view text, const std::str
 }
 
 Result<ComputePlanDump> load_compute_plan(const std::string& path) {
-  SG_ASSIGN_OR_RETURN(std::string text, read_file(path));
+  SG_ASSIGN_OR_RETURN(std::string text,
+                      read_file(path, limits::kComputePlanBytes, "compute-plan dump"));
   return parse_compute_plan(text, path);
 }
 

@@ -1,6 +1,6 @@
 // The residency gate: policy file (gates/residency.json) and the verdict for one shard.
-#include "golden/json_util.h"
-#include "shardgate/gate_policy.h"
+#include "core/json.h"
+#include "shardgate/glob.h"
 #include "shardgate/io.h"
 #include "shardgate/placement.h"
 
@@ -187,7 +187,7 @@ Result<ResidencyPolicy> parse_residency_policy(std::string_view text, const std:
 }
 
 Result<ResidencyPolicy> load_residency_policy(const std::string& path) {
-  SG_ASSIGN_OR_RETURN(std::string text, read_file(path));
+  SG_ASSIGN_OR_RETURN(std::string text, read_file(path, limits::kGateFileBytes, "gate file"));
   return parse_residency_policy(text, path);
 }
 

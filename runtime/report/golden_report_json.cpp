@@ -2,7 +2,7 @@
 // reader, which `regate` uses: every per-row metric value is kept so verdicts can be recomputed.
 #include "shardgate/golden_report.h"
 
-#include "golden/json_util.h"
+#include "core/json.h"
 
 namespace sg {
 namespace {

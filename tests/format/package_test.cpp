@@ -186,7 +186,7 @@ TEST(PackageManifest, MalformedJsonNamesTheFile) {
   Result<PackageLayout> l = read_package_manifest(pkg.string());
   ASSERT_FALSE(l.is_ok());
   EXPECT_EQ(l.status().code(), ErrorCode::kFormat);
-  EXPECT_NE(l.status().message().find("Manifest.json: malformed JSON at byte"), std::string::npos)
+  EXPECT_NE(l.status().message().find("Manifest.json: invalid JSON at byte"), std::string::npos)
       << l.status().message();
   // Valid JSON of the wrong shape.
   write(pkg / "Manifest.json", R"(["1.0.0"])");

@@ -91,7 +91,7 @@ TEST(Safetensors, MalformedFilesAreRefused) {
   std::vector<Case> cases = {
       {std::vector<std::byte>(5), ErrorCode::kFormat, "too short"},
       {image("{}", data, 1000), ErrorCode::kFormat, "runs past the end"},
-      {image("{\"t\": ", data), ErrorCode::kFormat, "header JSON invalid"},
+      {image("{\"t\": ", data), ErrorCode::kFormat, "header: invalid JSON"},
       {image("[1, 2]", data), ErrorCode::kFormat, "expected a JSON object"},
       {image(R"({"t": {"dtype": "F32", "shape": [2], "data_offsets": [0, 16]}})", data),
        ErrorCode::kFormat, "outside the data region"},

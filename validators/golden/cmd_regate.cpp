@@ -4,6 +4,7 @@
 #include "golden/commands.h"
 #include "shardgate/golden_report.h"
 #include "shardgate/io.h"
+#include "shardgate/limits.h"
 
 #include <CLI/CLI.hpp>
 
@@ -23,7 +24,7 @@ struct RegateOptions {
 
 int run_regate(const RegateOptions& o) {
   if (Status s = o.log.validate(); !s.is_ok()) return cli::report_error(s);
-  auto text = read_file(o.report);
+  auto text = read_file(o.report, limits::kReportBytes, "report");
   if (!text) return cli::report_error(text.status());
   auto saved = parse_golden_report_json(*text, o.report);
   if (!saved) return cli::report_error(saved.status());

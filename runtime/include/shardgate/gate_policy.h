@@ -10,6 +10,7 @@
 #pragma once
 
 #include "shardgate/fidelity.h"
+#include "shardgate/glob.h"
 #include "shardgate/status.h"
 
 #include <array>
@@ -85,8 +86,6 @@ struct ResolvedThresholds {
   const std::optional<Threshold>& at(Metric m) const { return metrics[static_cast<size_t>(m)]; }
 };
 ResolvedThresholds resolve_thresholds(const GatePolicy& policy, const CheckIdentity& identity);
-// "*" and "?" glob match over the whole string.
-bool glob_match(std::string_view pattern, std::string_view text);
 
 enum class Verdict : uint8_t {
   kPass = 0,

@@ -1,8 +1,13 @@
-// Private helpers for reading the JSON files of the golden area (manifests, gate policies,
-// reports, safetensors headers) without letting nlohmann exceptions cross our API: parse
-// errors and type errors become kFormat Statuses naming the file and the JSON place.
+// The one way the runtime reads JSON (chain and golden manifests, gate files, compute-plan
+// dumps, saved reports, safetensors headers, package manifests, compiled metadata).
+// Private to runtime/ (keeps nlohmann/json out of the public headers). Every parse goes through
+// parse() below, which first scans the text without recursion: nesting deeper than
+// limits::kJsonMaxDepth and numbers outside the double range are input errors naming the file
+// and the byte, before nlohmann builds anything. nlohmann exceptions never leave this header's
+// functions: they become kFormat Statuses naming the file and the JSON place.
 #pragma once
 
+#include "shardgate/limits.h"
 #include "shardgate/status.h"
 
 #include <nlohmann/json.hpp>
@@ -18,16 +23,25 @@
 namespace sg::json_util {
 
 using Json = nlohmann::json;
+using OrderedJson = nlohmann::ordered_json;
 
-// Parses `text`; a syntax error names `path` and the byte offset.
-inline Result<Json> parse(std::string_view text, const std::string& path) {
-  try {
-    return Json::parse(text.begin(), text.end());
-  } catch (const Json::parse_error& e) {
-    return make_error(ErrorCode::kFormat, "{}: invalid JSON at byte {}: {}", path, e.byte,
-                      e.what());
-  }
-}
+// Scans `text` without recursion: nesting depth at most limits::kJsonMaxDepth, every number
+// within the double range. `base` is added to byte offsets in messages (a JSON header inside a
+// binary file).
+Status prescan(std::string_view text, const std::string& path, uint64_t base = 0);
+
+// Parses `text` (after prescan); a syntax error names `path` and the byte offset.
+Result<Json> parse(std::string_view text, const std::string& path, uint64_t base = 0);
+Result<OrderedJson> parse_ordered(std::string_view text, const std::string& path,
+                                  uint64_t base = 0);
+
+// Reads the file at `path` (a regular file of at most `max_bytes`, see limits.h; `kind` names
+// the input in the message: "chain manifest") and parses it.
+Result<Json> read(const std::string& path, uint64_t max_bytes, std::string_view kind);
+
+// As read(); a missing file is nullopt when `allow_missing`.
+Result<std::optional<Json>> read_optional(const std::string& path, uint64_t max_bytes,
+                                          std::string_view kind, bool allow_missing);
 
 inline std::string join(const std::string& place, const std::string& key) {
   return place.empty() ? key : place + "." + key;
@@ -37,6 +51,9 @@ inline std::string index(const std::string& place, size_t i) {
 }
 
 inline const char* type_name(const Json& j) { return j.type_name(); }
+
+// "a string", "an array", ... for messages about a value of the wrong JSON type.
+const char* type_phrase(const Json& j);
 
 inline Status expect_object(const Json& j, const std::string& path, const std::string& place) {
   SG_CHECK(j.is_object(), ErrorCode::kFormat, "{}: {}: expected an object, got {}", path,

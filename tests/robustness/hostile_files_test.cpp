@@ -1,0 +1,156 @@
+// Hostile files in place of inputs, through the built executables: a FIFO where a file is read
+// (which used to block forever), a Git LFS pointer in place of weight.bin, a symbolic link out
+// of the shard. Each is exit 2 naming the file. Every command runs under `timeout -s KILL`, so
+// a regression that waits on a FIFO fails the test (exit -1/137) instead of hanging ctest.
+#include "support/cli_run.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kAne = SG_BINARY_DIR "/validators/ane-validator";
+const std::string kGolden = SG_BINARY_DIR "/validators/golden-validator";
+const fs::path kShard =
+    fs::path(SG_TEST_DATA_DIR) / "corpus/silero-vad/unified_palette_4bit.mlmodelc";
+
+sg::CliRun run(const std::string& args) {
+  // 20 s is far above any of these runs; a blocked open is killed and fails the test.
+  return sg::run_command("timeout -s KILL 20 " + args);
+}
+
+void spit(const fs::path& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+class HostileFiles : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(fs::exists(kAne) && fs::exists(kGolden)) << "build the validators first";
+    dir_ = fs::temp_directory_path() /
+           ("sg_hostile_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    shard_ = dir_ / "m.mlmodelc";
+    fs::copy(kShard, shard_, fs::copy_options::recursive);
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  // Replaces `file` by a FIFO nobody writes to.
+  void make_fifo(const fs::path& file) {
+    fs::remove(file);
+    ASSERT_EQ(::mkfifo(file.c_str(), 0644), 0) << file;
+  }
+  void expect_refused(const sg::CliRun& r, const fs::path& file, const std::string& what) {
+    EXPECT_EQ(r.code, 2) << r.output;
+    EXPECT_NE(r.output.find(file.string() + ": " + what), std::string::npos)
+        << "expected '" << file.string() << ": " << what << "' in:\n" << r.output;
+  }
+  fs::path dir_;
+  fs::path shard_;
+};
+
+TEST_F(HostileFiles, FifoInPlaceOfModelMil) {
+  make_fifo(shard_ / "model.mil");
+  expect_refused(run(kAne + " " + shard_.string()), shard_ / "model.mil",
+                 "not a regular file (a FIFO)");
+}
+
+TEST_F(HostileFiles, FifoInPlaceOfWeightBin) {
+  make_fifo(shard_ / "weights/weight.bin");
+  expect_refused(run(kGolden + " exec " + shard_.string() + " --seed 1"),
+                 shard_ / "weights/weight.bin", "not a regular file (a FIFO)");
+}
+
+TEST_F(HostileFiles, FifoAsInputNpy) {
+  make_fifo(dir_ / "x.npy");
+  expect_refused(
+      run(kGolden + " exec " + shard_.string() + " --input audio_input=" + (dir_ / "x.npy").string()),
+      dir_ / "x.npy", "not a regular file (a FIFO)");
+}
+
+TEST_F(HostileFiles, FifoAsChainManifest) {
+  make_fifo(dir_ / "chain.json");
+  expect_refused(run(kGolden + " run " + (dir_ / "chain.json").string()), dir_ / "chain.json",
+                 "not a regular file (a FIFO)");
+}
+
+TEST_F(HostileFiles, FifoAsGateFile) {
+  make_fifo(dir_ / "gate.json");
+  expect_refused(run(kAne + " " + shard_.string() + " --gate " + (dir_ / "gate.json").string()),
+                 dir_ / "gate.json", "not a regular file (a FIFO)");
+}
+
+TEST_F(HostileFiles, FifoAsPlan) {
+  make_fifo(dir_ / "plan.json");
+  expect_refused(run(kAne + " " + shard_.string() + " --plan " + (dir_ / "plan.json").string()),
+                 dir_ / "plan.json", "not a regular file (a FIFO)");
+}
+
+TEST_F(HostileFiles, GitLfsPointerInPlaceOfWeightBin) {
+  spit(shard_ / "weights/weight.bin",
+       "version https://git-lfs.github.com/spec/v1\n"
+       "oid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\n"
+       "size 12345\n");
+  expect_refused(run(kGolden + " exec " + shard_.string() + " --seed 1"),
+                 shard_ / "weights/weight.bin", "is a Git LFS pointer");
+}
+
+TEST_F(HostileFiles, SymlinkOutOfTheShardIsRefused) {
+  fs::copy_file(shard_ / "model.mil", dir_ / "outside.mil");
+  fs::remove(shard_ / "model.mil");
+  fs::create_symlink(dir_ / "outside.mil", shard_ / "model.mil");
+  expect_refused(run(kAne + " " + shard_.string()), shard_ / "model.mil",
+                 "a symbolic link that leads out of the shard");
+  // A link that stays inside the shard is fine.
+  fs::remove(shard_ / "model.mil");
+  fs::rename(dir_ / "outside.mil", shard_ / "program.mil");
+  fs::create_symlink("program.mil", shard_ / "model.mil");
+  const sg::CliRun ok = run(kAne + " " + shard_.string());
+  EXPECT_TRUE(ok.code == 0 || ok.code == 1) << ok.output;
+}
+
+TEST_F(HostileFiles, WeightSymlinkOutOfTheShardIsRefused) {
+  fs::rename(shard_ / "weights/weight.bin", dir_ / "weight.bin");
+  fs::create_symlink(dir_ / "weight.bin", shard_ / "weights/weight.bin");
+  expect_refused(run(kGolden + " exec " + shard_.string() + " --seed 1"),
+                 shard_ / "weights/weight.bin", "a symbolic link that leads out of the shard");
+}
+
+}  // namespace
+
+namespace {
+
+// A shard declaring a [65536, 65536] fp32 input (16 GiB): exec's seeded input is refused by
+// the memory budget (exit 2 naming the input, the shape and the bytes) instead of "internal
+// error: out of memory" or the OOM killer.
+TEST_F(HostileFiles, HugeDeclaredInputIsOverTheMemoryBudget) {
+  const fs::path m = dir_ / "huge.mlmodelc";
+  fs::create_directories(m);
+  spit(m / "model.mil",
+       "program(1.0)\n{\n    func main<ios16>(tensor<fp32, [65536, 65536]> x) {\n"
+       "        tensor<fp32, [65536, 65536]> y = relu(x = x)[name = string(\"y\")];\n"
+       "    } -> (y);\n}\n");
+  const sg::CliRun r = run(kGolden + " exec " + m.string() + " --seed 1 --max-memory 1G");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("memory budget: tensor [65536, 65536] of fp32 needs 17179869248 bytes"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("over the budget of 1073741824 bytes"), std::string::npos) << r.output;
+  const sg::CliRun bad = run(kGolden + " exec " + m.string() + " --max-memory 12X");
+  EXPECT_EQ(bad.code, 2) << bad.output;
+  EXPECT_NE(bad.output.find("12X"), std::string::npos) << bad.output;
+}
+
+}  // namespace

@@ -164,7 +164,10 @@ Result<Tensor> make_tensor(std::span<const std::byte> bytes, const std::string& 
   if (!h.fortran && !h.descr.big_endian && aligned) {
     return Tensor::view(h.descr.dtype, h.shape, data, need, std::move(keepalive));
   }
-  SG_ASSIGN_OR_RETURN(Tensor t, Tensor::zeros(h.descr.dtype, h.shape));
+  // The copy is checked against the memory budget like any value; its message names the file.
+  Result<Tensor> owned = Tensor::zeros(h.descr.dtype, h.shape);
+  if (!owned) return std::move(owned).take_status().with_context(name);
+  Tensor t = std::move(owned).value();
   std::byte* dst = t.mutable_raw();
   if (h.fortran) {
     fortran_to_c(data, dst, h.shape, h.descr.item_size);
@@ -203,7 +206,9 @@ Result<Tensor> parse_npy(std::span<const std::byte> bytes, const std::string& na
   // The caller owns `bytes`; copy into an owned tensor so the result outlives them.
   SG_ASSIGN_OR_RETURN(Tensor view, make_tensor(bytes, name_for_errors, nullptr));
   if (!view.is_view()) return view;
-  SG_ASSIGN_OR_RETURN(Tensor t, Tensor::zeros(view.dtype(), view.shape()));
+  Result<Tensor> owned = Tensor::zeros(view.dtype(), view.shape());
+  if (!owned) return std::move(owned).take_status().with_context(name_for_errors);
+  Tensor t = std::move(owned).value();
   std::memcpy(t.mutable_raw(), view.raw(), view.nbytes());
   return t;
 }

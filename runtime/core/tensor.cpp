@@ -1,6 +1,7 @@
 #include "shardgate/tensor.h"
 
 #include "shardgate/half.h"
+#include "shardgate/memory_budget.h"
 
 #include <cmath>
 #include <cstdlib>
@@ -8,6 +9,10 @@
 #include <limits>
 
 namespace sg {
+namespace detail {
+void add_live_tensor_bytes(uint64_t bytes);  // memory_budget.cpp
+void sub_live_tensor_bytes(uint64_t bytes);
+}  // namespace detail
 
 Result<int64_t> checked_numel(const Shape& shape) {
   int64_t n = 1;
@@ -47,19 +52,28 @@ Result<Tensor> Tensor::uninitialized(DType dtype, const Shape& shape) {
            "cannot allocate a tensor of dtype {}", dtype_name(dtype));
   SG_ASSIGN_OR_RETURN(int64_t n, checked_numel(shape));
   const size_t bytes = dtype_storage_bytes(dtype, static_cast<size_t>(n));
+  const size_t alloc = (bytes + 63) / 64 * 64 + 64;
+  SG_TRY(check_memory_budget(alloc, fmt::format("tensor {} of {}", shape_str(shape),
+                                                dtype_name(dtype))));
   SG_CHECK(bytes <= static_cast<size_t>(kMaxTensorBytes), ErrorCode::kShape,
            "tensor {} of {} needs {} bytes, over the {} byte limit", shape_str(shape),
            dtype_name(dtype), bytes, kMaxTensorBytes);
-  const size_t alloc = (bytes + 63) / 64 * 64 + 64;
   void* p = std::aligned_alloc(64, alloc);
-  SG_CHECK(p != nullptr, ErrorCode::kInternal, "out of memory allocating {} bytes", alloc);
+  // The budget should keep us below this; a failed allocation is still the input's size, not
+  // a bug of ours.
+  SG_CHECK(p != nullptr, ErrorCode::kIO, "out of memory allocating {} bytes for tensor {} of {}",
+           alloc, shape_str(shape), dtype_name(dtype));
+  detail::add_live_tensor_bytes(alloc);
   Tensor t;
   t.dtype_ = dtype;
   t.shape_ = shape;
   t.numel_ = n;
   t.nbytes_ = bytes;
   t.data_ = static_cast<std::byte*>(p);
-  t.owner_ = std::shared_ptr<const void>(p, [](const void* q) { std::free(const_cast<void*>(q)); });
+  t.owner_ = std::shared_ptr<const void>(p, [alloc](const void* q) {
+    std::free(const_cast<void*>(q));
+    detail::sub_live_tensor_bytes(alloc);
+  });
   return t;
 }
 

@@ -4,6 +4,7 @@
 #include "ops/kernel_util.h"
 #include "ops/slice_index.h"
 #include "shardgate/half.h"
+#include "shardgate/memory_budget.h"
 #include "shardgate/ops.h"
 
 #include <algorithm>
@@ -61,6 +62,28 @@ Status set(OpContext& ctx, Result<Tensor> r) {
   if (!r.is_ok()) return std::move(r).take_status();
   ctx.set_output(0, std::move(r).value());
   return Status::ok();
+}
+
+// For ops that build one offset table per output axis before copying (tile, pad): an output
+// with zero elements is set right away, without tables (an axis of 2^31 entries beside an
+// empty one would cost gigabytes for nothing); a non-empty one is checked against the memory
+// budget, tables included, before anything is built. Returns true when the output is set.
+Result<bool> set_if_empty_or_check_budget(OpContext& ctx, const Tensor& x, const Shape& out_shape,
+                                          int64_t total) {
+  if (total == 0) {
+    if (x.dtype() == DType::kString) {
+      ctx.set_output(0, Tensor::from_strings(out_shape, {}));
+    } else {
+      SG_ASSIGN_OR_RETURN(Tensor out, Tensor::zeros(x.dtype(), out_shape));
+      ctx.set_output(0, std::move(out));
+    }
+    return true;
+  }
+  uint64_t bytes = dtype_storage_bytes(x.dtype(), static_cast<size_t>(total));
+  for (int64_t d : out_shape) bytes += static_cast<uint64_t>(d) * sizeof(int64_t);
+  SG_TRY(check_memory_budget(bytes, fmt::format("output {} of {} with its index tables",
+                                                shape_str(out_shape), dtype_name(x.dtype()))));
+  return false;
 }
 
 }  // namespace
@@ -318,6 +341,8 @@ Status op_pad(OpContext& ctx) {
   }
   auto total = checked_numel(out_shape);
   if (!total.is_ok()) return ctx.error(ErrorCode::kShape, "pad: " + total.status().message());
+  SG_ASSIGN_OR_RETURN(bool done, set_if_empty_or_check_budget(ctx, x, out_shape, *total));
+  if (done) return Status::ok();
   std::vector<std::vector<int64_t>> offsets;
   for (int64_t d = 0; d < x.rank(); ++d) {
     const int64_t n = x.dim(d);
@@ -620,6 +645,8 @@ Status op_tile(OpContext& ctx) {
   }
   auto n = checked_numel(out_shape);
   if (!n.is_ok()) return ctx.error(ErrorCode::kShape, n.status().message());
+  SG_ASSIGN_OR_RETURN(bool done, set_if_empty_or_check_budget(ctx, x, out_shape, *n));
+  if (done) return Status::ok();
   const std::vector<int64_t> st = strides_of(x.shape());
   std::vector<std::vector<int64_t>> offsets;
   for (int64_t d = 0; d < x.rank(); ++d) {

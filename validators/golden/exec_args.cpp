@@ -1,6 +1,7 @@
 // Shared options of the executing subcommands (exec_args.h).
 #include "golden/exec_args.h"
 
+#include "shardgate/memory_budget.h"
 #include "shardgate/npy.h"
 
 #include <CLI/CLI.hpp>
@@ -18,6 +19,20 @@ void ExecArgs::add_to(CLI::App& app) {
   app.add_option("--threads", threads, "Worker threads per op (results are identical for any value)")
       ->check(CLI::Range(1, 256))
       ->default_val(1);
+  add_max_memory_option(app);
+}
+
+void add_max_memory_option(CLI::App& app) {
+  app.add_option_function<std::string>(
+      "--max-memory",
+      [](const std::string& text) {
+        auto bytes = parse_byte_size(text);
+        if (!bytes) throw CLI::ValidationError("--max-memory", bytes.status().message());
+        set_memory_budget(*bytes);
+      },
+      "Memory budget for values the interpreter allocates (bytes, or with K/M/G/T: 512M, 4G); "
+      "a value over it is exit 2 naming the op. Default: half of the physical memory or of the "
+      "cgroup limit, whichever is smaller");
 }
 
 Precision ExecArgs::precision_value() const {

@@ -1,5 +1,6 @@
-// Options the executing subcommands (probe, run, record, exec) share: --precision and
-// --threads, the NAME=FILE.npy form of --input, and the dtype check of given inputs (--cast).
+// Options the executing subcommands (probe, run, record, exec) share: --precision, --threads
+// and --max-memory, the NAME=FILE.npy form of --input, and the dtype check of given inputs
+// (--cast).
 #pragma once
 
 #include "shardgate/op_context.h"
@@ -32,6 +33,9 @@ struct GivenInput {
   Tensor tensor;
   std::string file;
 };
+
+// --max-memory SIZE: sets the process's memory budget (memory_budget.h) while parsing.
+void add_max_memory_option(CLI::App& app);
 
 // Reads every NAME=FILE.npy argument; errors name the argument.
 Result<std::map<std::string, GivenInput>> read_named_inputs(const std::vector<std::string>& args);

@@ -10,6 +10,7 @@
 #include "common/args.h"
 #include "shardgate/io.h"
 #include "shardgate/placement.h"
+#include "shardgate/report_output.h"
 #include "shardgate/residency_report.h"
 #include "shardgate/shard.h"
 
@@ -268,18 +269,19 @@ int run(int argc, char** argv) {
   }
   int code = sg::residency_exit_code(report);
 
-  struct Output {
-    const std::string& path;
-    std::string (*render)(const sg::ResidencyReport&);
-  };
-  for (const Output& out : {Output{opt.report.json, &sg::residency_report_json},
-                            Output{opt.report.junit, &sg::residency_report_junit},
-                            Output{opt.report.markdown, &sg::residency_report_markdown}}) {
-    if (out.path.empty()) continue;
-    if (auto s = sg::write_file_atomic(out.path, out.render(report)); !s) {
-      std::cerr << kTool << ": " << s.message() << "\n";
-      code = std::max(code, sg::kExitBadInput);
-    }
+  std::vector<sg::ReportOutput> outputs;
+  if (!opt.report.junit.empty()) {
+    outputs.push_back({opt.report.junit, "junit", sg::residency_report_junit(report)});
+  }
+  if (!opt.report.markdown.empty()) {
+    outputs.push_back({opt.report.markdown, "markdown", sg::residency_report_markdown(report)});
+  }
+  if (!opt.report.json.empty()) {
+    outputs.push_back({opt.report.json, "json", sg::residency_report_json(report)});
+  }
+  if (auto s = sg::write_reports(outputs); !s) {
+    std::cerr << kTool << ": " << s.message() << "\n";
+    code = std::max(code, sg::kExitBadInput);
   }
   const sg::ResidencyCounts counts = sg::residency_counts(report);
   std::cout << fmt::format("{}: {} shard(s): {} passed, {} failed, {} error(s) -> exit {}\n", kTool,

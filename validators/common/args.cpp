@@ -12,9 +12,12 @@
 namespace sg::cli {
 
 void ReportArgs::add_to(CLI::App& app) {
-  app.add_option("--json", json, "Write the JSON report to FILE (atomically)")->option_text("FILE");
-  app.add_option("--junit", junit, "Write a JUnit XML report to FILE")->option_text("FILE");
-  app.add_option("--markdown", markdown, "Write a Markdown summary to FILE")->option_text("FILE");
+  app.add_option("--json", json, "Write the JSON report to FILE (atomically; - is standard output)")
+      ->option_text("FILE");
+  app.add_option("--junit", junit, "Write a JUnit XML report to FILE (- is standard output)")
+      ->option_text("FILE");
+  app.add_option("--markdown", markdown, "Write a Markdown summary to FILE (- is standard output)")
+      ->option_text("FILE");
 }
 
 void GateArgs::add_to(CLI::App& app) {
@@ -62,7 +65,29 @@ std::vector<std::string> SelectionArgs::select(const std::vector<std::string>& i
   return kept;
 }
 
+namespace {
+
+// True when a report option names "-" (standard output): `--json -` or `--json=-`.
+bool report_to_stdout(int argc, const char* const* argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    for (const char* opt : {"--json", "--junit", "--markdown", "--html"}) {
+      if ((a == opt && i + 1 < argc && std::string(argv[i + 1]) == "-") ||
+          a == std::string(opt) + "=-") {
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
 std::optional<int> parse_command_line(CLI::App& app, int argc, const char* const* argv) {
+  // A report written to standard output must be the only thing there: everything the tool
+  // prints for people goes to standard error instead (before parsing, since subcommands run
+  // from CLI11's callbacks).
+  if (report_to_stdout(argc, argv)) std::cout.rdbuf(std::cerr.rdbuf());
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

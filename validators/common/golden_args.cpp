@@ -3,6 +3,7 @@
 #include "common/golden_args.h"
 
 #include "shardgate/io.h"
+#include "shardgate/report_output.h"
 
 #include <CLI/CLI.hpp>
 #include <unistd.h>
@@ -276,16 +277,18 @@ int emit_golden_report(const GoldenReport& report, const ReportArgs& reports,
                        const GoldenOutputArgs& output, const LogArgs& log) {
   struct Out {
     const std::string& path;
+    const char* format;
     std::string (*render)(const GoldenReport&);
   };
-  const Out outs[] = {{reports.json, &golden_report_json},
-                      {reports.junit, &golden_report_junit},
-                      {reports.markdown, &golden_report_markdown},
-                      {output.html, &golden_report_html}};
+  const Out outs[] = {{reports.json, "json", &golden_report_json},
+                      {reports.junit, "junit", &golden_report_junit},
+                      {reports.markdown, "markdown", &golden_report_markdown},
+                      {output.html, "html", &golden_report_html}};
+  std::vector<ReportOutput> outputs;
   for (const Out& o : outs) {
-    if (o.path.empty()) continue;
-    if (Status s = write_report_file(o.path, o.render(report)); !s.is_ok()) return report_error(s);
+    if (!o.path.empty()) outputs.push_back({o.path, o.format, o.render(report)});
   }
+  if (Status s = write_reports(outputs); !s.is_ok()) return report_error(s);
   if (log.level() < 0) {
     std::cout << (report.evaluation.summary.verdict == Verdict::kPass ? "PASS: " : "FAIL: ")
               << report.evaluation.summary.message << "\n";

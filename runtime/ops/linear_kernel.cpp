@@ -207,12 +207,15 @@ void gemm_typed(const float* x, int64_t M, int64_t ldx, const WeightRows& w, con
     for (int64_t nb = b0; nb < b1; ++nb) {
       const int64_t n0 = nb * rows_per_block;
       const int64_t n1 = std::min(N, n0 + rows_per_block);
-      const WT* rows = static_cast<const WT*>(w.data) + n0 * w.ld;
+      // A streamed weight has no data pointer (w.data is null): its rows come from the tile.
+      const WT* rows = nullptr;
       int64_t ld = w.ld;
       if (w.stream != nullptr) {
         w.stream->decode((w.row0 + n0) * K, (n1 - n0) * K, tile.data());
         rows = tile.data();
         ld = K;
+      } else {
+        rows = static_cast<const WT*>(w.data) + n0 * w.ld;
       }
       for (int64_t mbk = 0; mbk < mblocks; ++mbk) {
         const int64_t m0 = mbk * kTokenBlock;

@@ -260,16 +260,18 @@ int report_error(const Status& status, const std::string& command, const GoldenC
   report.command_line = command_line();
   struct Out {
     const std::string& path;
+    const char* format;
     std::string (*render)(const GoldenReport&);
   };
-  const Out outs[] = {{args.reports.json, &golden_report_json},
-                      {args.reports.junit, &golden_report_junit},
-                      {args.reports.markdown, &golden_report_markdown},
-                      {args.output.html, &golden_report_html}};
+  const Out outs[] = {{args.reports.json, "json", &golden_report_json},
+                      {args.reports.junit, "junit", &golden_report_junit},
+                      {args.reports.markdown, "markdown", &golden_report_markdown},
+                      {args.output.html, "html", &golden_report_html}};
+  std::vector<ReportOutput> outputs;
   for (const Out& o : outs) {
-    if (o.path.empty()) continue;
-    if (Status s = write_report_file(o.path, o.render(report)); !s.is_ok()) report_error(s);
+    if (!o.path.empty()) outputs.push_back({o.path, o.format, o.render(report)});
   }
+  if (Status s = write_reports(outputs); !s.is_ok()) report_error(s);
   return report_error(status);
 }
 

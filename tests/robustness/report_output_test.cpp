@@ -161,7 +161,9 @@ TEST_F(ReportOutput, SigkillAtRandomMomentsNeverLeavesAMixedSetBehindANewJson) {
     run_and_kill(shards[i % 2], dir_, std::to_string(50 + i), std::chrono::microseconds(delay_us(rng)));
     const bool has_json = fs::exists(dir_ / "r.json");
     const std::string json_id = has_json ? run_id_of(slurp(dir_ / "r.json"), true) : "";
-    if (has_json) ASSERT_EQ(json_id.size(), 16u) << "incomplete r.json after kill " << i;
+    if (has_json) {
+      ASSERT_EQ(json_id.size(), 16u) << "incomplete r.json after kill " << i;
+    }
     for (const char* f : {"r.xml", "r.md"}) {
       if (!fs::exists(dir_ / f)) continue;
       const std::string text = slurp(dir_ / f);

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -151,6 +152,41 @@ TEST_F(HostileFiles, HugeDeclaredInputIsOverTheMemoryBudget) {
   const sg::CliRun bad = run(kGolden + " exec " + m.string() + " --max-memory 12X");
   EXPECT_EQ(bad.code, 2) << bad.output;
   EXPECT_NE(bad.output.find("12X"), std::string::npos) << bad.output;
+}
+
+// --max-memory holds in every executing mode, including the ones added after the budget: exec
+// as a sequence of calls (--calls DIR, --chunk) and probe on golden inputs (--inputs-from).
+// A budget of 4 KiB is far below what any of them needs, so each is exit 2 from the budget
+// (never a pass, never exit 3). Fails if a mode builds its values around the budget or the
+// option is missing from one of the subcommands (CLI11 then says "unknown option", exit 2 but
+// without "memory budget").
+TEST_F(HostileFiles, MaxMemoryHoldsInSequenceAndProbeModes) {
+  const std::string kv_case = SG_TEST_DATA_DIR "/fixtures/llm/cases/attention_kv_fp16/";
+  const std::string kv_shard = SG_TEST_DATA_DIR "/fixtures/llm/attention_kv_fp16.mlpackage";
+  const std::string sample = SG_SOURCE_DIR "/goldens/sample/";
+  for (int call = 0; call < 2; ++call) {
+    const fs::path d = dir_ / "calls" / ("00" + std::to_string(call));
+    fs::create_directories(d);
+    fs::copy_file(kv_case + "input_hidden_call" + std::to_string(call) + ".npy", d / "hidden.npy");
+    fs::copy_file(kv_case + "input_start_call" + std::to_string(call) + ".npy", d / "start.npy");
+  }
+  const std::string whole = SG_TEST_DATA_DIR "/fixtures/llm/cases/attention_fp16/input_hidden.npy";
+  const std::vector<std::string> commands = {
+      kGolden + " exec " + kv_shard + " --calls " + (dir_ / "calls").string(),
+      kGolden + " exec " + kv_shard + " --input hidden=" + whole +
+          " --chunk hidden:1:4 --offset-input start",
+      kGolden + " probe " + sample + "shards/L0_attn_lut4.mlpackage --baseline-replace " +
+          "_lut4=_fp16 --inputs-from " + sample + "chains/chain_lut4.json",
+  };
+  for (const std::string& c : commands) {
+    const sg::CliRun unlimited = run(c);
+    EXPECT_NE(unlimited.code, 2) << c << "\n" << unlimited.output;  // the command itself is valid
+    const sg::CliRun r = run(c + " --max-memory 4K");
+    EXPECT_EQ(r.code, 2) << c << "\n" << r.output;
+    EXPECT_NE(r.output.find("memory budget: "), std::string::npos) << c << "\n" << r.output;
+    EXPECT_NE(r.output.find("over the budget of 4096 bytes"), std::string::npos)
+        << c << "\n" << r.output;
+  }
 }
 
 }  // namespace

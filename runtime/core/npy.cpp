@@ -4,6 +4,7 @@
 #include "shardgate/npy.h"
 
 #include "shardgate/io.h"
+#include "shardgate/limits.h"
 
 #include <algorithm>
 #include <cstring>
@@ -64,24 +65,37 @@ Result<Shape> parse_shape(std::string_view v, const std::string& name) {
            name);
   Shape shape;
   int64_t cur = -1;
+  size_t start = 0;  // of the current number
+  const auto push = [&]() -> Status {
+    SG_CHECK(shape.size() < limits::kMaxRank, ErrorCode::kFormat, "{}: npy 'shape': {}", name,
+             limits::rank_limit_message(fmt::format("{} or more", limits::kMaxRank + 1)));
+    shape.push_back(cur);
+    cur = -1;
+    return Status::ok();
+  };
   for (size_t i = 1; i < close; ++i) {
     const char c = v[i];
     if (c >= '0' && c <= '9') {
-      if (cur < 0) cur = 0;
-      SG_CHECK(cur < (int64_t{1} << 48), ErrorCode::kFormat, "{}: npy dimension too large", name);
+      if (cur < 0) {
+        cur = 0;
+        start = i;
+      }
       cur = cur * 10 + (c - '0');
+      if (!limits::dim_in_limit(cur)) {
+        size_t end = i;
+        while (end < close && v[end] >= '0' && v[end] <= '9') ++end;
+        return make_error(ErrorCode::kFormat, "{}: npy 'shape': {}", name,
+                          limits::dim_limit_message(v.substr(start, end - start)));
+      }
     } else if (c == ',') {
       SG_CHECK(cur >= 0, ErrorCode::kFormat, "{}: npy 'shape' has an empty entry", name);
-      shape.push_back(cur);
-      cur = -1;
+      SG_TRY(push());
     } else if (c != ' ' && c != 'L') {
       return make_error(ErrorCode::kFormat, "{}: npy 'shape' has an unexpected character '{}'",
                         name, c);
     }
   }
-  if (cur >= 0) shape.push_back(cur);
-  SG_CHECK(shape.size() <= 32, ErrorCode::kFormat, "{}: npy rank {} is too large", name,
-           shape.size());
+  if (cur >= 0) SG_TRY(push());
   return shape;
 }
 

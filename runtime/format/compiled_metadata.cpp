@@ -8,6 +8,7 @@
 // a `functions` array of the same per-function schemas [3rd-party]; it is read when present.
 #include "core/json.h"
 #include "format/model_description.h"
+#include "shardgate/limits.h"
 #include "shardgate/readers.h"
 
 #include <charconv>
@@ -32,7 +33,7 @@ Status bad(const Where& w, fmt::format_string<Args...> format, Args&&... args) {
 Result<int64_t> json_dim(const json& j, const Where& w) {
   if (!j.is_number_integer()) return bad(w, "expected an integer, found {}", json_util::type_phrase(j));
   const auto d = j.get<int64_t>();
-  if (d < 0 || d > kMaxDeclaredDim) return bad(w, "dimension {} out of range", d);
+  if (!limits::dim_in_limit(d)) return bad(w, "{}", limits::dim_limit_message(d));
   return d;
 }
 
@@ -46,7 +47,9 @@ Result<json> parse_embedded(const json& j, const Where& w) {
 
 Result<Shape> to_shape(const json& arr, const Where& w) {
   if (!arr.is_array()) return bad(w, "expected a list of dimensions");
-  if (arr.size() > kMaxDeclaredRank) return bad(w, "rank {} exceeds {}", arr.size(), kMaxDeclaredRank);
+  if (arr.size() > limits::kMaxRank) {
+    return bad(w, "{}", limits::rank_limit_message(static_cast<int64_t>(arr.size())));
+  }
   Shape s;
   for (const json& d : arr) {
     SG_ASSIGN_OR_RETURN(const int64_t v, json_dim(d, w));
@@ -64,8 +67,11 @@ Status parse_flexibility_text(const std::string& text, const Where& w, FeatureIn
     while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
     while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
     const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
-    if (ec != std::errc() || end != s.data() + s.size() || out < 0 || out > kMaxDeclaredDim) {
+    if (ec != std::errc() || end != s.data() + s.size()) {
       return bad(w, "cannot read '{}' in shapeFlexibility '{}'", s, text);
+    }
+    if (!limits::dim_in_limit(out)) {
+      return bad(w, "shapeFlexibility '{}': {}", text, limits::dim_limit_message(out));
     }
     return Status::ok();
   };

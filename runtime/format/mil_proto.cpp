@@ -7,6 +7,7 @@
 // name. Map fields follow protobuf semantics: the last entry for a key wins.
 #include "format/model_description.h"
 #include "format/protowire.h"
+#include "shardgate/limits.h"
 #include "shardgate/readers.h"
 
 #include <cstring>
@@ -45,9 +46,8 @@ Result<int64_t> decode_dimension(MessageReader r, bool& variadic) {
         SG_TRY(c.next(g));
         if (g.number == 1) {
           SG_ASSIGN_OR_RETURN(size, protowire::as_uint64(ctx, g, "ConstantDimension.size"));
-          if (size > static_cast<uint64_t>(kMaxDeclaredDim)) {
-            return ctx.error(g.offset, fmt::format("dimension size {} exceeds {}", size,
-                                                   kMaxDeclaredDim));
+          if (size > static_cast<uint64_t>(limits::kMaxDim)) {
+            return ctx.error(g.offset, limits::dim_limit_message(size));
           }
         }
       }
@@ -85,14 +85,14 @@ Status decode_tensor_type(MessageReader r, ValueType& t) {
       first_offset = f.offset;
     } else if (f.number == 2) {
       SG_ASSIGN_OR_RETURN(const int64_t v, protowire::as_int64(ctx, f, "TensorType.rank"));
-      if (v < -1 || v > static_cast<int64_t>(kMaxDeclaredRank)) {
-        return ctx.error(f.offset, fmt::format("rank {} out of range [-1, {}]", v,
-                                               kMaxDeclaredRank));
+      if (v != -1 && !limits::rank_in_limit(v)) {  // -1: rank not known
+        return ctx.error(f.offset, limits::rank_limit_message(v));
       }
       rank = v;
     } else if (f.number == 3) {
-      if (t.shape.size() >= kMaxDeclaredRank) {
-        return ctx.error(f.offset, fmt::format("more than {} dimensions", kMaxDeclaredRank));
+      if (t.shape.size() >= limits::kMaxRank) {
+        return ctx.error(f.offset, limits::rank_limit_message(
+                                       fmt::format("{} or more", limits::kMaxRank + 1)));
       }
       PathScope scope(ctx, fmt::format(".dimensions[{}]", t.shape.size()));
       SG_ASSIGN_OR_RETURN(MessageReader d, r.sub(f, "TensorType.dimensions"));
@@ -570,7 +570,15 @@ Status decode_immediate(MessageReader r, Value& v) {
   SG_ASSIGN_OR_RETURN(MessageReader m, r.sub(chosen, kNames[chosen.number - 1]));
   switch (kind) {
     case ValueType::Kind::kTensor: {
-      SG_ASSIGN_OR_RETURN(v.tensor, decode_tensor_value(m, v.type));
+      auto t = decode_tensor_value(m, v.type);
+      if (!t) {
+        // Errors of the decoder name the file; one from allocating the tensor (the memory
+        // budget) does not, so it gets the file, offset and field path here.
+        Status s = std::move(t).take_status();
+        if (s.message().starts_with(ctx.filename() + ": ")) return s;
+        return ctx.error(chosen.offset, s.message(), s.code());
+      }
+      v.tensor = std::move(t).value();
       return Status::ok();
     }
     case ValueType::Kind::kTuple:

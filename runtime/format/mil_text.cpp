@@ -6,6 +6,7 @@
 // live. Every error names the file, line and column.
 #include "format/mil_lexer.h"
 #include "format/mil_text_literal.h"
+#include "shardgate/limits.h"
 #include "shardgate/readers.h"
 
 #include <fmt/format.h>
@@ -28,8 +29,6 @@ using mil::Tok;
 using mil::Token;
 
 constexpr int kMaxDepth = 64;           // nesting of types, values and blocks
-constexpr size_t kMaxRank = 32;
-constexpr int64_t kMaxDim = int64_t{1} << 40;
 
 bool is_scalar_token(const Token& t) {
   return t.kind == Tok::kNumber || t.kind == Tok::kString ||
@@ -482,8 +481,9 @@ class MilTextParser {
     MIL_EXPECT(Tok::kLBracket, "to open the tensor shape");
     if (!at(Tok::kRBracket)) {
       while (true) {
-        if (shape.size() == kMaxRank) {
-          return error_at(peek(), fmt::format("tensor rank above {}", kMaxRank));
+        if (shape.size() == limits::kMaxRank) {
+          return error_at(peek(), limits::rank_limit_message(
+                                      fmt::format("{} or more", limits::kMaxRank + 1)));
         }
         int64_t dim = 0;
         SG_TRY(parse_dim(dim));
@@ -508,8 +508,8 @@ class MilTextParser {
       return error_at(gap(), "expected a dimension (digits or '?'), found " + mil::describe_token(t));
     }
     const auto [ptr, ec] = std::from_chars(t.text.data(), t.text.data() + t.text.size(), dim);
-    if (ec != std::errc() || dim > kMaxDim) {
-      return error_at(t, fmt::format("dimension {} is larger than 2^40", t.text));
+    if (ec != std::errc() || !limits::dim_in_limit(dim)) {
+      return error_at(t, limits::dim_limit_message(std::string_view(t.text)));
     }
     (void)ptr;
     take();

@@ -2,6 +2,8 @@
 // (Model.proto, FeatureTypes.proto).
 #include "format/model_description.h"
 
+#include "shardgate/limits.h"
+
 #include <string>
 
 namespace sg {
@@ -58,17 +60,15 @@ namespace {
 Status read_shape_field(const Context& ctx, const Field& f, std::string_view what, Shape& out) {
   std::vector<uint64_t> raw;
   SG_TRY(protowire::append_varints(ctx, f, what, raw));
-  for (uint64_t u : raw) {
-    const auto d = static_cast<int64_t>(u);
-    if (d < 0 || d > kMaxDeclaredDim) {
-      return ctx.error(f.offset, fmt::format("{}: dimension {} out of range [0, {}]", what, d,
-                                             kMaxDeclaredDim));
-    }
-    out.push_back(d);
+  if (out.size() + raw.size() > limits::kMaxRank) {
+    return ctx.error(f.offset, fmt::format("{}: {}", what, limits::rank_limit_message(
+                                                               static_cast<int64_t>(out.size() + raw.size()))));
   }
-  if (out.size() > kMaxDeclaredRank) {
-    return ctx.error(f.offset, fmt::format("{}: rank {} exceeds {}", what, out.size(),
-                                           kMaxDeclaredRank));
+  for (uint64_t u : raw) {
+    if (u > static_cast<uint64_t>(limits::kMaxDim)) {
+      return ctx.error(f.offset, fmt::format("{}: {}", what, limits::dim_limit_message(u)));
+    }
+    out.push_back(static_cast<int64_t>(u));
   }
   return Status::ok();
 }
@@ -107,8 +107,8 @@ Status decode_shape_range(MessageReader r, std::vector<std::pair<int64_t, int64_
       SG_TRY(s.next(g));
       if (g.number == 1) {
         SG_ASSIGN_OR_RETURN(const uint64_t v, protowire::as_uint64(ctx, g, "lowerBound"));
-        if (v > static_cast<uint64_t>(kMaxDeclaredDim)) {
-          return ctx.error(g.offset, fmt::format("lowerBound {} out of range", v));
+        if (v > static_cast<uint64_t>(limits::kMaxDim)) {
+          return ctx.error(g.offset, fmt::format("lowerBound: {}", limits::dim_limit_message(v)));
         }
         lo = static_cast<int64_t>(v);
       } else if (g.number == 2) {

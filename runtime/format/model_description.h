@@ -31,9 +31,4 @@ Result<Shape> fold_enumerated_shapes(const Shape& default_shape, const std::vect
 Result<Shape> fold_shape_ranges(const Shape& default_shape,
                                 const std::vector<std::pair<int64_t, int64_t>>& ranges);
 
-// Largest dimension and rank we accept in a declared shape (guards absurd values; real models
-// stay far below).
-inline constexpr int64_t kMaxDeclaredDim = kMaxTensorBytes;
-inline constexpr size_t kMaxDeclaredRank = 32;
-
 }  // namespace sg

@@ -9,6 +9,7 @@
 
 #include "core/json.h"
 #include "shardgate/io.h"
+#include "shardgate/limits.h"
 
 #include <filesystem>
 #include <map>
@@ -371,11 +372,13 @@ Result<ChainManifest> parse_chain_manifest(std::string_view json_text, const std
         const Json& shape = (*it)["shape"];
         SG_CHECK(shape.is_array(), ErrorCode::kFormat, "{}: {}.shape: expected an array", path,
                  place);
+        SG_CHECK(shape.size() <= limits::kMaxRank, ErrorCode::kFormat, "{}: {}.shape: {}", path,
+                 place, limits::rank_limit_message(static_cast<int64_t>(shape.size())));
         for (size_t d = 0; d < shape.size(); ++d) {
           SG_ASSIGN_OR_RETURN(int64_t dim, json_util::as_int(shape[d], path,
                                                               json_util::index(place + ".shape", d)));
-          SG_CHECK(dim >= 0, ErrorCode::kFormat, "{}: {}: negative dimension {}", path,
-                   json_util::index(place + ".shape", d), dim);
+          SG_CHECK(limits::dim_in_limit(dim), ErrorCode::kFormat, "{}: {}: {}", path,
+                   json_util::index(place + ".shape", d), limits::dim_limit_message(dim));
           init.shape.push_back(dim);
         }
         SG_CHECK(checked_numel(init.shape).is_ok(), ErrorCode::kFormat,

@@ -199,7 +199,8 @@ Result<FidelityRun> compare_sources(const GoldenSource& candidate, const GoldenS
     SG_ASSIGN_OR_RETURN(Tensor ct, candidate.load(ref.name));
     if (ref.kind == "input") {
       // Inputs are not scored: dumps taken on different prompts cannot be compared at all.
-      const std::string where = "input '" + ref.name + "'";
+      const std::string where =
+          fmt::format("{} vs {}: input '{}'", candidate.path(), reference.path(), ref.name);
       SG_CHECK(ct.shape() == rt.shape(), ErrorCode::kShape,
                "{}: candidate shape {} differs from reference {}: the dumps were taken on "
                "different inputs", where, shape_str(ct.shape()), shape_str(rt.shape()));
@@ -218,9 +219,12 @@ Result<FidelityRun> compare_sources(const GoldenSource& candidate, const GoldenS
     id.checkpoint = ref.name;
     id.kind = ref.kind;
     id.layer = ref.layer;
-    SG_ASSIGN_OR_RETURN(CheckResult check,
-                        compare_tensors(id, ct, rt, ref.position_axis, options));
-    run.checks.push_back(std::move(check));
+    auto check = compare_tensors(id, ct, rt, ref.position_axis, options);
+    if (!check) {
+      return std::move(check).take_status().with_context(
+          fmt::format("{} vs {}", candidate.path(), reference.path()));
+    }
+    run.checks.push_back(std::move(*check));
   }
   for (const GoldenEntry& cand : candidate.entries()) {
     if (!reference_names.count(cand.name)) run.candidate_only.push_back(cand.name);

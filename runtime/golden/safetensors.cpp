@@ -188,11 +188,13 @@ Result<SafetensorsContents> parse_safetensors(std::span<const std::byte> bytes,
     const OJson& js = (*it)["shape"];
     SG_CHECK(js.is_array(), ErrorCode::kFormat, "{}: header: {}.shape: expected an array", path,
              place);
+    SG_CHECK(js.size() <= limits::kMaxRank, ErrorCode::kFormat, "{}: header: {}.shape: {}", path,
+             place, limits::rank_limit_message(static_cast<int64_t>(js.size())));
     Shape shape;
     for (size_t d = 0; d < js.size(); ++d) {
       SG_ASSIGN_OR_RETURN(uint64_t dim, as_u64(js[d], path, fmt::format("{}.shape[{}]", place, d)));
-      SG_CHECK(dim <= static_cast<uint64_t>(kMaxTensorBytes), ErrorCode::kFormat,
-               "{}: header: {}.shape[{}]: dimension {} is too large", path, place, d, dim);
+      SG_CHECK(dim <= static_cast<uint64_t>(limits::kMaxDim), ErrorCode::kFormat,
+               "{}: header: {}.shape[{}]: {}", path, place, d, limits::dim_limit_message(dim));
       shape.push_back(static_cast<int64_t>(dim));
     }
     auto numel = checked_numel(shape);

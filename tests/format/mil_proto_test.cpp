@@ -425,7 +425,10 @@ TEST(MilProto, AbsurdDimensionsAreRejected) {
   Pb op1;
   op1.bytes(1, "relu").msg(3, named("c", tensor_vt(kFp16, {uint64_t{1} << 62})));
   std::string msg = expect_format_error(parse(model_with_ops({op1})));
-  EXPECT_NE(msg.find("dimension size"), std::string::npos) << msg;
+  // The wording every shape reader shares (shardgate/limits.h, tests/format/shape_limits_test).
+  EXPECT_NE(msg.find("dimension 4611686018427387904 is out of range [0, 68719476736]"),
+            std::string::npos)
+      << msg;
   Pb op2;
   op2.bytes(1, "relu").msg(3, named("c", tensor_vt(kFp16, {1u << 30, 1u << 30, 1u << 30})));
   msg = expect_format_error(parse(model_with_ops({op2})));
@@ -437,6 +440,18 @@ TEST(MilProto, AbsurdDimensionsAreRejected) {
   op3.bytes(1, "relu").msg(3, named("c", Pb().msg(1, tt)));
   msg = expect_format_error(parse(model_with_ops({op3})));
   EXPECT_NE(msg.find("rank 3 but 1 dimensions"), std::string::npos) << msg;
+  // Rank 33, declared (the rank field) and listed (33 dimensions without a rank field).
+  Pb op4;
+  op4.bytes(1, "relu").msg(3, named("c", tensor_vt(kFp16, std::vector<uint64_t>(33, 1))));
+  msg = expect_format_error(parse(model_with_ops({op4})));
+  EXPECT_NE(msg.find("rank 33 is out of range [0, 32]"), std::string::npos) << msg;
+  Pb listed;
+  listed.varint(1, kFp16);
+  for (int i = 0; i < 33; ++i) listed.msg(3, Pb().msg(1, Pb().varint(1, 1)));
+  Pb op5;
+  op5.bytes(1, "relu").msg(3, named("c", Pb().msg(1, listed)));
+  msg = expect_format_error(parse(model_with_ops({op5})));
+  EXPECT_NE(msg.find("rank 33 or more is out of range [0, 32]"), std::string::npos) << msg;
 }
 
 TEST(MilProto, LiteralElementCountMustMatchTheType) {

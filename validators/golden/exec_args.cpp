@@ -74,6 +74,9 @@ Result<std::map<std::string, Tensor>> check_given_inputs(const std::map<std::str
       return make_error(ErrorCode::kUsage, "--input {}={}: {} function '{}' has no input '{}' (inputs: {})",
                         name, g.file, shard_path, fn.name, name, fmt::join(names, ", "));
     }
+    SG_CHECK(!in->type.is_tensor() || in->type.accepts(g.tensor.shape()), ErrorCode::kShape,
+             "--input {}={}: {} function '{}' input '{}' is {}, the file holds shape {}", name,
+             g.file, shard_path, fn.name, name, in->type.to_string(), shape_str(g.tensor.shape()));
     const DType want = in->type.dtype;
     const DType found = g.tensor.dtype();
     if (found == want || !in->type.is_tensor()) {

@@ -3,7 +3,10 @@
 // ("Limits") lists them; tests/robustness checks each one.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <string>
+#include <string_view>
 
 namespace sg::limits {
 
@@ -23,6 +26,27 @@ inline constexpr uint64_t kSafetensorsHeaderBytes = 100 * kMiB;  // the safetens
 // Program files: model.mil text and the .mlpackage protobuf (protobuf's own 2 GiB cap).
 inline constexpr uint64_t kProgramTextBytes = uint64_t{1} << 30;
 inline constexpr uint64_t kProgramProtobufBytes = uint64_t{2} << 30;
+
+// Declared shapes, one rule for every reader (model.mil text, the .mlpackage protobuf's
+// TensorType and model description, metadata.json, .npy and safetensors headers): at most
+// kMaxRank dimensions, each in [0, kMaxDim] (2^36: no tensor may hold more bytes, tensor.h's
+// kMaxTensorBytes, so a larger dimension can never be allocated). The messages below are the one
+// wording of a broken limit; each reader puts its file and place in front.
+inline constexpr size_t kMaxRank = 32;
+inline constexpr int64_t kMaxDim = int64_t{1} << 36;
+
+inline constexpr bool rank_in_limit(int64_t rank) {
+  return rank >= 0 && static_cast<uint64_t>(rank) <= kMaxRank;
+}
+inline constexpr bool dim_in_limit(int64_t dim) { return dim >= 0 && dim <= kMaxDim; }
+// "rank 33 is out of range [0, 32]"
+std::string rank_limit_message(std::string_view rank);
+std::string rank_limit_message(int64_t rank);
+// "dimension 99999999999 is out of range [0, 68719476736]" (the text as written when it does
+// not fit an integer).
+std::string dim_limit_message(std::string_view dim);
+std::string dim_limit_message(int64_t dim);
+std::string dim_limit_message(uint64_t dim);
 
 // Any other whole-file read.
 inline constexpr uint64_t kWholeFileBytes = uint64_t{4} << 30;

@@ -1,0 +1,95 @@
+// The three messages that named no file (issue 14): each now names the file the problem is in.
+//  - exec --input with a file of the wrong shape named the shard only, not the .npy;
+//  - compare of two dumps whose checkpoint shapes differ named neither dump;
+//  - an inline literal of a .mlpackage refused by the memory budget named nothing at all
+//    ("memory budget: tensor [4] of int32 needs ..."), not even that it was reading a model.
+#include "support/cli_run.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string kGolden = SG_BINARY_DIR "/validators/golden-validator";
+const std::string kSample = SG_SOURCE_DIR "/goldens/sample/";
+
+sg::CliRun run(const std::string& args) { return sg::run_command("timeout -s KILL 60 " + args); }
+
+class MessagesNameTheFile : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("sg_names_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  fs::path dir_;
+};
+
+TEST_F(MessagesNameTheFile, ExecInputOfTheWrongShape) {
+  // logits.npy is fp16 [1, 8, 128]; the attention layer's input 'hidden' is fp16 [1, 8, 64].
+  const std::string file = kSample + "goldens/logits.npy";
+  const sg::CliRun r =
+      run(kGolden + " exec " + kSample + "shards/L0_attn_fp16.mlpackage --input hidden=" + file);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("--input hidden=" + file + ": "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("the file holds shape [1, 8, "), std::string::npos) << r.output;
+}
+
+TEST_F(MessagesNameTheFile, CompareOfDumpsWhoseShapesDiffer) {
+  // A candidate dump whose 'logits' entry holds the embedding (fp16 [1, 8, 64]) instead of the
+  // logits; manifest and sha256 are consistent, so only the shape differs from the reference.
+  const fs::path cand = dir_ / "cand";
+  fs::copy(kSample + "goldens", cand, fs::copy_options::recursive);
+  std::ifstream in(cand / "manifest.json");
+  std::string m((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  in.close();
+  const sg::CliRun sums = run("sha256sum " + (cand / "embed.npy").string() + " " +
+                              (cand / "logits.npy").string());
+  ASSERT_EQ(sums.code, 0) << sums.output;
+  const std::string embed_sha = sums.output.substr(0, 64);
+  const std::string logits_sha = sums.output.substr(sums.output.find('\n') + 1, 64);
+  fs::copy_file(cand / "embed.npy", cand / "logits.npy", fs::copy_options::overwrite_existing);
+  const size_t at = m.find(logits_sha);
+  ASSERT_NE(at, std::string::npos);
+  m.replace(at, 64, embed_sha);
+  // The manifest records the shape too: make it the embedding's.
+  const size_t entry = m.rfind("\"logits\"", at);
+  ASSERT_NE(entry, std::string::npos);
+  const size_t shape = m.find("\"shape\"", entry);
+  const size_t close = m.find(']', shape);
+  m.replace(shape, close + 1 - shape, "\"shape\": [1, 8, 64]");
+  std::ofstream(cand / "manifest.json") << m;
+
+  const sg::CliRun r = run(kGolden + " compare --candidate " + cand.string() + " --reference " +
+                           kSample + "goldens");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find(cand.string() + " vs " + kSample + "goldens: checkpoint 'logits"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("shape mismatch"), std::string::npos) << r.output;
+}
+
+TEST_F(MessagesNameTheFile, InlineLiteralOverTheMemoryBudget) {
+  // A budget of 4 KiB is spent while the program's inline literals are decoded.
+  const std::string shard = kSample + "shards/L0_attn_lut4.mlpackage";
+  const sg::CliRun r = run(kGolden + " exec " + shard + " --seed 1 --max-memory 4K");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("memory budget: "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(shard + "/Data/com.apple.CoreML/model.mlmodel: offset "),
+            std::string::npos)
+      << r.output;
+}
+
+}  // namespace

@@ -491,6 +491,16 @@ bool pred_state_unaligned(const RuleContext& ctx, std::string& detail) {
   return true;
 }
 
+bool pred_state_large_update(const RuleContext& ctx, std::string& detail) {
+  if (ctx.type != "slice_update") return false;
+  const ValueType* update = tensor_of(param_type(ctx.index, ctx.op, "update"));
+  uint64_t n = element_count(update);
+  if (n == 0 || n <= ctx.options.max_state_update_elements) return false;
+  detail = fmt::format("update '{}' has {} elements > {}", first_reference(ctx.op, "update"), n,
+                       ctx.options.max_state_update_elements);
+  return true;
+}
+
 bool pred_state_op(const RuleContext& ctx, std::string& detail) {
   if (!kind_is(ctx, OpKind::kState)) return false;
   StateTensor st = state_tensor(ctx);
@@ -522,6 +532,15 @@ bool pred_gather_large_table(const RuleContext& ctx, std::string& detail) {
 bool pred_gather_const_table(const RuleContext& ctx, std::string& detail) {
   if (!is_gather(ctx.type) || is_runtime_reference(ctx, "x")) return false;
   detail = fmt::format("table '{}' is a constant", first_reference(ctx.op, "x"));
+  return true;
+}
+
+bool pred_gather_runtime_indices(const RuleContext& ctx, std::string& detail) {
+  if (!is_gather(ctx.type) || !is_runtime_reference(ctx, "x") ||
+      !is_runtime_reference(ctx, "indices")) {
+    return false;
+  }
+  detail = fmt::format("indices '{}' computed at runtime", first_reference(ctx.op, "indices"));
   return true;
 }
 
@@ -623,10 +642,15 @@ bool pred_sdpa_small(const RuleContext& ctx, std::string& detail) {
   detail = fmt::format("largest of Q/K/V has {} elements < {}", n, ctx.options.min_sdpa_elements);
   return true;
 }
+bool pred_sdpa_unknown_size(const RuleContext& ctx, std::string& detail) {
+  if (!kind_is(ctx, OpKind::kAttention) || sdpa_max_elements(ctx) != 0) return false;
+  detail = "Q/K/V sizes unknown";
+  return true;
+}
 bool pred_sdpa(const RuleContext& ctx, std::string& detail) {
   if (!kind_is(ctx, OpKind::kAttention)) return false;
-  uint64_t n = sdpa_max_elements(ctx);
-  detail = n ? fmt::format("largest of Q/K/V has {} elements", n) : "Q/K/V sizes unknown";
+  detail = fmt::format("largest of Q/K/V has {} elements >= {}", sdpa_max_elements(ctx),
+                       ctx.options.min_sdpa_elements);
   return true;
 }
 

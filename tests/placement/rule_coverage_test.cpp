@@ -160,6 +160,15 @@ std::vector<Case> cases() {
          b.fn().inputs.push_back(NamedType{"cache", st});
          b.op("read_state", {{"y", F16, {1, 64}}}, {{"input", {"cache"}}});
        }, {"'cache' last dim 64 is a multiple of 32"}},
+      {"R25b", "y", [](auto& b, auto&, auto&) {
+         ValueType st;
+         st.kind = ValueType::Kind::kState;
+         st.members.push_back(test::tensor_type(F16, {1, 16, 1024, 128}));
+         b.fn().inputs.push_back(NamedType{"cache", st});
+         b.input("k", F16, {1, 16, 128, 128});  // SEQ 128: 262144 elements
+         b.op("read_state", {{"c", F16, {1, 16, 1024, 128}}}, {{"input", {"cache"}}});
+         b.op("slice_update", {{"y", F16, {1, 16, 1024, 128}}}, {{"update", {"k"}}, {"x", {"c"}}});
+       }, {"update 'k' has 262144 elements > 65536", "SEQ 32"}},
       {"R25a", "y", [](auto& b, auto&, auto&) {
          ValueType st;
          st.kind = ValueType::Kind::kState;
@@ -177,6 +186,11 @@ std::vector<Case> cases() {
          b.input("ids", I32, {1, 4});
          b.op("gather", {{"e", F16, {1, 4, 64}}}, {{"indices", {"ids"}}, {"x", {"table"}}});
        }},
+      {"R11c", "e", [](auto& b, auto&, auto&) {
+         b.input("x", F16, {16, 64});
+         b.input("idx", I32, {2});
+         b.op("gather", {{"e", F16, {2, 64}}}, {{"indices", {"idx"}}, {"x", {"x"}}});
+       }, {"indices 'idx' computed at runtime"}},
       {"R11b", "e", [](auto& b, auto&, auto&) {
          b.input("x", F16, {16, 64});
          b.int_const("idx", {0, 2});
@@ -308,7 +322,12 @@ std::vector<Case> cases() {
          b.input("q", F16, {1, 16, 2048, 64});  // 2^21 elements: at the size Vx #437 saw on the NE
          b.op("scaled_dot_product_attention", {{"y", F16, {1, 16, 2048, 64}}},
               {{"key", {"q"}}, {"query", {"q"}}, {"value", {"q"}}});
-       }},
+       }, {"2097152 elements >= 2097152", "2^21"}},
+      {"R3b", "y", [](auto& b, auto&, auto&) {
+         b.input("q", F16, {1, 16, -1, 64});  // a symbolic sequence length
+         b.op("scaled_dot_product_attention", {{"y", F16, {1, 16, -1, 64}}},
+              {{"key", {"q"}}, {"query", {"q"}}, {"value", {"q"}}});
+       }, {"sizes unknown"}},
       {"R4", "y", [](auto& b, auto&, auto&) {
          b.input("x", F16, {1, 8, 64});
          b.int_const("ax", {-1});

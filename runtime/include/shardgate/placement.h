@@ -79,6 +79,8 @@ struct PredictOptions {
   int64_t max_pool_kernel = 13;                   // R8: pooling kernel bound (NeuralNetwork era)
   int64_t max_pool_stride = 2;                    // R8a
   int64_t state_last_dim_multiple = 32;           // R25a: 64 bytes of fp16
+  // R25b: the largest slice_update seen working on the NE (#2553: 16 heads x SEQ 32 x 128).
+  uint64_t max_state_update_elements = uint64_t{1} << 16;
 };
 
 // What the predictor knows about a shard besides its program.

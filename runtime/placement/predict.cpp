@@ -154,23 +154,24 @@ ResidencySummary summarize_residency(const std::vector<OpPlacement>& ops) {
     if (op.placement == Placement::kANERisk) ++s.at_risk;
     if (placement_is_fallback(op.placement)) ++s.fallbacks;
     if (op.placement == Placement::kUnknown || op.placement == Placement::kNoDevice) ++s.unknown;
-    if (op.cost) {
+    // Residency is over the body: boundary casts are counted apart (placement.h).
+    if (op.cost && !op.boundary_cast) {
       ++s.costed_ops;
       cost_all += *op.cost;
       if (placement_on_ane(op.placement)) cost_ane += *op.cost;
     }
   }
-  if (s.compute_ops > 0) {
-    s.residency_pct = 100.0 * static_cast<double>(s.on_ane) / static_cast<double>(s.compute_ops);
-    s.residency_low_pct =
-        100.0 * static_cast<double>(s.on_ane - s.at_risk) / static_cast<double>(s.compute_ops);
+  if (s.body_ops > 0) {
+    const auto body = static_cast<double>(s.body_ops);
+    s.residency_pct = 100.0 * static_cast<double>(s.body_ane + s.body_at_risk) / body;
+    s.residency_low_pct = 100.0 * static_cast<double>(s.body_ane) / body;
   }
   if (s.costed_ops > 0 && cost_all > 0) s.cost_weighted_pct = 100.0 * cost_ane / cost_all;
   return s;
 }
 
 ModelVerdict model_verdict_of(const ResidencySummary& s, bool shard_failed) {
-  if (shard_failed || s.compute_ops == 0 || s.body_off_ane > 0) return ModelVerdict::kFail;
+  if (shard_failed || s.body_ops == 0 || s.body_off_ane > 0) return ModelVerdict::kFail;
   if (s.body_at_risk > 0 || s.boundary_casts_not_ane > 0) return ModelVerdict::kAtRisk;
   return ModelVerdict::kPass;
 }

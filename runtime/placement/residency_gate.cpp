@@ -197,15 +197,20 @@ GateVerdict evaluate_residency_gate(const std::vector<OpPlacement>& ops,
                                     const std::vector<ContractCheckResult>& checks,
                                     const ResidencyThreshold& threshold, bool strict) {
   GateVerdict v;
-  if (!summary.residency_pct) {  // nullopt exactly when there is no compute op
-    v.failures.push_back("no compute op in the shard: nothing was checked, so nothing passes");
+  if (!summary.residency_pct) {  // nullopt exactly when there is no body op
+    v.failures.push_back(summary.compute_ops == 0
+                             ? "no compute op in the shard: nothing was checked, so nothing passes"
+                             : "no compute op besides boundary casts: nothing was checked, so "
+                               "nothing passes");
   }
   for (const std::string& f : plan_failures) v.failures.push_back("plan: " + f);
   if (summary.residency_pct && *summary.residency_pct + 1e-9 < threshold.min_residency_pct) {
     v.failures.push_back(fmt::format(
-        "residency {:.2f}% < {:g}% ({}); off the ANE: {}", *summary.residency_pct,
+        "residency {:.2f}% of the body < {:g}% ({}); off the ANE: {}", *summary.residency_pct,
         threshold.min_residency_pct, threshold.origin,
-        group_by_rule(ops, [](const OpPlacement& op) { return !placement_on_ane(op.placement); })));
+        group_by_rule(ops, [](const OpPlacement& op) {
+          return !op.boundary_cast && !placement_on_ane(op.placement);
+        })));
   }
   if (strict && summary.at_risk > 0) {
     v.failures.push_back(fmt::format(

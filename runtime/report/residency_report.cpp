@@ -26,6 +26,7 @@ ojson summary_json(const ResidencySummary& s) {
   j["at_risk"] = s.at_risk;
   j["fallbacks"] = s.fallbacks;
   j["unknown"] = s.unknown;
+  j["residency_scope"] = "body";  // residency, band, cost share: boundary casts counted apart
   j["residency_pct"] = optional_number(s.residency_pct);
   j["cost_weighted_pct"] = optional_number(s.cost_weighted_pct);
   j["costed_ops"] = s.costed_ops;
@@ -261,18 +262,18 @@ std::string residency_report_markdown(const ResidencyReport& report) {
   std::string out = fmt::format("## {}: {}\n\n", report.tool,
                                 residency_verdict_name(residency_exit_code(report)));
   out += "| shard | verdict | compute | on ANE | at risk | fallback | unknown | compile-time | "
-         "residency | min | source |\n";
-  out += "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n";
+         "body ops | residency (body) | min | source |\n";
+  out += "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n";
   for (const ShardCheck& s : report.shards) {
     const ResidencySummary& m = s.summary;
-    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {:g}% | {} |\n",
+    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:g}% | {} |\n",
                        md_escape(path_basename(s.path)), shard_verdict(s), m.compute_ops, m.on_ane,
-                       m.at_risk, m.fallbacks, m.unknown, m.compile_time_ops,
+                       m.at_risk, m.fallbacks, m.unknown, m.compile_time_ops, m.body_ops,
                        pct_str(m.residency_pct), s.threshold.min_residency_pct,
                        placement_source_name(s.source));
   }
-  out += "\n| shard | model verdict | ANE | at risk | off ANE | boundary casts | residency band | "
-         "shard-level |\n|---|---|---:|---:|---:|---:|---|---|\n";
+  out += "\n| shard | model verdict | ANE | at risk | off ANE | boundary casts (apart) | "
+         "residency band (body) | shard-level |\n|---|---|---:|---:|---:|---:|---|---|\n";
   for (const ShardCheck& s : report.shards) {
     if (s.error) continue;
     const ResidencySummary& m = s.summary;
@@ -316,13 +317,14 @@ std::string residency_summary_line(const ShardCheck& s) {
   std::string limits;
   for (const std::string& f : s.shard_failures) limits += f + "; ";
   return fmt::format(
-      "{:<5} {}  {}model {} (body: ANE {}, at risk {}, off ANE {}; boundary casts {}), "
-      "compute {}, on ANE {}, at risk {}, compile-time {}, fallbacks {}, unknown {}, "
-      "residency {}{} (min {:g}%), band {}, {}",
+      "{:<5} {}  {}model {} (body: ANE {}, at risk {}, off ANE {}; boundary casts {} apart, "
+      "{} not on ANE), compute {}, on ANE {}, at risk {}, compile-time {}, fallbacks {}, "
+      "unknown {}, residency {} of {} body ops{} (min {:g}%), band {}, {}",
       s.verdict.passed ? "PASS" : "FAIL", s.path, limits, model_verdict_name(s.model_verdict),
-      m.body_ane, m.body_at_risk, m.body_off_ane, m.boundary_casts, m.compute_ops, m.on_ane,
-      m.at_risk, m.compile_time_ops, m.fallbacks, m.unknown, pct_str(m.residency_pct), cost,
-      s.threshold.min_residency_pct, band_str(m), placement_source_name(s.source));
+      m.body_ane, m.body_at_risk, m.body_off_ane, m.boundary_casts, m.boundary_casts_not_ane,
+      m.compute_ops, m.on_ane, m.at_risk, m.compile_time_ops, m.fallbacks, m.unknown,
+      pct_str(m.residency_pct), m.body_ops, cost, s.threshold.min_residency_pct, band_str(m),
+      placement_source_name(s.source));
 }
 
 std::string residency_failure_lines(const ShardCheck& s) {

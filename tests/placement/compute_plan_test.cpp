@@ -63,9 +63,17 @@ TEST_F(ComputePlan, MatchingDumpOverridesPrediction) {
   EXPECT_EQ(s.on_ane, 44);
   EXPECT_EQ(s.fallbacks, 4);
   EXPECT_EQ(s.at_risk, 0);
-  EXPECT_EQ(s.costed_ops, 48);
-  ASSERT_TRUE(s.cost_weighted_pct.has_value());
-  EXPECT_NEAR(*s.cost_weighted_pct, 100.0 * 44 / 48, 1e-6);
+  // Residency and the cost share are over the body: the boundary casts are counted apart.
+  // The sample's 6 boundary casts (fp32 model I/O, on the ANE in this dump) are apart.
+  EXPECT_EQ(s.boundary_casts, 6);
+  EXPECT_EQ(s.boundary_casts_not_ane, 0);
+  EXPECT_EQ(s.body_ops, 42);
+  EXPECT_EQ(s.body_ane, 38);
+  EXPECT_EQ(s.body_off_ane, 4);
+  EXPECT_EQ(s.costed_ops, 42);
+  ASSERT_TRUE(s.residency_pct && s.cost_weighted_pct);
+  EXPECT_NEAR(*s.residency_pct, 100.0 * 38 / 42, 1e-9);
+  EXPECT_NEAR(*s.cost_weighted_pct, 100.0 * 38 / 42, 1e-6);
   for (const OpPlacement& r : rows_) {
     EXPECT_EQ(r.source, PlacementSource::kPlan);
     if (r.type == "lstm") {

@@ -5,6 +5,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <array>
+#include <memory>
+
 namespace sg {
 namespace {
 
@@ -52,6 +55,81 @@ TEST(ResidencyReport, JsonCarriesVersionVerdictsAndOpRows) {
   EXPECT_EQ(residency_report_json(report), residency_report_json(report));
 }
 
+// An fp32-I/O shard measured on an M1-class Mac: the plan puts both boundary casts on the CPU
+// and every body op on the ANE. Residency is over the body (issue 8 item 2): 100 %, band
+// 100-100 %, the default gate passes, the casts are reported apart. Counting the casts (as
+// before) gave 33.3 % of 3 compute ops and failed the gate on two I/O conversions.
+ShardCheck boundary_cast_check() {
+  ProgramBuilder b;
+  b.input("x", DType::kF32, {1, 8});
+  b.op("cast", {{"x16", DType::kF16, {1, 8}}}, {{"x", {"x"}}});
+  b.op("relu", {{"y", DType::kF16, {1, 8}}}, {{"x", {"x16"}}});
+  b.op("cast", {{"out", DType::kF32, {1, 8}}}, {{"x", {"y"}}});
+  b.output("out");
+  auto plan = std::make_shared<ComputePlanDump>();
+  plan->filename = "m1.json";
+  plan->functions = {"main"};
+  for (const auto& [out, type, device] : std::vector<std::array<std::string, 3>>{
+           {"x16", "cast", "cpu"}, {"y", "relu", "ane"}, {"out", "cast", "cpu"}}) {
+    PlanOp op;
+    op.function = "main";
+    op.block_path = {-1};
+    op.output = out;
+    op.operator_type = type;
+    op.preferred = device;
+    op.supported = std::vector<std::string>{device};
+    op.cost = type == "cast" ? 0.4 : 0.2;
+    plan->ops.push_back(op);
+  }
+  ShardCheckOptions options;
+  options.plan = plan;
+  options.plan_path = "m1.json";
+  return check_program("io32.mlpackage", b.program, {}, std::string(64, 'f'), options);
+}
+
+TEST(ResidencyReport, ResidencyIsOverTheBodyWithBoundaryCastsApartInEveryForm) {
+  ShardCheck c = boundary_cast_check();
+  ASSERT_FALSE(c.error) << c.error->to_string();
+  EXPECT_EQ(c.summary.compute_ops, 3);
+  EXPECT_EQ(c.summary.boundary_casts, 2);
+  EXPECT_EQ(c.summary.boundary_casts_not_ane, 2);
+  EXPECT_EQ(c.summary.body_ops, 1);
+  ASSERT_TRUE(c.summary.residency_pct && c.summary.residency_low_pct && c.summary.cost_weighted_pct);
+  EXPECT_DOUBLE_EQ(*c.summary.residency_pct, 100.0);
+  EXPECT_DOUBLE_EQ(*c.summary.residency_low_pct, 100.0);
+  EXPECT_DOUBLE_EQ(*c.summary.cost_weighted_pct, 100.0);  // the casts' cost is apart too
+  EXPECT_TRUE(c.verdict.passed) << (c.verdict.failures.empty() ? "" : c.verdict.failures[0]);
+  EXPECT_EQ(c.model_verdict, ModelVerdict::kAtRisk);  // casts off the ANE: at risk, not pass
+
+  ResidencyReport report;
+  report.shards.push_back(c);
+  auto j = nlohmann::json::parse(residency_report_json(report));
+  const auto& s = j["shards"][0]["summary"];
+  EXPECT_EQ(s["residency_scope"], "body");
+  EXPECT_DOUBLE_EQ(s["residency_pct"].get<double>(), 100.0);
+  EXPECT_DOUBLE_EQ(s["residency_low_pct"].get<double>(), 100.0);
+  EXPECT_EQ(s["body_ops"], 1);
+  EXPECT_EQ(s["boundary_casts"], 2);
+  EXPECT_EQ(s["boundary_casts_not_ane"], 2);
+
+  const std::string line = residency_summary_line(c);
+  EXPECT_NE(line.find("boundary casts 2 apart, 2 not on ANE"), std::string::npos) << line;
+  EXPECT_NE(line.find("residency 100.0% of 1 body ops"), std::string::npos) << line;
+  EXPECT_NE(line.find("band 100.0-100.0%"), std::string::npos) << line;
+
+  const std::string xml = residency_report_junit(report);
+  EXPECT_NE(xml.find("failures=\"0\""), std::string::npos) << xml;
+  EXPECT_NE(xml.find("residency 100.0% of 1 body ops"), std::string::npos) << xml;
+
+  const std::string md = residency_report_markdown(report);
+  EXPECT_NE(md.find("| io32.mlpackage | pass | 3 | 1 | 0 | 2 | 0 | 0 | 1 | 100.0% | 100% | plan |"),
+            std::string::npos)
+      << md;
+  EXPECT_NE(md.find("| io32.mlpackage | at risk | 1 | 0 | 0 | 2 | 100.0-100.0% |  |"),
+            std::string::npos)
+      << md;
+}
+
 TEST(ResidencyReport, JunitEscapesAndCountsFailures) {
   ResidencyReport report;
   report.shards.push_back(sample_check("a/<x>&.mlmodelc", 50));
@@ -60,7 +138,7 @@ TEST(ResidencyReport, JunitEscapesAndCountsFailures) {
   EXPECT_NE(xml.find("tests=\"2\" failures=\"1\" errors=\"0\""), std::string::npos) << xml;
   EXPECT_NE(xml.find("name=\"a/&lt;x&gt;&amp;.mlmodelc\""), std::string::npos);
   EXPECT_EQ(xml.find("<x>"), std::string::npos);
-  EXPECT_NE(xml.find("<failure message=\"residency 50.00% &lt; 100%"), std::string::npos) << xml;
+  EXPECT_NE(xml.find("<failure message=\"residency 50.00% of the body &lt; 100%"), std::string::npos) << xml;
 }
 
 TEST(ResidencyReport, ExitCodes) {

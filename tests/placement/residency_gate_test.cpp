@@ -123,7 +123,7 @@ TEST(ResidencyGate, FailureNamesRuleAndOps) {
   GateVerdict v = evaluate_residency_gate(ops, s, {}, {}, ResidencyThreshold{100, "default", ""}, false);
   ASSERT_FALSE(v.passed);
   ASSERT_EQ(v.failures.size(), 1u);
-  EXPECT_NE(v.failures[0].find("residency 50.00% < 100%"), std::string::npos) << v.failures[0];
+  EXPECT_NE(v.failures[0].find("residency 50.00% of the body < 100%"), std::string::npos) << v.failures[0];
   EXPECT_NE(v.failures[0].find("R22 x2: conv 'q_proj', conv 'k_proj'"), std::string::npos)
       << v.failures[0];
   v = evaluate_residency_gate(ops, s, {}, {}, ResidencyThreshold{50, "override", "why"}, false);

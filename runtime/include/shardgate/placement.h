@@ -138,15 +138,17 @@ struct ResidencySummary {
   int64_t total_ops = 0;
   int64_t compile_time_ops = 0;
   int64_t compute_ops = 0;
-  int64_t on_ane = 0;     // ANE + ANE_RISK compute ops
-  int64_t at_risk = 0;    // ANE_RISK compute ops
-  int64_t fallbacks = 0;  // CPU / GPU / GPU_OR_CPU compute ops
+  int64_t on_ane = 0;     // ANE + ANE_RISK compute ops (boundary casts included)
+  int64_t at_risk = 0;    // ANE_RISK compute ops (boundary casts included)
+  int64_t fallbacks = 0;  // CPU / GPU / GPU_OR_CPU compute ops (boundary casts included)
   int64_t unknown = 0;    // UNKNOWN compute ops (no rule, or no device in a plan)
-  // 100 * on_ane / compute_ops; nullopt when there is no compute op.
+  // Residency is over the BODY (compute ops other than boundary casts), so fp32 I/O casts do
+  // not drown the verdict on the body (issue 8 item 2):
+  // 100 * (body_ane + body_at_risk) / body_ops; nullopt when there is no body op.
   std::optional<double> residency_pct;
-  // With plan costs: 100 * cost of ANE compute ops / cost of compute ops with a cost.
+  // With plan costs: 100 * cost of ANE body ops / cost of body ops with a cost.
   std::optional<double> cost_weighted_pct;
-  int64_t costed_ops = 0;
+  int64_t costed_ops = 0;  // body ops with a cost
   // The body (compute ops other than boundary casts) and the boundary casts, counted apart.
   int64_t body_ops = 0;
   int64_t body_ane = 0;      // plainly on the ANE
@@ -154,7 +156,7 @@ struct ResidencySummary {
   int64_t body_off_ane = 0;  // CPU / GPU / unknown
   int64_t boundary_casts = 0;
   int64_t boundary_casts_not_ane = 0;  // at risk or off the ANE
-  // The residency band: 100 * (on_ane - at_risk) / compute_ops .. residency_pct.
+  // The residency band over the body: 100 * body_ane / body_ops .. residency_pct.
   std::optional<double> residency_low_pct;
 };
 ResidencySummary summarize_residency(const std::vector<OpPlacement>& ops);

@@ -37,6 +37,7 @@ struct Options {
   std::string plan_dir;
   std::optional<double> min_residency;
   std::vector<std::string> checks;
+  bool no_fingerprint = false;
   sg::cli::ReportArgs report;
   sg::cli::GateArgs gate;
   sg::cli::LogArgs log;
@@ -201,6 +202,9 @@ int run(int argc, char** argv) {
                  "repeatable")
       ->option_text("CHECK")
       ->allow_extra_args(false);
+  app.add_flag("--no-fingerprint", opt.no_fingerprint,
+               "Do not compute each shard's fingerprint (it reads every weight byte; reports then "
+               "name the build by program sha256 only). Default: computed");
   opt.report.add_to(app);
   opt.gate.add_to(app);
   opt.log.add_to(app);
@@ -239,12 +243,19 @@ int run(int argc, char** argv) {
   report.tool = kTool;
   report.tool_version = kVersion;
   report.gate_file = policy->filename;
+  if (!policy->filename.empty()) {
+    auto bytes = sg::read_file(policy->filename);
+    if (!bytes) return usage_error(bytes.status());
+    report.gate_file_sha256 = sg::sha256_hex(std::as_bytes(std::span<const char>(bytes->data(), bytes->size())));
+  }
+  report.fingerprinted = !opt.no_fingerprint;
   report.strict = opt.gate.strict;
   report.shard_index = opt.selection.shard_index;
   report.shard_count = opt.selection.shard_count;
   int level = opt.log.level();
   for (const std::string& path : shards) {
     sg::ShardCheckOptions options = base;
+    options.fingerprint = !opt.no_fingerprint;
     if (opt.min_residency) {
       options.threshold = sg::ResidencyThreshold{*opt.min_residency, "--min-residency", ""};
     } else {
@@ -259,6 +270,9 @@ int run(int argc, char** argv) {
     bool ok = !check.error && check.verdict.passed;
     if (level >= 0 || !ok) {
       std::cout << sg::residency_summary_line(check) << "\n" << sg::residency_failure_lines(check);
+      if (level >= 1 && !check.fingerprint.empty()) {
+        std::cout << "      fingerprint " << check.fingerprint << "\n";
+      }
       if (level >= 1 && !check.threshold.reason.empty()) {
         std::cout << "      threshold from " << check.threshold.origin << ": "
                   << check.threshold.reason << "\n";

@@ -75,8 +75,15 @@ ShardCheck check_shard(const std::string& path, const ShardCheckOptions& options
   ModelFacts facts;
   facts.info = &s.info();
   facts.weight_bytes = s.weight_file_bytes();
+  std::string fingerprint;
+  if (options.fingerprint) {
+    auto fp = s.fingerprint();  // an unreadable weight file is bad input, named by the error
+    if (!fp.is_ok()) return failed(std::move(fp).take_status());
+    fingerprint = std::move(fp).value();
+  }
   ShardCheck check = check_program(path, s.program(), facts, s.program_sha256(), with_plan);
   check.form = shard_form_name(s.form());
+  check.fingerprint = std::move(fingerprint);
   return check;
 }
 

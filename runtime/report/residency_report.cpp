@@ -107,6 +107,7 @@ ojson shard_json(const ShardCheck& s) {
   j["name"] = path_basename(s.path);
   j["form"] = s.form.empty() ? ojson(nullptr) : ojson(s.form);
   j["program_sha256"] = s.program_sha256.empty() ? ojson(nullptr) : ojson(s.program_sha256);
+  j["fingerprint"] = s.fingerprint.empty() ? ojson(nullptr) : ojson(s.fingerprint);
   j["verdict"] = shard_verdict(s);
   j["model_verdict"] = s.error ? ojson(nullptr) : ojson(model_verdict_name(s.model_verdict));
   j["shard_failures"] = s.shard_failures;
@@ -157,6 +158,25 @@ ojson shard_json(const ShardCheck& s) {
 
 std::string pct_str(const std::optional<double>& v) {
   return v ? fmt::format("{:.1f}%", *v) : std::string("n/a");
+}
+
+// The shard's fingerprint, or why there is none.
+std::string fingerprint_str(const ResidencyReport& report, const ShardCheck& s) {
+  if (!s.fingerprint.empty()) return s.fingerprint;
+  if (s.error) return "n/a (shard not read)";
+  return report.fingerprinted ? "n/a" : "not computed (--no-fingerprint)";
+}
+
+std::string gate_file_str(const ResidencyReport& report) {
+  if (report.gate_file.empty()) return "built-in default";
+  return fmt::format("{} (sha256 {})", report.gate_file,
+                     report.gate_file_sha256.empty() ? "n/a" : report.gate_file_sha256);
+}
+
+// Which build was judged, against which gate file (JUnit system-out, ane-validator -v).
+std::string build_line(const ResidencyReport& report, const ShardCheck& s) {
+  return fmt::format("fingerprint {}; program sha256 {}; gate file {}", fingerprint_str(report, s),
+                     s.program_sha256.empty() ? "n/a" : s.program_sha256, gate_file_str(report));
 }
 
 // "72.9-85.4%": sure ANE share .. ANE + at-risk share.
@@ -210,6 +230,9 @@ std::string residency_report_json(const ResidencyReport& report) {
   j["verdict"] = residency_verdict_name(code);
   j["exit_code"] = code;
   j["gate_file"] = report.gate_file.empty() ? ojson(nullptr) : ojson(report.gate_file);
+  j["gate_file_sha256"] =
+      report.gate_file_sha256.empty() ? ojson(nullptr) : ojson(report.gate_file_sha256);
+  j["fingerprinted"] = report.fingerprinted;
   j["strict"] = report.strict;
   j["selection"] = ojson{{"shard_index", report.shard_index}, {"shard_count", report.shard_count}};
   const ResidencyCounts counts = residency_counts(report);
@@ -244,7 +267,7 @@ std::string residency_report_junit(const ResidencyReport& report) {
                          xml_escape(s.verdict.failures.empty() ? "" : s.verdict.failures[0]),
                          xml_escape(body));
     }
-    std::string system_out = residency_summary_line(s) + "\n";
+    std::string system_out = residency_summary_line(s) + "\n" + build_line(report, s) + "\n";
     for (const RuleUse& u : rules_used(s)) {
       const RuleInfo* r = find_rule(u.id);
       system_out += fmt::format("rule {} x{}: {} (confidence {}; source: {})\n", u.id, u.ops,
@@ -283,6 +306,13 @@ std::string residency_report_markdown(const ResidencyReport& report) {
                        model_verdict_name(s.model_verdict), m.body_ane, m.body_at_risk,
                        m.body_off_ane, m.boundary_casts, band_str(m), md_escape(limits));
   }
+  out += fmt::format("\n| shard | fingerprint | program sha256 |\n|---|---|---|\n");
+  for (const ShardCheck& s : report.shards) {
+    out += fmt::format("| {} | {} | {} |\n", md_escape(path_basename(s.path)),
+                       fingerprint_str(report, s),
+                       s.program_sha256.empty() ? "n/a" : s.program_sha256);
+  }
+  out += fmt::format("\nGate file: {}\n", gate_file_str(report));
   for (const ShardCheck& s : report.shards) {
     if (s.error) continue;
     out += fmt::format("\n### Rules applied: {}\n\n| rule | ops | placement | confidence | source |\n"

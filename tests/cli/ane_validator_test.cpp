@@ -11,6 +11,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <span>
 #include <string>
 #include <unistd.h>
 
@@ -88,6 +89,51 @@ TEST_F(AneValidator, DefaultGateFileOverridesApply) {
   EXPECT_NE(r.output.find("lstm 'lstm_out_batch_first_0'"), std::string::npos) << r.output;
 }
 
+// Every report says which exact build it judged (issue 8 item 3): the shard fingerprint and the
+// gate file's sha256. Oracle: the fingerprints the Mac script's Python code recorded for the same
+// corpus builds (tests/data/placement/mac/unified_int8.mlpackage.json, written through the seam).
+TEST_F(AneValidator, ReportsCarryTheShardFingerprintAndTheGateFileSha256) {
+  const std::string package_fp = "14675d3b2d13b92ca3884168d4011ad8b3ce1af6e76a279cfe26425c1b2a19e4";
+  const std::string compiled_fp = "2b29cc6f443a012dc6c9c5dfac0937fcd89e1c9ba1f3e48bf6e6d638d9b69c51";
+  std::string json = temp_path("fp.json");
+  std::string junit = temp_path("fp.xml");
+  std::string md = temp_path("fp.md");
+  CliRun r = run(kCorpus + "unified_int8.mlpackage " + kCorpus + "unified_int8.mlmodelc -v --json " +
+                 json + " --junit " + junit + " --markdown " + md);
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("fingerprint " + package_fp), std::string::npos) << r.output;
+  auto j = read_json(json);
+  EXPECT_EQ(j["schema_version"], 2);
+  EXPECT_EQ(j["fingerprinted"], true);
+  auto gate = sg::read_file(SG_SOURCE_DIR "/gates/residency.json");
+  ASSERT_TRUE(gate.is_ok());
+  const std::string gate_sha = sg::sha256_hex(std::as_bytes(std::span<const char>(gate->data(), gate->size())));
+  EXPECT_EQ(j["gate_file_sha256"], gate_sha);
+  ASSERT_EQ(j["shards"].size(), 2u);
+  for (const auto& s : j["shards"]) {
+    EXPECT_EQ(s["fingerprint"], s["form"] == "mlpackage" ? package_fp : compiled_fp) << s["name"];
+  }
+  auto xml = sg::read_file(junit);
+  ASSERT_TRUE(xml.is_ok());
+  EXPECT_NE(xml->find("fingerprint " + package_fp), std::string::npos) << *xml;
+  EXPECT_NE(xml->find("fingerprint " + compiled_fp), std::string::npos) << *xml;
+  EXPECT_NE(xml->find(gate_sha), std::string::npos) << *xml;
+  auto markdown = sg::read_file(md);
+  ASSERT_TRUE(markdown.is_ok());
+  EXPECT_NE(markdown->find(".mlpackage | " + package_fp + " |"), std::string::npos) << *markdown;
+  EXPECT_NE(markdown->find("(sha256 " + gate_sha + ")"), std::string::npos) << *markdown;
+
+  // Opting out: the reports say the fingerprint was not computed instead of naming a build.
+  r = run(kCorpus + "unified_int8.mlpackage --no-fingerprint --json " + json + " --markdown " + md);
+  EXPECT_EQ(r.code, 0) << r.output;
+  j = read_json(json);
+  EXPECT_EQ(j["fingerprinted"], false);
+  EXPECT_TRUE(j["shards"][0]["fingerprint"].is_null());
+  markdown = sg::read_file(md);
+  ASSERT_TRUE(markdown.is_ok());
+  EXPECT_NE(markdown->find("not computed (--no-fingerprint)"), std::string::npos) << *markdown;
+}
+
 TEST_F(AneValidator, StrictFailsOnAtRiskOps) {
   CliRun r = run(kFp16 + " --min-residency 0");
   EXPECT_EQ(r.code, 0) << r.output;
@@ -105,7 +151,7 @@ TEST_F(AneValidator, ShardThatFailsToOpenIsExitTwoAndReported) {
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("missing.mlmodelc"), std::string::npos) << r.output;
   auto j = read_json(json);
-  EXPECT_EQ(j["schema_version"], 1);
+  EXPECT_EQ(j["schema_version"], 2);
   EXPECT_EQ(j["exit_code"], 2);
   ASSERT_EQ(j["shards"].size(), 2u);
   bool found = false;

@@ -320,12 +320,16 @@ struct ShardCheckOptions {
   ResidencyThreshold threshold;
   bool strict = false;
   PredictOptions predict;
+  // Compute the shard's fingerprint (Shard::fingerprint(): reads every weight byte once, unless
+  // the shard was fingerprinted already to pair a dump) into ShardCheck::fingerprint.
+  bool fingerprint = false;
 };
 
 struct ShardCheck {
   std::string path;
   std::string form;  // "mlmodelc" / "mlpackage"; "" when the shard did not open
   std::string program_sha256;
+  std::string fingerprint;  // Shard::fingerprint(); "" when not asked for or not opened
   std::optional<Status> error;  // bad input (shard or plan): the run exits 2
   std::vector<OpPlacement> ops;
   ResidencySummary summary;

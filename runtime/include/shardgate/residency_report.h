@@ -10,12 +10,16 @@
 namespace sg {
 
 // Bump when a field changes meaning or disappears; adding fields keeps the version.
-inline constexpr int kResidencyReportSchemaVersion = 1;
+// 2: residency_pct, residency_low_pct and cost_weighted_pct are over the body (boundary casts
+// apart); shards carry their fingerprint, the report the gate file's sha256.
+inline constexpr int kResidencyReportSchemaVersion = 2;
 
 struct ResidencyReport {
   std::string tool = "ane-validator";
   std::string tool_version;
-  std::string gate_file;  // the policy applied ("" = built-in default)
+  std::string gate_file;         // the policy applied ("" = built-in default)
+  std::string gate_file_sha256;  // sha256 of the gate file's bytes ("" for the built-in default)
+  bool fingerprinted = true;     // shard fingerprints computed (ane-validator --no-fingerprint: no)
   bool strict = false;
   int64_t shard_index = 0;
   int64_t shard_count = 1;

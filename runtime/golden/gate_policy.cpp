@@ -6,6 +6,7 @@
 #include "shardgate/io.h"
 
 #include <cmath>
+#include <limits>
 
 namespace sg {
 namespace {
@@ -61,6 +62,9 @@ Status parse_threshold_value(Metric m, const Json& v, Threshold& t, const std::s
   }
   SG_ASSIGN_OR_RETURN(double x, json_util::as_number(v, path, place));
   SG_CHECK(!std::isnan(x), ErrorCode::kFormat, "{}: {}: threshold is NaN", path, place);
+  if (auto range = threshold_out_of_range(m, x)) {
+    return make_error(ErrorCode::kFormat, "{}: {}: {} is out of range ({})", path, place, x, *range);
+  }
   t.bound = x;
   return Status::ok();
 }
@@ -130,6 +134,29 @@ bool matches(const OverrideMatch& m, const CheckIdentity& id) {
 }
 
 }  // namespace
+
+std::optional<std::string> threshold_out_of_range(Metric metric, double bound) {
+  struct Range {
+    Metric metric;
+    double lo, hi;
+    const char* what;
+  };
+  static constexpr double kBig = std::numeric_limits<double>::infinity();
+  // SNR in dB may be any real number; the norm ratio's pair is checked where it is parsed.
+  static constexpr Range kRanges[] = {
+      {Metric::kCosine, -1, 1, "a cosine lies in [-1, 1]"},
+      {Metric::kRelL2, 0, kBig, "a relative L2 error is >= 0"},
+      {Metric::kMaxAbs, 0, kBig, "an absolute error is >= 0"},
+      {Metric::kTop1, 0, 1, "a top-1 agreement rate lies in [0, 1]"},
+      {Metric::kTopkOverlap, 0, 1, "a top-k overlap lies in [0, 1]"},
+      {Metric::kKl, 0, kBig, "a KL divergence is >= 0"},
+  };
+  if (std::isnan(bound)) return std::string("a threshold is a number, not NaN");
+  for (const Range& r : kRanges) {
+    if (r.metric == metric && !(bound >= r.lo && bound <= r.hi)) return std::string(r.what);
+  }
+  return std::nullopt;
+}
 
 GatePolicy builtin_gate_policy() {
   GatePolicy policy;

@@ -1,6 +1,8 @@
 // Self-contained HTML page of a golden report: summary, a per-layer × per-position cosine heat
-// map and a per-layer line chart of the minimum cosine (inline SVG, no scripts, no external
-// assets), and the per-check table.
+// map and a per-layer line chart of the gated cosine statistic (inline SVG, no scripts, no
+// external assets), the per-check table and the rows excluded as unstable. A report with several
+// views (run --both: free-running and teacher-forced) gets one chart per view, each titled with
+// its view: joined in one line, a teacher-forced point would read as the next free-running one.
 #include "report/golden_report_util.h"
 
 #include <algorithm>
@@ -12,9 +14,10 @@ using report_util::fmt_num;
 using report_util::xml_escape;
 
 // Green at or above the threshold (darker when closer to 1), orange to red below it.
-std::string cell_color(const RowResult& row, double threshold) {
+std::string cell_color(const RowResult& row, Verdict verdict, double threshold) {
   if (row.nonfinite) return "#000000";
   if (row.degenerate) return "#c8c8c8";
+  if (verdict == Verdict::kUnstable) return "#8e44ad";
   const auto& v = row.value(Metric::kCosine);
   if (!v) return "#ffffff";
   if (*v >= threshold) {
@@ -51,13 +54,19 @@ std::string heat_map(const GoldenReport& report, const std::vector<size_t>& orde
                        label_w - 6, y + 14, xml_escape(c.identity.id()));
     for (size_t p = 0; p < c.rows.size(); ++p) {
       const RowResult& row = c.rows[p];
-      const std::string state = row.nonfinite ? "nonfinite" : (row.degenerate ? "degenerate" : fmt_num(row.value(Metric::kCosine)));
+      const CheckVerdict& cv = report.evaluation.checks[i];
+      const Verdict rv = p < cv.rows.size() ? cv.rows[p].verdict : Verdict::kPass;
+      std::string state = row.nonfinite ? "nonfinite" : (row.degenerate ? "degenerate" : fmt_num(row.value(Metric::kCosine)));
+      if (rv == Verdict::kUnstable) {
+        state += fmt::format(", unstable: the FP16 baseline moves to cosine {} (excluded)",
+                             fmt_num(row.stability_cosine, 4));
+      }
       svg += fmt::format(
           "<rect class=\"cell\" data-check=\"{}\" data-position=\"{}\" x=\"{}\" y=\"{}\" "
           "width=\"{}\" height=\"{}\" fill=\"{}\"><title>{} position {}: cosine {} "
           "(threshold {})</title></rect>\n",
           xml_escape(c.identity.id()), row.position, label_w + cell_w * static_cast<int>(p), y,
-          cell_w - 1, cell_h - 1, cell_color(row, threshold), xml_escape(c.identity.id()),
+          cell_w - 1, cell_h - 1, cell_color(row, rv, threshold), xml_escape(c.identity.id()),
           row.position, state, fmt_num(threshold, 3));
     }
   }
@@ -65,7 +74,9 @@ std::string heat_map(const GoldenReport& report, const std::vector<size_t>& orde
   return svg;
 }
 
-std::string line_chart(const GoldenReport& report, const std::vector<size_t>& order) {
+// The chart of one view (`view`: its labels, "" when the report has one view).
+std::string line_chart(const GoldenReport& report, const std::vector<size_t>& order,
+                       const std::string& view) {
   const FidelityRun& run = report.run;
   std::vector<size_t> layered;
   for (size_t i : order) {
@@ -88,8 +99,9 @@ std::string line_chart(const GoldenReport& report, const std::vector<size_t>& or
   };
   auto y_of = [&](double v) { return top + (h - top - bottom) * (1.0 - (v - lo) / span); };
   std::string svg = fmt::format(
-      "<svg class=\"linechart\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" "
-      "role=\"img\" aria-label=\"cosine {} per layer\">\n", w, h, stat);
+      "<svg class=\"linechart\" data-view=\"{}\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" "
+      "height=\"{}\" role=\"img\" aria-label=\"cosine {} per layer{}\">\n",
+      xml_escape(view), w, h, stat, view.empty() ? "" : ", view " + xml_escape(view));
   svg += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" class=\"frame\"/>\n", left, h - bottom, w - right, h - bottom);
   svg += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" class=\"frame\"/>\n", left, top, left, h - bottom);
   for (double v : {lo, (lo + 1.0) / 2, 1.0}) {
@@ -114,6 +126,14 @@ std::string line_chart(const GoldenReport& report, const std::vector<size_t>& or
                      (left + w - right) / 2, h - 6);
   svg += "</svg>\n";
   return svg;
+}
+
+// "view mode=teacher-forced: each shard's own error on golden inputs ..." from the run's views.
+std::string view_title(const FidelityRun& run, const std::string& labels) {
+  for (const ReportView& v : run.views) {
+    if (labels == "mode=" + v.mode) return fmt::format("view {}: {}", v.mode, v.answers);
+  }
+  return labels.empty() ? std::string("checks without labels") : labels;
 }
 
 }  // namespace
@@ -180,11 +200,22 @@ std::string golden_report_html(const GoldenReport& report) {
   out += "<p class=\"legend\"><span style=\"background:#3c7850\"></span>at or above threshold"
          "<span style=\"background:#e66e28\"></span>below<span style=\"background:#e60028\"></span>"
          "0.2 or more below<span style=\"background:#c8c8c8\"></span>degenerate (both zero)"
+         "<span style=\"background:#8e44ad\"></span>unstable (the FP16 baseline itself moves; excluded)"
          "<span style=\"background:#000\"></span>NaN/Inf</p>\n";
   out += heat_map(report, order);
   out += fmt::format("<h2>Cosine {} per layer (the statistic the gate used)</h2>\n",
                      xml_escape(report_util::cosine_statistic(report)));
-  out += line_chart(report, order);
+  const std::vector<std::vector<size_t>> groups = report_util::view_groups(run);
+  if (groups.size() <= 1) {
+    out += line_chart(report, order, "");
+  } else {
+    // One chart per view, never one line through both.
+    for (const std::vector<size_t>& g : groups) {
+      const std::string view = report_util::labels_text(run.checks[g.front()].identity);
+      out += fmt::format("<h3>{}</h3>\n", xml_escape(view_title(run, view)));
+      out += line_chart(report, g, view);
+    }
+  }
   out += fmt::format(
       "<h2>Checks</h2>\n<table>\n<tr><th>layer</th><th class=\"name\">check</th><th class=\"name\">kind</th>"
       "<th>cosine {}</th><th>worst pos</th><th>norm ratio</th><th>rel L2</th><th>SNR dB</th>"
@@ -207,7 +238,20 @@ std::string golden_report_html(const GoldenReport& report) {
         fmt_num(rel ? rel->value : std::nullopt), fmt_num(snr ? snr->value : std::nullopt, 2),
         v.verdict == Verdict::kPass ? "pass" : "fail", xml_escape(v.message), verdict_name(v.verdict));
   }
-  out += "</table>\n</body>\n</html>\n";
+  out += "</table>\n";
+  std::string unstable;
+  for (size_t i : order) {
+    for (const report_util::UnstableRow& u : report_util::unstable_rows(report, i)) {
+      unstable += fmt::format("<li class=\"unstable\"><code>{}</code> {}</li>\n",
+                              xml_escape(run.checks[i].identity.id()), xml_escape(u.text()));
+    }
+  }
+  if (!unstable.empty()) {
+    out += "<h2>Unstable rows (excluded from the gate)</h2>\n<p>The FP16 baseline itself moves "
+           "more than the gate allows on these inputs (a near tie, e.g. an MoE router): they "
+           "measure the input, not quantization error.</p>\n<ul>\n" + unstable + "</ul>\n";
+  }
+  out += "</body>\n</html>\n";
   return out;
 }
 

@@ -1,5 +1,7 @@
 // JUnit XML of a golden report: one <testcase> per check, a <failure> carrying the verdict
-// message, so CI systems list each failing checkpoint by its stable id.
+// message, so CI systems list each failing checkpoint by its stable id. A row probe's
+// input-stability check excluded (`unstable`: the FP16 baseline itself moves more than the gate
+// allows) is its own <testcase> marked <skipped> with its margin: visible in CI, never a failure.
 #include "report/golden_report_util.h"
 
 namespace sg {
@@ -28,14 +30,20 @@ std::string golden_report_junit(const GoldenReport& report) {
         xml_escape(report.error->kind), xml_escape(report.error->message), report.error->exit_code);
   }
   const bool extra_failure = ev.summary.verdict != Verdict::kPass && failures == 0;
-  const int64_t tests = static_cast<int64_t>(run.checks.size()) + (extra_failure ? 1 : 0);
+  std::vector<std::vector<report_util::UnstableRow>> unstable(run.checks.size());
+  int64_t skipped = 0;
+  for (size_t i = 0; i < run.checks.size(); ++i) {
+    unstable[i] = report_util::unstable_rows(report, i);
+    skipped += static_cast<int64_t>(unstable[i].size());
+  }
+  const int64_t tests = static_cast<int64_t>(run.checks.size()) + (extra_failure ? 1 : 0) + skipped;
   failures += extra_failure ? 1 : 0;
   const std::string suite = "golden-validator." + run.command;
   std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   out += fmt::format("<testsuites name=\"golden-validator\" tests=\"{}\" failures=\"{}\" errors=\"0\">\n",
                      tests, failures);
-  out += fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"0\">\n",
-                     xml_escape(suite), tests, failures);
+  out += fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\">\n",
+                     xml_escape(suite), tests, failures, skipped);
   out += "    <properties>\n";
   for (const ReportInput& in : run.inputs) {
     out += fmt::format("      <property name=\"{}\" value=\"{}\"/>\n", xml_escape(in.role),
@@ -81,6 +89,12 @@ std::string golden_report_junit(const GoldenReport& report) {
                          verdict_name(v.verdict), xml_escape(v.message), xml_escape(detail));
     }
     out += "</testcase>\n";
+    for (const report_util::UnstableRow& u : unstable[i]) {
+      out += fmt::format("    <testcase classname=\"{}\" name=\"{} {}\">\n      <skipped message=\"{}\"/>\n"
+                         "    </testcase>\n",
+                         xml_escape(suite), xml_escape(c.identity.id()), xml_escape(u.place),
+                         xml_escape(u.text()));
+    }
   }
   if (extra_failure) {
     out += fmt::format("    <testcase classname=\"{}\" name=\"summary\">\n      <failure type=\"{}\" "

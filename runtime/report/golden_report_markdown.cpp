@@ -1,5 +1,6 @@
 // Markdown summary of a golden report for CI job pages: verdict, first failure, one table row
-// per check in layer order, and the policy that decided.
+// per check in layer order, the failures, the rows excluded as unstable (probe) with their
+// margins, and the policy that decided.
 #include "report/golden_report_util.h"
 
 namespace sg {
@@ -70,6 +71,18 @@ std::string golden_report_markdown(const GoldenReport& report) {
     if (!any_failure) out += "\n### Failures\n\n";
     any_failure = true;
     out += fmt::format("- `{}`: {}\n", run.checks[i].identity.id(), md_escape(ev.checks[i].message));
+  }
+  bool any_unstable = false;
+  for (size_t i : report_util::layer_order(run)) {
+    for (const report_util::UnstableRow& u : report_util::unstable_rows(report, i)) {
+      if (!any_unstable) {
+        out += "\n### Unstable rows (excluded from the gate)\n\nThe FP16 baseline itself moves more "
+               "than the gate allows on these inputs (a near tie, e.g. an MoE router): they "
+               "measure the input, not quantization error.\n\n";
+      }
+      any_unstable = true;
+      out += fmt::format("- `{}` {}\n", run.checks[i].identity.id(), md_escape(u.text()));
+    }
   }
   if (!run.reference_only.empty()) {
     out += fmt::format("\nNot in candidate: {}\n", md_escape(fmt::format("{}", fmt::join(run.reference_only, ", "))));

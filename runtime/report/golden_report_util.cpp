@@ -122,6 +122,29 @@ std::string feeds_text(const ReportView& view) {
   return out;
 }
 
+std::string UnstableRow::text() const {
+  return fmt::format("{}: unstable (the FP16 baseline moves to cosine {} under a tiny input "
+                     "perturbation, margin {:+.4g} to min_cosine {}): excluded, not quantization "
+                     "error",
+                     place, fmt_num(stability_cosine, 4), stability_cosine - bound, fmt_num(bound, 4));
+}
+
+std::vector<UnstableRow> unstable_rows(const GoldenReport& report, size_t i) {
+  std::vector<UnstableRow> out;
+  const CheckResult& c = report.run.checks[i];
+  const CheckVerdict& v = report.evaluation.checks[i];
+  for (size_t r = 0; r < v.rows.size() && r < c.rows.size(); ++r) {
+    if (v.rows[r].verdict != Verdict::kUnstable) continue;
+    UnstableRow u;
+    u.row = r;
+    u.place = row_place(c.rows[r]);
+    u.stability_cosine = c.rows[r].stability_cosine.value_or(std::nan(""));
+    u.bound = cosine_threshold(report, i);
+    out.push_back(u);
+  }
+  return out;
+}
+
 std::string layer_text(const CheckIdentity& id) {
   return id.layer ? std::to_string(*id.layer) : std::string("-");
 }

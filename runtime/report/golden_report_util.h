@@ -53,6 +53,19 @@ std::string command_line_text(const std::vector<std::string>& argv);
 // many read the chain's own tensors: one line per view describing its inputs.
 std::string feeds_text(const ReportView& view);
 
+// One row of check `i` that the gate excluded as `unstable` (probe's input-stability check):
+// where it is, how far the FP16 baseline itself moved, and the margin to the cosine gate.
+struct UnstableRow {
+  size_t row = 0;          // index into CheckResult::rows
+  std::string place;       // "seed 3 position 5"
+  double stability_cosine = 0;
+  double bound = 0;        // the check's min_cosine
+  // "seed 3 position 5: unstable (the FP16 baseline moves to cosine 0.41 under a tiny input
+  // perturbation, margin -0.56 to min_cosine 0.97): excluded, not quantization error"
+  std::string text() const;
+};
+std::vector<UnstableRow> unstable_rows(const GoldenReport& report, size_t i);
+
 // "L3" for layer 3, "-" for none.
 std::string layer_text(const CheckIdentity& id);
 

@@ -122,6 +122,48 @@ TEST(GatePolicy, MalformedPoliciesAreRefusedWithThePlace) {
   }
 }
 
+// A bound outside its metric's range in a gate FILE is an input error naming the file and the
+// key, as on the command line (before: {"min_cosine": 2} parsed and silently failed every check).
+TEST(GatePolicy, OutOfRangeThresholdsInTheFileAreRefusedNamingTheKey) {
+  struct Case {
+    std::string text, needle;
+  };
+  const std::vector<Case> cases = {
+      {R"({"schema": "shardgate/fidelity-gate@1", "defaults": {"min_cosine": {"value": 2, "reason": "x"}}})",
+       "defaults.min_cosine.value: 2 is out of range (a cosine lies in [-1, 1])"},
+      {R"({"schema": "shardgate/fidelity-gate@1", "defaults": {"min_cosine": {"value": -1.5, "reason": "x"}}})",
+       "defaults.min_cosine.value: -1.5 is out of range"},
+      {policy_text(R"(, "max_rel_l2": {"value": -0.1, "reason": "x"})", ""),
+       "defaults.max_rel_l2.value: -0.1 is out of range (a relative L2 error is >= 0)"},
+      {policy_text(R"(, "max_abs": {"value": -1, "reason": "x"})", ""), "defaults.max_abs.value"},
+      {policy_text(R"(, "max_kl": {"value": -0.5, "reason": "x"})", ""), "a KL divergence is >= 0"},
+      {policy_text(R"(, "norm_ratio": {"value": [-0.1, 1.2], "reason": "x"})", ""), "0 <= low <= high"},
+      {policy_text("", R"({"match": {"kind": "logits"}, "min_top1": 1.5, "reason": "x"})"),
+       "overrides[0].min_top1: 1.5 is out of range (a top-1 agreement rate lies in [0, 1])"},
+      {policy_text("", R"({"match": {"kind": "logits"}, "min_topk_overlap": -0.2, "reason": "x"})"),
+       "overrides[0].min_topk_overlap"},
+      {policy_text("", R"({"match": {"layer": 1}, "min_cosine": 1.01, "reason": "x"})"),
+       "overrides[0].min_cosine: 1.01 is out of range"},
+      {policy_text("", R"({"match": {"layer": 1}, "statistic": "p100", "reason": "x"})"),
+       "overrides[0].statistic: statistic 'p100' must be \"min\" or \"pN\" with 0 < N < 50"},
+      {policy_text("", R"({"match": {"layer": 1}, "statistic": "p-5", "reason": "x"})"), "0 < N < 50"},
+  };
+  for (const Case& c : cases) {
+    auto p = parse_gate_policy(c.text, "gates/x.json");
+    ASSERT_FALSE(p.is_ok()) << c.text;
+    EXPECT_EQ(p.status().code(), ErrorCode::kFormat);
+    EXPECT_EQ(p.status().message().rfind("gates/x.json: ", 0), 0u) << p.status().message();
+    EXPECT_NE(p.status().message().find(c.needle), std::string::npos) << p.status().message();
+  }
+  // The edges of each range are possible values.
+  for (const char* ok : {R"(, "max_rel_l2": {"value": 0, "reason": "x"})",
+                         R"(, "min_snr_db": {"value": -20, "reason": "x"})"}) {
+    EXPECT_TRUE(parse_gate_policy(policy_text(ok, ""), "g.json").is_ok()) << ok;
+  }
+  EXPECT_TRUE(parse_gate_policy(policy_text("", R"({"match": {"layer": 1}, "min_cosine": -1, "reason": "x"})"), "g.json").is_ok());
+  EXPECT_TRUE(parse_gate_policy(policy_text("", R"({"match": {"layer": 1}, "min_cosine": 1, "reason": "x"})"), "g.json").is_ok());
+}
+
 TEST(GatePolicy, PercentileGatesDifferentlyFromMin) {
   // 20 positions: one outlier at 0.50, the rest at 0.99. min → fail; p5 of 20 values:
   // rank 0.95 → 0.50 + 0.95·0.49 = 0.9655 → still fails; p10: rank 1.9 → 0.99 → pass.

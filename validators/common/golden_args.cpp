@@ -67,23 +67,8 @@ Result<Threshold> parse_threshold(Metric m, const std::string& value, const std:
   }
   SG_ASSIGN_OR_RETURN(double v, parse_double(value, flag));
   // A bound outside the metric's range would pass or fail everything silently.
-  struct Range {
-    Metric metric;
-    double lo, hi;
-    const char* what;
-  };
-  static constexpr double kBig = std::numeric_limits<double>::infinity();
-  static constexpr Range kRanges[] = {
-      {Metric::kCosine, -1, 1, "a cosine lies in [-1, 1]"},
-      {Metric::kRelL2, 0, kBig, "a relative L2 error is >= 0"},
-      {Metric::kMaxAbs, 0, kBig, "an absolute error is >= 0"},
-      {Metric::kTop1, 0, 1, "a top-1 agreement rate lies in [0, 1]"},
-      {Metric::kTopkOverlap, 0, 1, "a top-k overlap lies in [0, 1]"},
-      {Metric::kKl, 0, kBig, "a KL divergence is >= 0"},
-  };
-  for (const Range& r : kRanges) {
-    SG_CHECK(r.metric != m || (v >= r.lo && v <= r.hi), ErrorCode::kUsage,
-             "{} {}: out of range ({})", flag, whole, r.what);
+  if (auto range = threshold_out_of_range(m, v)) {
+    return make_error(ErrorCode::kUsage, "{} {}: out of range ({})", flag, whole, *range);
   }
   t.bound = v;
   return t;

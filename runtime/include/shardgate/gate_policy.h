@@ -67,12 +67,18 @@ struct GatePolicy {
   std::optional<int64_t> topk;      // k for top-k overlap, when the policy wants a specific k
 };
 
+// A bound outside its metric's range would pass or fail everything silently, so both the policy
+// file and the command line refuse it. Returns what the range is ("a cosine lies in [-1, 1]")
+// when `bound` is outside it (or NaN), nullopt when it is a possible value. The norm ratio's
+// [low, high] pair is checked apart (0 <= low <= high).
+std::optional<std::string> threshold_out_of_range(Metric metric, double bound);
+
 // The built-in policy: min cosine 0.97 and norm ratio in [0.8, 1.25], gated on the minimum;
 // equal to the defaults of gates/fidelity.json.
 GatePolicy builtin_gate_policy();
 // Parses gates/fidelity.json text. Unknown keys, thresholds without reasons, overrides
-// without a reason or a match, and percentiles outside [0, 50) are kFormat errors naming
-// `path` and the JSON place.
+// without a reason or a match, bounds outside their metric's range (threshold_out_of_range) and
+// percentiles outside [0, 50) are kFormat errors naming `path` and the JSON place.
 Result<GatePolicy> parse_gate_policy(std::string_view json_text, const std::string& path);
 Result<GatePolicy> load_gate_policy(const std::string& path);
 // The policy as JSON (the same shape parse_gate_policy reads), for reports.

@@ -2,7 +2,14 @@
 
 namespace sg {
 
-const char* precision_name(Precision p) { return p == Precision::kFp16 ? "fp16" : "fp32"; }
+const char* precision_name(Precision p) {
+  switch (p) {
+    case Precision::kFp16: return "fp16";
+    case Precision::kFp32: return "fp32";
+    case Precision::kFp16Ftz: return "fp16-ftz";
+  }
+  return "fp16";
+}
 
 Result<Tensor> OpContext::get_f32(std::string_view name) {
   SG_ASSIGN_OR_RETURN(Tensor t, get(name));

@@ -319,7 +319,7 @@ class Run {
                                      out.name, shape_str(stored->shape()), out.type.to_string()));
       }
       if (!compile_time) {
-        if (!result_.first_nonfinite) check_finite(op, out.name, *stored);
+        check_finite(op, out.name, *stored);
         if (options_.capture_all || capture_.count(out.name)) result_.captured[out.name] = *stored;
       } else if (capture_.count(out.name)) {
         result_.captured[out.name] = *stored;
@@ -451,7 +451,9 @@ class Run {
     nf.output = name;
     nf.flat_index = at;
     nf.value = v;
-    result_.first_nonfinite = nf;
+    ++result_.nonfinite_ops;
+    if (!result_.first_nonfinite) result_.first_nonfinite = nf;
+    result_.last_nonfinite = nf;
   }
 
   const Shard& shard_;

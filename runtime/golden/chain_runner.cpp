@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <set>
 
@@ -59,7 +60,7 @@ Result<Tensor> combine_sum(const std::vector<Tensor>& inputs, Precision precisio
              shape_str(t.shape()), shape_str(inputs[0].shape()));
     all_f16 = all_f16 && t.dtype() == DType::kF16;
   }
-  const bool round16 = all_f16 && precision == Precision::kFp16;
+  const bool round16 = all_f16 && stores_fp16(precision);
   SG_ASSIGN_OR_RETURN(Tensor first, to_f32(inputs[0]));
   SG_ASSIGN_OR_RETURN(Tensor acc, Tensor::zeros(DType::kF32, inputs[0].shape()));
   float* a = acc.mutable_data<float>();
@@ -71,8 +72,17 @@ Result<Tensor> combine_sum(const std::vector<Tensor>& inputs, Precision precisio
     for (size_t k = 0; k < n; ++k) a[k] += b[k];
     // Each add of a chain of fp16 MIL add ops stores its result in fp16.
     if (round16) round_to_f16_span(a, n);
+    if (round16 && precision == Precision::kFp16Ftz) {
+      for (size_t k = 0; k < n; ++k) {
+        if (std::fabs(a[k]) < 0x1p-14f) a[k] = std::copysign(0.0f, a[k]);
+      }
+    }
   }
-  if (round16) return cast_tensor(acc, DType::kF16);
+  if (round16) {
+    // Intermediate adds round like fp16 adds; the stored sum also flushes in fp16-ftz mode.
+    SG_ASSIGN_OR_RETURN(Tensor sum16, cast_tensor(acc, DType::kF16));
+    return to_storage(sum16, DType::kF16, precision);
+  }
   return acc;
 }
 

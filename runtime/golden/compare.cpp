@@ -236,6 +236,38 @@ Result<FidelityRun> compare_sources(const GoldenSource& candidate, const GoldenS
   return run;
 }
 
+std::string nonfinite_reach(const RunResult& run) {
+  if (!run.first_nonfinite) return "";
+  std::vector<std::string> reached, finite;
+  for (const auto& [name, t] : run.outputs) {
+    int64_t bad = 0;
+    for (int64_t k = 0; k < t.numel(); ++k) bad += std::isfinite(element_as_double(t, k)) ? 0 : 1;
+    if (bad > 0) {
+      reached.push_back(fmt::format("'{}' ({} of {} values non-finite)", name, bad, t.numel()));
+    } else {
+      finite.push_back(fmt::format("'{}'", name));
+    }
+  }
+  const NonFinite& last = run.last_nonfinite ? *run.last_nonfinite : *run.first_nonfinite;
+  const std::string travel =
+      run.nonfinite_ops <= 1
+          ? std::string("no op after it produced NaN/Inf")
+          : fmt::format("NaN/Inf in {} op outputs, the last op #{} '{}' output '{}'",
+                        run.nonfinite_ops, last.op_index, last.op_type, last.output);
+  if (run.outputs.empty()) return fmt::format("the run stopped there; {}", travel);
+  if (reached.empty()) {
+    return fmt::format("every output is finite: later ops washed it out ({})", travel);
+  }
+  std::string out = fmt::format("it reaches output{} {}", reached.size() == 1 ? "" : "s",
+                                fmt::join(reached, ", "));
+  if (!finite.empty()) {
+    out += fmt::format("; output{} {} {} finite: later ops washed it out there",
+                       finite.size() == 1 ? "" : "s", fmt::join(finite, ", "),
+                       finite.size() == 1 ? "is" : "are");
+  }
+  return out + "; " + travel;
+}
+
 std::string describe_nonfinite(const NonFinite& nf) {
   return fmt::format("function '{}', op #{} '{}' output '{}' flat index {} = {}", nf.function,
                      nf.op_index, nf.op_type, nf.output, nf.flat_index, nf.value);

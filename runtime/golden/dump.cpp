@@ -135,6 +135,40 @@ std::string default_file_name(const std::string& name) {
   return f + ".npy";
 }
 
+Result<GoldenProvenance> parse_provenance(const Json& j, const std::string& path) {
+  const std::string place = "provenance";
+  SG_TRY(json_util::expect_object(j, path, place));
+  SG_TRY(json_util::check_keys(j, {"tool", "command_line", "chain", "chain_sha256", "precision", "shards"},
+                               path, place));
+  GoldenProvenance p;
+  SG_ASSIGN_OR_RETURN(p.tool, json_util::get_string_or(j, "tool", "", path, place));
+  SG_ASSIGN_OR_RETURN(p.chain, json_util::get_string_or(j, "chain", "", path, place));
+  SG_ASSIGN_OR_RETURN(p.chain_sha256, json_util::get_string_or(j, "chain_sha256", "", path, place));
+  SG_ASSIGN_OR_RETURN(p.precision, json_util::get_string_or(j, "precision", "", path, place));
+  if (auto it = j.find("command_line"); it != j.end()) {
+    SG_CHECK(it->is_array(), ErrorCode::kFormat, "{}: provenance.command_line: expected an array", path);
+    for (size_t i = 0; i < it->size(); ++i) {
+      SG_CHECK((*it)[i].is_string(), ErrorCode::kFormat, "{}: {}: expected a string", path,
+               json_util::index("provenance.command_line", i));
+      p.command_line.push_back((*it)[i].get<std::string>());
+    }
+  }
+  if (auto it = j.find("shards"); it != j.end()) {
+    SG_CHECK(it->is_array(), ErrorCode::kFormat, "{}: provenance.shards: expected an array", path);
+    for (size_t i = 0; i < it->size(); ++i) {
+      const std::string sp = json_util::index("provenance.shards", i);
+      SG_TRY(json_util::expect_object((*it)[i], path, sp));
+      SG_TRY(json_util::check_keys((*it)[i], {"id", "path", "fingerprint"}, path, sp));
+      GoldenProvenance::Shard s;
+      SG_ASSIGN_OR_RETURN(s.id, json_util::get_string((*it)[i], "id", path, sp));
+      SG_ASSIGN_OR_RETURN(s.path, json_util::get_string((*it)[i], "path", path, sp));
+      SG_ASSIGN_OR_RETURN(s.fingerprint, json_util::get_string((*it)[i], "fingerprint", path, sp));
+      p.shards.push_back(std::move(s));
+    }
+  }
+  return p;
+}
+
 }  // namespace
 
 Result<GoldenManifest> parse_golden_manifest(std::string_view json_text, const std::string& path) {
@@ -153,6 +187,9 @@ Result<GoldenManifest> parse_golden_manifest(std::string_view json_text, const s
                                                         json_util::index("prompt_token_ids", i)));
       m.prompt_token_ids.push_back(id);
     }
+  }
+  if (auto it = root.find("provenance"); it != root.end() && !it->is_null()) {
+    SG_ASSIGN_OR_RETURN(m.provenance, parse_provenance(*it, path));
   }
   auto tensors = root.find("tensors");
   SG_CHECK(tensors != root.end() && tensors->is_array(), ErrorCode::kFormat,
@@ -189,6 +226,23 @@ std::string golden_manifest_json(const GoldenManifest& manifest) {
     t["file"] = e.file;
     t["sha256"] = e.sha256;
     root["tensors"].push_back(std::move(t));
+  }
+  if (const auto& p = manifest.provenance) {
+    nlohmann::ordered_json pj;
+    pj["tool"] = p->tool;
+    pj["command_line"] = p->command_line;
+    pj["chain"] = p->chain;
+    pj["chain_sha256"] = p->chain_sha256;
+    pj["precision"] = p->precision;
+    pj["shards"] = nlohmann::ordered_json::array();
+    for (const GoldenProvenance::Shard& s : p->shards) {
+      nlohmann::ordered_json sj;
+      sj["id"] = s.id;
+      sj["path"] = s.path;
+      sj["fingerprint"] = s.fingerprint;
+      pj["shards"].push_back(std::move(sj));
+    }
+    root["provenance"] = std::move(pj);
   }
   return root.dump(2) + "\n";
 }

@@ -3,7 +3,11 @@
 // output (and captured intermediate) shapes and statistics per call, names the first op that
 // produced NaN/Inf, and writes the tensors as .npy files. Given inputs must have the declared
 // dtype unless --cast (exec_args.h).
-// Exit codes: 0 every value finite, 1 a NaN/Inf was produced, 2 bad input or usage.
+// With a NaN/Inf it also says whether it reaches the outputs or later ops wash it out
+// (nonfinite_reach). --subnormals both runs everything twice (subnormals kept, then flushed)
+// and prints per output what flushing changed.
+// Exit codes: 0 every value finite, 1 a NaN/Inf was produced (even when later ops washed it
+// out of the outputs: the device overflowed on the way), 2 bad input or usage.
 #include "common/golden_args.h"
 #include "golden/commands.h"
 #include "golden/exec_args.h"
@@ -149,19 +153,17 @@ Result<int64_t> write_call(const std::string& dir, const std::vector<std::pair<s
   return files;
 }
 
-Result<int> exec(const ExecOptions& o) {
-  SG_ASSIGN_OR_RETURN(std::shared_ptr<Shard> shard, Shard::open(o.shard));
-  SG_ASSIGN_OR_RETURN(auto files, read_named_inputs(o.inputs));
-  const Function* fn = shard->program().function(o.function);
-  SG_CHECK(fn != nullptr, ErrorCode::kUsage, "{}: no function '{}'", o.shard, o.function);
-  SG_ASSIGN_OR_RETURN(std::vector<CallInputs> calls, sequence_calls(o.sequence, files, *fn));
-  SG_ASSIGN_OR_RETURN(auto carry, carry_pairs(o.sequence, *fn));
+// One pass over the calls under one storage precision (both passes of --subnormals both start
+// from fresh state). Returns whether a NaN/Inf appeared; `outputs` gets each call's outputs.
+Result<bool> run_calls(const ExecOptions& o, const std::shared_ptr<Shard>& shard, const Function& fn,
+                       std::vector<CallInputs> calls,
+                       const std::vector<std::pair<std::string, std::string>>& carry,
+                       Precision precision, const std::string& out_root,
+                       std::vector<std::map<std::string, Tensor>>& outputs, int64_t& files_written) {
   const bool sequence = o.sequence.active();
-  SG_CHECK(sequence || carry.empty(), ErrorCode::kUsage, "--carry needs --calls or --chunk");
-
   Executor executor(shard);
   RunOptions ro;
-  ro.precision = o.exec.precision_value();
+  ro.precision = precision;
   ro.threads = o.exec.threads;
   ro.capture = o.capture;
   ro.capture_all = o.capture_all;
@@ -169,7 +171,6 @@ Result<int> exec(const ExecOptions& o) {
   StateStore states;  // carried across calls: created as zeros by the first call
   const int level = o.log.level();
   bool any_nonfinite = false;
-  int64_t files_written = 0;
   std::map<std::string, Tensor> carried;
   for (size_t k = 0; k < calls.size(); ++k) {
     CallInputs& call = calls[k];
@@ -179,7 +180,7 @@ Result<int> exec(const ExecOptions& o) {
                "--carry {}={}: {}: input '{}' is also given", from, to, call.label, to);
       if (k == 0) {
         if (!call.files.count(to)) {
-          const NamedType* in = fn->input(to);
+          const NamedType* in = fn.input(to);
           SG_CHECK(in->type.rank_known && !in->type.has_unknown_dims(), ErrorCode::kUsage,
                    "--carry {}={}: input '{}' has a flexible shape: give call 0's value with --input",
                    from, to, to);
@@ -203,9 +204,9 @@ Result<int> exec(const ExecOptions& o) {
         checked_files[name] = g;
       }
     }
-    SG_ASSIGN_OR_RETURN(auto given, check_given_inputs(checked_files, *fn, o.shard, o.cast, notes));
+    SG_ASSIGN_OR_RETURN(auto given, check_given_inputs(checked_files, fn, o.shard, o.cast, notes));
     for (auto& [name, t] : carried_in) {
-      const DType want = fn->input(name)->type.dtype;
+      const DType want = fn.input(name)->type.dtype;
       if (t.dtype() == want) {
         given[name] = t;
       } else {
@@ -261,18 +262,94 @@ Result<int> exec(const ExecOptions& o) {
     }
     if (o.profile && level >= 0) print_profile(run.stats);
     if (run.first_nonfinite) {
+      // Whether the NaN/Inf reaches the outputs or later ops wash it out: an intermediate
+      // overflow whose outputs are finite again is still reported (exit 1), never silently.
       std::cout << "\nfirst non-finite value: " << describe_nonfinite(*run.first_nonfinite)
-                << "\n";
+                << "\n  " << nonfinite_reach(run) << "\n";
     } else if (level >= 0) {
       std::cout << "\nno op produced a non-finite value\n";
     }
-    if (!o.out.empty()) {
+    if (!out_root.empty()) {
       // One directory per call in sequence mode (call_000, call_001, ...).
-      const std::string dir = sequence ? fmt::format("{}/call_{:03}", o.out, k) : o.out;
+      const std::string dir = sequence ? fmt::format("{}/call_{:03}", out_root, k) : out_root;
       SG_ASSIGN_OR_RETURN(int64_t n, write_call(dir, rows, inputs.inputs));
       files_written += n;
     }
+    outputs.push_back(run.outputs);
   }
+  return any_nonfinite;
+}
+
+// --subnormals both: per call and output, whether flushing changed anything and by how much.
+void print_subnormal_difference(const std::vector<std::map<std::string, Tensor>>& keep,
+                                const std::vector<std::map<std::string, Tensor>>& flush,
+                                bool sequence) {
+  std::cout << "\nsubnormals keep vs flush (the same inputs; fp16 storage with subnormal results "
+               "kept, then flushed to zero):\n";
+  for (size_t k = 0; k < keep.size() && k < flush.size(); ++k) {
+    for (const auto& [name, a] : keep[k]) {
+      auto it = flush[k].find(name);
+      if (it == flush[k].end()) continue;
+      const Tensor& b = it->second;
+      int64_t differ = 0;
+      double max_abs = 0, dot = 0, na = 0, nb = 0;
+      for (int64_t i = 0; i < a.numel() && i < b.numel(); ++i) {
+        const double x = element_as_double(a, i), y = element_as_double(b, i);
+        if (!(x == y) && !(std::isnan(x) && std::isnan(y))) ++differ;
+        if (std::isfinite(x) && std::isfinite(y)) {
+          max_abs = std::max(max_abs, std::fabs(x - y));
+          dot += x * y;
+          na += x * x;
+          nb += y * y;
+        }
+      }
+      const std::string where = sequence ? fmt::format("call {} ", k) : "";
+      if (differ == 0) {
+        std::cout << fmt::format("  {}output {:<20} identical\n", where, name);
+      } else {
+        const double cos = na > 0 && nb > 0 ? dot / std::sqrt(na * nb) : std::nan("");
+        std::cout << fmt::format("  {}output {:<20} {} of {} values differ, max abs diff {}, cosine {}\n",
+                                 where, name, differ, a.numel(), num(max_abs), num(cos));
+      }
+    }
+  }
+}
+
+Result<int> exec(const ExecOptions& o) {
+  SG_TRY(o.exec.validate());
+  SG_ASSIGN_OR_RETURN(std::shared_ptr<Shard> shard, Shard::open(o.shard));
+  SG_ASSIGN_OR_RETURN(auto files, read_named_inputs(o.inputs));
+  const Function* fn = shard->program().function(o.function);
+  SG_CHECK(fn != nullptr, ErrorCode::kUsage, "{}: no function '{}'", o.shard, o.function);
+  SG_ASSIGN_OR_RETURN(std::vector<CallInputs> calls, sequence_calls(o.sequence, files, *fn));
+  SG_ASSIGN_OR_RETURN(auto carry, carry_pairs(o.sequence, *fn));
+  const bool sequence = o.sequence.active();
+  SG_CHECK(sequence || carry.empty(), ErrorCode::kUsage, "--carry needs --calls or --chunk");
+
+  const bool both = o.exec.both_subnormal_views();
+  const std::vector<Precision> precisions =
+      both ? std::vector<Precision>{Precision::kFp16, Precision::kFp16Ftz}
+           : std::vector<Precision>{o.exec.precision_value()};
+  const int level = o.log.level();
+  bool any_nonfinite = false;
+  int64_t files_written = 0;
+  std::vector<std::vector<std::map<std::string, Tensor>>> outputs(precisions.size());
+  for (size_t v = 0; v < precisions.size(); ++v) {
+    std::string out_root = o.out;
+    if (both) {
+      const std::string view = subnormal_label(precisions[v]).second;
+      if (level >= 0) {
+        std::cout << fmt::format("{}== subnormals {}: {} ==\n", v ? "\n" : "", view,
+                                 view == "keep" ? "fp16 storage keeps subnormal results"
+                                                : "fp16 storage flushes subnormal results to zero");
+      }
+      if (!out_root.empty()) out_root += "/subnormals_" + view;
+    }
+    SG_ASSIGN_OR_RETURN(bool nonfinite, run_calls(o, shard, *fn, calls, carry, precisions[v],
+                                                  out_root, outputs[v], files_written));
+    any_nonfinite = any_nonfinite || nonfinite;
+  }
+  if (both && level >= 0) print_subnormal_difference(outputs[0], outputs[1], sequence);
   if (!o.out.empty() && level >= 0) {
     std::cout << fmt::format("wrote {} .npy files under {}\n", files_written, o.out);
   }
@@ -314,8 +391,9 @@ void add_exec_command(CLI::App& app, CommandResult& result) {
       ->option_text("DIR");
   sub->add_option("--calls", options->sequence.calls_dir,
                   "Sequence mode: one subdirectory per call (in name order) holding NAME.npy per "
-                  "input; state is carried across calls")
-      ->option_text("DIR");
+                  "input, or an .npz whose members NAME.npy stack the calls along their first "
+                  "axis; state is carried across calls")
+      ->option_text("DIR|FILE.npz");
   sub->add_option("--chunk", options->sequence.chunk,
                   "Sequence mode: cut --input NAME along AXIS into chunks of SIZE, one call each")
       ->option_text("NAME:AXIS:SIZE");

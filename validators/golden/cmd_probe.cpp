@@ -65,6 +65,11 @@ Result<std::string> baseline_for(const ProbeCommandOptions& o, const std::string
 int run_probe(const ProbeCommandOptions& o) {
   if (Status s = o.common.log.validate(); !s.is_ok()) return cli::report_error(s);
   if (Status s = o.selection.validate(); !s.is_ok()) return cli::report_error(s);
+  if (Status s = o.exec.validate("probe runs one storage mode (run it once with keep and once "
+                                 "with flush)");
+      !s.is_ok()) {
+    return cli::report_error(s);
+  }
   if (o.baseline.empty() == o.baseline_replace.empty()) {
     return cli::report_error(make_error(
         ErrorCode::kUsage, "probe: give exactly one of --baseline SHARD and --baseline-replace OLD=NEW"));

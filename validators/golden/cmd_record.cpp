@@ -1,6 +1,7 @@
 // golden-validator record: runs a baseline (FP16) chain through the interpreter and writes its
 // chain inputs and checkpoints as a golden dump (manifest.json with each file's sha256), then
-// reads the dump back and verifies every file.
+// reads the dump back and verifies every file. The manifest's provenance names the tool, the
+// command line, the chain (sha256) and every baseline shard with its fingerprint.
 #include "common/golden_args.h"
 #include "golden/commands.h"
 #include "golden/exec_args.h"
@@ -71,6 +72,8 @@ Status record(const RecordOptions& o) {
       std::cerr << fmt::format("  step {:<16} {:8.3f} s\n", r.id, r.seconds);
     };
   }
+  std::map<std::string, std::string> fingerprints;  // shard path -> Shard::fingerprint()
+  ro.fingerprints = &fingerprints;
   SG_ASSIGN_OR_RETURN(ChainRunResult result, run_chain(chain, ro));
   if (result.first_nonfinite) {
     return make_error(ErrorCode::kNumeric,
@@ -89,6 +92,21 @@ Status record(const RecordOptions& o) {
   SG_ASSIGN_OR_RETURN(GoldenDumpWriter writer,
                       GoldenDumpWriter::create(o.out, o.model.empty() ? chain.name : o.model, dtype,
                                                prompt));
+  // Which baseline build made these goldens: every shard with its fingerprint.
+  GoldenProvenance provenance;
+  provenance.tool = std::string("golden-validator ") + cli::kGoldenValidatorVersion;
+  provenance.command_line = cli::command_line();
+  provenance.chain = o.chain;
+  SG_ASSIGN_OR_RETURN(provenance.chain_sha256, sha256_file(o.chain));
+  provenance.precision = precision_name(ro.precision);
+  for (const ChainStep& step : chain.steps) {
+    if (step.is_combine) continue;
+    auto fp = fingerprints.find(step.shard);
+    SG_CHECK(fp != fingerprints.end(), ErrorCode::kInternal,
+             "record: step '{}' ran without a fingerprint of {}", step.id, step.shard);
+    provenance.shards.push_back({step.id, step.shard, fp->second});
+  }
+  writer.set_provenance(std::move(provenance));
   for (const ChainInput& in : chain.inputs) {
     GoldenEntry e;
     e.name = in.source == ChainInput::Source::kGolden ? in.ref : in.tensor;
@@ -120,6 +138,11 @@ Status record(const RecordOptions& o) {
                                e.layer ? std::to_string(*e.layer) : "-", shape_str(e.shape),
                                dtype_name(e.dtype), e.sha256.substr(0, 12));
     }
+    std::cout << "  baseline shards, by fingerprint (sha256 over program and weights; in "
+                 "manifest.json provenance.shards):\n";
+    for (const GoldenProvenance::Shard& s : writer.manifest().provenance->shards) {
+      std::cout << fmt::format("    {:<16} {} {}\n", s.id, s.fingerprint, s.path);
+    }
     std::cout << fmt::format("wrote {} tensors and manifest.json\n", writer.manifest().tensors.size());
   }
   return Status::ok();
@@ -146,6 +169,9 @@ void add_record_command(CLI::App& app, CommandResult& result) {
   sub->callback([&result, options] {
     result.run = [options] {
       if (Status s = options->log.validate(); !s.is_ok()) return cli::report_error(s);
+      if (Status s = options->exec.validate("record writes one golden dump"); !s.is_ok()) {
+        return cli::report_error(s);
+      }
       if (Status s = record(*options); !s.is_ok()) return cli::report_error(s);
       return kExitPass;
     };

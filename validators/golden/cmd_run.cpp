@@ -27,6 +27,10 @@ struct RunCommandOptions {
 
 int run_run(const RunCommandOptions& o) {
   if (Status s = o.common.log.validate(); !s.is_ok()) return cli::report_error(s, "run", o.common);
+  if (Status s = o.exec.validate(o.both ? "run --both already reports two views" : "");
+      !s.is_ok()) {
+    return cli::report_error(s, "run", o.common);
+  }
   auto policy = cli::build_gate_policy(o.common);
   if (!policy) return cli::report_error(policy.status(), "run", o.common);
   auto chain = load_chain_manifest(o.chain);
@@ -64,6 +68,13 @@ int run_run(const RunCommandOptions& o) {
   }
   auto run = run_chain_fidelity(*chain, **goldens, fo);
   if (!run) return cli::report_error(run.status(), "run", o.common);
+  if (o.exec.both_subnormal_views()) {
+    // The same chain again with subnormal results flushed; both views are gated.
+    fo.precision = Precision::kFp16Ftz;
+    auto flushed = run_chain_fidelity(*chain, **goldens, fo);
+    if (!flushed) return cli::report_error(flushed.status(), "run", o.common);
+    run = join_subnormal_views(std::move(*run), std::move(*flushed));
+  }
   print_notes(run->notes, level);
   return cli::finish_golden_report(std::move(*run), std::move(*policy), o.common);
 }

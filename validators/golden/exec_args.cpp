@@ -19,6 +19,13 @@ void ExecArgs::add_to(CLI::App& app) {
   app.add_option("--threads", threads, "Worker threads per op (results are identical for any value)")
       ->check(CLI::Range(1, 256))
       ->default_val(1);
+  auto* sub = app.add_option("--subnormals", subnormals,
+                             "fp16 subnormal results (|x| < 2^-14): keep them (default), flush "
+                             "them to zero, or run both and report both views. An assumption: "
+                             "whether the ANE flushes them is not known here")
+                  ->check(CLI::IsMember({"keep", "flush", "both"}))
+                  ->default_val("keep");
+  app.add_flag("--flush-subnormals", flush_subnormals, "Same as --subnormals flush")->excludes(sub);
   add_max_memory_option(app);
 }
 
@@ -36,7 +43,24 @@ void add_max_memory_option(CLI::App& app) {
 }
 
 Precision ExecArgs::precision_value() const {
-  return precision == "fp32" ? Precision::kFp32 : Precision::kFp16;
+  if (precision == "fp32") return Precision::kFp32;
+  return flush_subnormals || subnormals == "flush" ? Precision::kFp16Ftz : Precision::kFp16;
+}
+
+bool ExecArgs::both_subnormal_views() const { return subnormals == "both"; }
+
+Status ExecArgs::validate(const std::string& unsupported_both) const {
+  const bool flushing = flush_subnormals || subnormals != "keep";
+  SG_CHECK(!(flushing && precision == "fp32"), ErrorCode::kUsage,
+           "--subnormals {} needs fp16 storage: --precision fp32 keeps every value in fp32",
+           flush_subnormals ? "flush" : subnormals);
+  SG_CHECK(!(both_subnormal_views() && !unsupported_both.empty()), ErrorCode::kUsage,
+           "--subnormals both: {}; choose keep or flush", unsupported_both);
+  return Status::ok();
+}
+
+std::pair<std::string, std::string> subnormal_label(Precision p) {
+  return {"subnormals", p == Precision::kFp16Ftz ? "flush" : "keep"};
 }
 
 Result<std::map<std::string, GivenInput>> read_named_inputs(const std::vector<std::string>& args) {

@@ -21,12 +21,25 @@ namespace sg::golden_cli {
 struct ExecArgs {
   std::string precision = "fp16";
   int threads = 1;
+  // --subnormals keep|flush|both (--flush-subnormals = flush): what fp16 storage does with
+  // subnormal results. An assumption, documented as one: the ANE's behaviour is not known here.
+  std::string subnormals = "keep";
+  bool flush_subnormals = false;
 
   void add_to(CLI::App& app);
-  // fp16 (every fp16-typed value stored in fp16, as the device does) or fp32 (reference mode:
-  // separates quantization error from fp16 storage error).
+  // fp16 (every fp16-typed value stored in fp16, as the device does), fp16-ftz (the same with
+  // subnormals flushed: --subnormals flush) or fp32 (reference mode: separates quantization
+  // error from fp16 storage error). With --subnormals both: the first of the two (keep).
   Precision precision_value() const;
+  // --subnormals both: the command runs twice (keep, then flush) and reports both views.
+  bool both_subnormal_views() const;
+  // kUsage: flushing asked with --precision fp32 (there is no fp16 storage to flush), or `both`
+  // given to a command that does not support it (`command` names it; "" = supported).
+  Status validate(const std::string& unsupported_both = "") const;
 };
+
+// The check label of a subnormal view (--subnormals both): {"subnormals", "keep" | "flush"}.
+std::pair<std::string, std::string> subnormal_label(Precision p);
 
 // A tensor given on the command line and the file it came from (for messages).
 struct GivenInput {

@@ -73,6 +73,12 @@ struct RunResult {
   std::map<std::string, Tensor> outputs;   // function outputs by name
   std::map<std::string, Tensor> captured;  // requested intermediates by name
   std::optional<NonFinite> first_nonfinite;
+  // How far a NaN/Inf travelled: the number of compute-op outputs that held one, and the last
+  // op whose output did (equal to the first when nothing after it did). Whether it reached the
+  // function outputs or later ops washed it out (a clip, a select, a masked softmax) is read
+  // from `outputs`: nonfinite_reach() in fidelity.h words it.
+  int64_t nonfinite_ops = 0;
+  std::optional<NonFinite> last_nonfinite;
   RunStats stats;
 };
 

@@ -110,6 +110,14 @@ struct NonFinite;  // shardgate/executor.h: the first op output of a run holding
 // NonFinite, for the notes and errors of exec, probe, record and run.
 std::string describe_nonfinite(const NonFinite& nf);
 
+struct RunResult;  // shardgate/executor.h
+// Whether a NaN/Inf that a run produced reached the function's outputs or later ops washed it
+// out, in one sentence for exec's report: "it reaches output 'raw' (16 of 32 values
+// non-finite); output 'clipped' is finite: later ops washed it out; NaN/Inf in 2 op outputs, the
+// last op #4 'add' output 'raw'", or "every output is finite: later ops washed it out (...)".
+// "" when the run produced none.
+std::string nonfinite_reach(const RunResult& run);
+
 // Compares one candidate tensor against its reference. `position_axis` may be negative
 // (counted from the end) or absent. Logits metrics are computed when identity.kind is
 // "logits"; their vector is the last axis. Errors (kShape): shape or dtype-class mismatch,
@@ -163,6 +171,13 @@ struct FidelityRun {
   std::vector<std::string> candidate_only;  // candidate tensors with no reference
   std::vector<std::string> notes;           // anything else a reader should know
 };
+
+// --subnormals both: one run of a command with fp16 subnormal results kept and one with them
+// flushed to zero (Precision::kFp16Ftz), joined into one run whose checks carry the label
+// {"subnormals", "keep"|"flush"}: the gate then judges both, and every report shows both views
+// side by side. Inputs, shards and views (the same feeds in both) are listed once; the flush
+// run's notes are prefixed "[subnormals flush]".
+FidelityRun join_subnormal_views(FidelityRun keep, FidelityRun flush);
 
 // Compares every reference tensor that the candidate also holds (matched by name). Tensors of
 // kind "input" are not scored: they must be exactly equal (else kShape: the dumps were taken

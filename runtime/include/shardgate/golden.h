@@ -41,12 +41,31 @@ struct GoldenEntry {
   std::string sha256;                   // lower-case hex of the file bytes (dumps only)
 };
 
+// What made a dump (`record` writes it; hand-written dumps may omit it): the tool, its command
+// line, the chain manifest with its sha256, the storage precision, and every shard executed with
+// its Shard::fingerprint() (sha256 over the program and every weight file), so a dump names the
+// exact baseline build it came from.
+struct GoldenProvenance {
+  struct Shard {
+    std::string id;           // chain step id
+    std::string path;         // as resolved from the chain manifest
+    std::string fingerprint;  // lower-case hex
+  };
+  std::string tool;                       // "golden-validator 0.1.0"
+  std::vector<std::string> command_line;  // argv, unquoted
+  std::string chain;                      // chain manifest path
+  std::string chain_sha256;
+  std::string precision;                  // "fp16", "fp16-ftz", "fp32"
+  std::vector<Shard> shards;
+};
+
 struct GoldenManifest {
   std::string schema = std::string(kGoldenDumpSchema);
   std::string model;
   std::string dtype;                          // dominant float dtype, "fp16" or "fp32"
   std::vector<int64_t> prompt_token_ids;
   std::vector<GoldenEntry> tensors;
+  std::optional<GoldenProvenance> provenance;
 };
 
 // Parses and validates manifest.json text: schema string, unique names, known dtypes,
@@ -118,6 +137,8 @@ class GoldenDumpWriter {
   // Adds a tensor; `entry.shape`, `dtype`, `file` and `sha256` are filled from `t` (file
   // defaults to the name with '.' replaced by '_' plus ".npy"). Duplicate names are refused.
   Status add(GoldenEntry entry, const Tensor& t);
+  // What made the dump, written into manifest.json (record sets it).
+  void set_provenance(GoldenProvenance provenance) { manifest_.provenance = std::move(provenance); }
   // Writes manifest.json atomically.
   Status finish();
   const GoldenManifest& manifest() const { return manifest_; }

@@ -22,9 +22,16 @@
 namespace sg {
 
 // fp16: fp16-typed values are stored as fp16 after every op (what the ANE sees);
-// fp32: the reference mode, every float value kept in fp32.
-enum class Precision : uint8_t { kFp16, kFp32 };
-const char* precision_name(Precision p);
+// fp32: the reference mode, every float value kept in fp32;
+// fp16-ftz: fp16 storage with subnormal fp16 results (|x| < 2^-14) flushed to a zero of the
+// same sign. An assumption a user may ask about (--subnormals flush): whether the ANE keeps or
+// flushes fp16 subnormals is not known here. It applies to every value the executor stores as
+// fp16 (function inputs, compute-op outputs, states, chain sums); compile-time weights are read
+// as the file holds them.
+enum class Precision : uint8_t { kFp16, kFp32, kFp16Ftz };
+const char* precision_name(Precision p);  // "fp16", "fp32", "fp16-ftz"
+// Whether fp16-declared values are stored as fp16 bits (fp16 and fp16-ftz).
+inline bool stores_fp16(Precision p) { return p != Precision::kFp32; }
 
 // A compressed compile-time weight handed to a kernel without its dense form ever existing.
 // decode(first, count, dst) writes elements [first, first + count) of the row-major dense
@@ -122,8 +129,8 @@ class OpContext {
 };
 
 // Converts a kernel's result to how the executor stores a value declared as `declared`:
-// fp16-declared floats become fp16 bits in fp16 mode (round to nearest even) and stay fp32 in
-// fp32 mode; fp32-declared values become fp32; integer and bool values take the declared
+// fp16-declared floats become fp16 bits in fp16 mode (round to nearest even; in fp16-ftz mode
+// subnormal results then become a zero of the same sign) and stay fp32 in fp32 mode; fp32-declared values become fp32; integer and bool values take the declared
 // dtype. The executor and the op test harness both use this, so they round identically.
 Result<Tensor> to_storage(const Tensor& computed, DType declared, Precision precision);
 

@@ -84,7 +84,8 @@ py::dict to_numpy_dict(const std::map<std::string, sg::Tensor>& tensors) {
 sg::Precision precision_from_name(const std::string& name) {
   if (name == "fp16") return sg::Precision::kFp16;
   if (name == "fp32") return sg::Precision::kFp32;
-  throw py::value_error("precision must be 'fp16' or 'fp32', not '" + name + "'");
+  if (name == "fp16-ftz") return sg::Precision::kFp16Ftz;  // fp16 storage, subnormals flushed
+  throw py::value_error("precision must be 'fp16', 'fp16-ftz' or 'fp32', not '" + name + "'");
 }
 
 }  // namespace sgpy

@@ -1,5 +1,6 @@
 // golden-validator compare: candidate dumps (e.g. captured on a device) against reference dumps,
-// matched by tensor name; nothing is executed.
+// matched by tensor name; nothing is executed. Dumps covering several calls (call_NNN/
+// subdirectories, one dump each) are compared call by call.
 #include "common/golden_args.h"
 #include "golden/commands.h"
 #include "shardgate/fidelity.h"
@@ -25,6 +26,16 @@ int run_compare(const CompareOptions& o) {
   if (!policy) return cli::report_error(policy.status(), "compare", o.common);
   auto open_options = o.input.options();
   if (!open_options) return cli::report_error(open_options.status(), "compare", o.common);
+  // Dumps covering several calls (call_NNN/ subdirectories) are compared call by call.
+  auto cand_calls = sequence_dump_calls(o.candidate);
+  if (!cand_calls) return cli::report_error(cand_calls.status(), "compare", o.common);
+  auto ref_calls = sequence_dump_calls(o.reference);
+  if (!ref_calls) return cli::report_error(ref_calls.status(), "compare", o.common);
+  if (!cand_calls->empty() || !ref_calls->empty()) {
+    auto run = compare_sequences(o.candidate, o.reference, *open_options, o.common.metrics.options(*policy));
+    if (!run) return cli::report_error(run.status(), "compare", o.common);
+    return cli::finish_golden_report(std::move(*run), std::move(*policy), o.common);
+  }
   auto candidate = open_golden_source(o.candidate, *open_options);
   if (!candidate) return cli::report_error(candidate.status(), "compare", o.common);
   auto reference = open_golden_source(o.reference, *open_options);
@@ -41,11 +52,13 @@ void add_compare_command(CLI::App& app, CommandResult& result) {
   CLI::App* sub = app.add_subcommand(
       "compare", "Compare candidate dumps against reference dumps by tensor name (no execution)");
   sub->add_option("--candidate", options->candidate,
-                  "Candidate dump: a directory with manifest.json, or a .safetensors file")
+                  "Candidate dump: a directory with manifest.json, a .safetensors file, or a "
+                  "directory of call_NNN/ dumps (a sequence of calls)")
       ->option_text("DIR|FILE")
       ->required();
   sub->add_option("--reference", options->reference,
-                  "Reference (golden) dump: a directory with manifest.json, or a .safetensors file")
+                  "Reference (golden) dump: a directory with manifest.json, a .safetensors file, or "
+                  "a directory of call_NNN/ dumps")
       ->option_text("DIR|FILE")
       ->required();
   options->input.add_to(*sub);

@@ -3,6 +3,7 @@
 #include "golden/exec_calls.h"
 
 #include "shardgate/npy.h"
+#include "shardgate/npz.h"
 
 #include <algorithm>
 #include <cstring>
@@ -54,6 +55,47 @@ Result<std::vector<CallInputs>> calls_from_dir(const std::string& dir,
       call.files[name] = GivenInput{std::move(*t), e.path().string()};
     }
     SG_CHECK(!ec, ErrorCode::kIO, "--calls {}: cannot list: {}", sub, ec.message());
+    calls.push_back(std::move(call));
+  }
+  return calls;
+}
+
+// Forward: the npz form cuts its stacked members with slice_axis.
+Result<Tensor> slice_axis(const Tensor& t, int64_t axis, int64_t begin, int64_t size);
+
+// --calls FILE.npz: every member NAME.npy stacks the calls along its first axis (x[k] is call
+// k's value of input NAME; np.savez(f, x=np.stack(chunks))).
+Result<std::vector<CallInputs>> calls_from_npz(const std::string& file,
+                                               const std::map<std::string, GivenInput>& given) {
+  SG_ASSIGN_OR_RETURN(auto members, read_npz(file));
+  SG_CHECK(!members.empty(), ErrorCode::kUsage, "--calls {}: the archive holds no member", file);
+  int64_t n = -1;
+  std::string first;
+  for (const auto& [name, t] : members) {
+    SG_CHECK(!given.count(name), ErrorCode::kUsage,
+             "--calls {}: input '{}' is given with --input and also as member '{}.npy'", file, name, name);
+    SG_CHECK(t.rank() >= 1 && t.dim(0) >= 1 && t.dtype() != DType::kString, ErrorCode::kUsage,
+             "--calls {}: member '{}.npy' has shape {}; its first axis must index the calls", file,
+             name, shape_str(t.shape()));
+    if (n < 0) {
+      n = t.dim(0);
+      first = name;
+    }
+    SG_CHECK(t.dim(0) == n, ErrorCode::kUsage,
+             "--calls {}: member '{}.npy' holds {} calls (first axis) but member '{}.npy' holds {}",
+             file, name, t.dim(0), first, n);
+  }
+  std::vector<CallInputs> calls;
+  for (int64_t k = 0; k < n; ++k) {
+    CallInputs call;
+    call.label = fmt::format("call {} ({}[{}])", k, file, k);
+    call.files = given;
+    for (const auto& [name, t] : members) {
+      SG_ASSIGN_OR_RETURN(Tensor row, slice_axis(t, 0, k, 1));
+      const Shape rest(t.shape().begin() + 1, t.shape().end());
+      SG_ASSIGN_OR_RETURN(Tensor value, row.reshaped(rest));
+      call.files[name] = GivenInput{std::move(value), fmt::format("{}:{}[{}]", file, name, k)};
+    }
     calls.push_back(std::move(call));
   }
   return calls;
@@ -150,7 +192,13 @@ Result<std::vector<CallInputs>> sequence_calls(const SequenceArgs& args,
            "--calls and --chunk cannot be combined");
   SG_CHECK(args.offset_input.empty() || !args.chunk.empty(), ErrorCode::kUsage,
            "--offset-input needs --chunk");
-  if (!args.calls_dir.empty()) return calls_from_dir(args.calls_dir, given);
+  if (!args.calls_dir.empty()) {
+    std::error_code ec;
+    if (!fs::is_directory(args.calls_dir, ec) && fs::path(args.calls_dir).extension() == ".npz") {
+      return calls_from_npz(args.calls_dir, given);
+    }
+    return calls_from_dir(args.calls_dir, given);
+  }
   if (!args.chunk.empty()) return calls_from_chunks(args, given, fn);
   CallInputs one;
   one.label = "call 0";

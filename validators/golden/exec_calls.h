@@ -6,6 +6,9 @@
 //    call1/, ...; names are sorted by their numeric part when they have one, so call10 follows
 //    call9), each holding NAME.npy for the inputs that change per call. Inputs given with
 //    --input are the same for every call.
+//  - --calls FILE.npz: a NumPy archive (np.savez; np.savez_compressed too) whose every member
+//    NAME.npy stacks the calls along its first axis: member[k] is call k's value of input NAME.
+//    All members must hold the same number of calls. Errors name the archive and the member.
 //  - --chunk NAME:AXIS:SIZE: the --input NAME is cut along AXIS into chunks of SIZE (the last
 //    may not be shorter: a ragged tail is an error, not padded), one call per chunk;
 //    --offset-input NAME2 then gives input NAME2 the index of the chunk's first element along

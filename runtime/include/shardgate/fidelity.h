@@ -172,6 +172,21 @@ struct FidelityRun {
   std::vector<std::string> notes;           // anything else a reader should know
 };
 
+// Golden dumps covering several calls of a stateful model (a KV decoder over a prompt, a VAD over
+// a clip): a directory WITHOUT manifest.json whose subdirectories call_000/, call_001/, ...
+// (taken in numeric order) are each a golden dump of one call — the layout `exec --out` writes
+// in sequence mode. Returns the call directory names in order, or an empty list when `path` is
+// a single dump (a file, or a directory with manifest.json). kUsage when it is neither.
+Result<std::vector<std::string>> sequence_dump_calls(const std::string& path);
+
+struct GoldenOpenOptions;  // shardgate/golden.h
+// compare over a sequence: candidate and reference must hold the same calls; every call is
+// compared like compare_sources and its checks carry the label {"call", "call_003"}, so a
+// report names the call of every failing row. Mixing a sequence and a single dump, or a call
+// present on one side only, is kUsage naming the call.
+Result<FidelityRun> compare_sequences(const std::string& candidate, const std::string& reference,
+                                      const GoldenOpenOptions& open, const MetricOptions& options);
+
 // --subnormals both: one run of a command with fp16 subnormal results kept and one with them
 // flushed to zero (Precision::kFp16Ftz), joined into one run whose checks carry the label
 // {"subnormals", "keep"|"flush"}: the gate then judges both, and every report shows both views

@@ -1,7 +1,7 @@
 // Numerics options and provenance of golden-validator, end to end through the built binary:
 //  - exec says whether a NaN/Inf reaches the outputs or later ops wash it out;
 //  - --subnormals keep|flush|both (flushed results bit-equal numpy's, both views reported);
-//  - run --subnormals both gates the chain under both storage views;
+//  - run and probe --subnormals both gate under both storage views;
 //  - out-of-range thresholds in a gate FILE are exit 2 naming the file and the key;
 //  - record names every baseline shard with its fingerprint in the dump's manifest.
 #include "shardgate/golden.h"
@@ -126,6 +126,25 @@ TEST_F(NumericsCli, RunWithBothSubnormalViewsGatesEach) {
   ASSERT_TRUE(html.is_ok());
   EXPECT_NE(html->find("data-view=\"subnormals=keep\""), std::string::npos);
   EXPECT_NE(html->find("data-view=\"subnormals=flush\""), std::string::npos);
+}
+
+TEST_F(NumericsCli, ProbeWithBothSubnormalViewsProbesEachOnTheSameInputs) {
+  const CliRun r = golden("probe " + kSample + "shards/L0_attn_lut4.mlpackage --baseline-replace _lut4=_fp16 "
+                          "--seeds 2 --subnormals both" + kGate + " --json " + out("p.json"));
+  EXPECT_EQ(r.code, 0) << r.output;
+  const nlohmann::json j = report("p.json");
+  ASSERT_EQ(j["checks"].size(), 2u) << j["checks"].dump();  // one output, two views
+  std::set<std::string> views;
+  for (const auto& c : j["checks"]) {
+    ASSERT_EQ(c["labels"].size(), 1u);
+    EXPECT_EQ(c["labels"][0]["key"], "subnormals");
+    views.insert(c["labels"][0]["value"].get<std::string>());
+    EXPECT_EQ(c["rows"].size(), j["checks"][0]["rows"].size());
+  }
+  EXPECT_EQ(views, (std::set<std::string>{"keep", "flush"}));
+  // Each shard listed once, and each file once among the inputs.
+  EXPECT_EQ(j["shards"].size(), 2u);
+  EXPECT_EQ(j["inputs"].size(), 3u);  // gate, candidate, baseline
 }
 
 TEST_F(NumericsCli, OutOfRangeThresholdInAGateFileIsExit2NamingFileAndKey) {

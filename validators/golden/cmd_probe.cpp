@@ -65,9 +65,7 @@ Result<std::string> baseline_for(const ProbeCommandOptions& o, const std::string
 int run_probe(const ProbeCommandOptions& o) {
   if (Status s = o.common.log.validate(); !s.is_ok()) return cli::report_error(s);
   if (Status s = o.selection.validate(); !s.is_ok()) return cli::report_error(s);
-  if (Status s = o.exec.validate("probe runs one storage mode (run it once with keep and once "
-                                 "with flush)");
-      !s.is_ok()) {
+  if (Status s = o.exec.validate(); !s.is_ok()) {
     return cli::report_error(s);
   }
   if (o.baseline.empty() == o.baseline_replace.empty()) {
@@ -177,6 +175,7 @@ int run_probe(const ProbeCommandOptions& o) {
       if (!given) return cli::report_error(given.status());
       po.given_inputs = std::move(*given);
     }
+    po.precision = o.exec.precision_value();  // the inputs are made in the first view's precision
     po.base_inputs.clear();
     po.output_kinds = kinds;
     po.frames.clear();
@@ -204,31 +203,58 @@ int run_probe(const ProbeCommandOptions& o) {
       }
       po.base_inputs_origin = fmt::format("golden dump {}", o.inputs_from);
     }
-    auto result = probe_shard(candidate, *baseline, po);
-    if (!result) return cli::report_error(result.status());
-    run.inputs.push_back({"candidate", candidate, result->candidate_sha256});
-    run.inputs.push_back({"baseline", *baseline, result->baseline_sha256});
-    // Every shard executed, once each: input makers, the baseline, the candidate.
-    auto add_shard = [&run](ReportShard sh) {
-      for (const ReportShard& known : run.shards) {
-        std::error_code ec;
-        if (known.path == sh.path || std::filesystem::equivalent(known.path, sh.path, ec)) return;
+    // --subnormals both: the same probe (same inputs) with subnormals kept, then flushed; the
+    // checks of each carry their view's label.
+    const bool both = o.exec.both_subnormal_views();
+    const std::vector<Precision> precisions =
+        both ? std::vector<Precision>{Precision::kFp16, Precision::kFp16Ftz}
+             : std::vector<Precision>{po.precision};
+    for (size_t view = 0; view < precisions.size(); ++view) {
+      po.precision = precisions[view];
+      auto result = probe_shard(candidate, *baseline, po);
+      if (!result) return cli::report_error(result.status());
+      if (both) {
+        for (CheckResult& c : result->checks) c.identity.labels.push_back(subnormal_label(po.precision));
       }
-      run.shards.push_back(std::move(sh));
-    };
-    for (ReportShard& sh : executed) add_shard(std::move(sh));
-    executed.clear();
-    add_shard({"baseline", *baseline, result->baseline_fingerprint});
-    add_shard({"candidate", candidate, result->candidate_fingerprint});
-    for (CheckResult& c : result->checks) run.checks.push_back(std::move(c));
-    run.notes.insert(run.notes.end(), result->notes.begin(), result->notes.end());
-    for (const auto& [which, nf] : result->first_nonfinite) {
-      run.notes.push_back(fmt::format("{}: {} shard: first non-finite value: {}", candidate,
-                                      which, describe_nonfinite(nf)));
+      if (view > 0) {
+        for (CheckResult& c : result->checks) run.checks.push_back(std::move(c));
+        for (const std::string& n : result->notes) run.notes.push_back("[subnormals flush] " + n);
+        for (const auto& [which, nf] : result->first_nonfinite) {
+          run.notes.push_back(fmt::format("[subnormals flush] {}: {} shard: first non-finite value: {}",
+                                          candidate, which, describe_nonfinite(nf)));
+        }
+        continue;
+      }
+      run.inputs.push_back({"candidate", candidate, result->candidate_sha256});
+      run.inputs.push_back({"baseline", *baseline, result->baseline_sha256});
+      // Every shard executed, once each: input makers, the baseline, the candidate.
+      auto add_shard = [&run](ReportShard sh) {
+        for (const ReportShard& known : run.shards) {
+          std::error_code ec;
+          if (known.path == sh.path || std::filesystem::equivalent(known.path, sh.path, ec)) return;
+        }
+        run.shards.push_back(std::move(sh));
+      };
+      for (ReportShard& sh : executed) add_shard(std::move(sh));
+      executed.clear();
+      add_shard({"baseline", *baseline, result->baseline_fingerprint});
+      add_shard({"candidate", candidate, result->candidate_fingerprint});
+      for (CheckResult& c : result->checks) run.checks.push_back(std::move(c));
+      run.notes.insert(run.notes.end(), result->notes.begin(), result->notes.end());
+      for (const auto& [which, nf] : result->first_nonfinite) {
+        run.notes.push_back(fmt::format("{}: {} shard: first non-finite value: {}", candidate,
+                                        which, describe_nonfinite(nf)));
+      }
     }
   }
+  if (o.exec.both_subnormal_views()) {
+    run.notes.push_back("subnormals both: every shard probed twice on the same inputs, with fp16 "
+                        "subnormal results kept (subnormals=keep) and flushed to zero "
+                        "(subnormals=flush); whether the ANE flushes them is not known here");
+  }
   run.notes.push_back(fmt::format("precision {}, function '{}', rows are seeds {}..{}",
-                                  precision_name(po.precision), o.function, o.seed,
+                                  o.exec.both_subnormal_views() ? "fp16 and fp16-ftz" : precision_name(po.precision),
+                                  o.function, o.seed,
                                   o.seed + static_cast<uint64_t>(o.seeds) - 1));
   print_notes(run.notes, o.common.log.level());
   return cli::finish_golden_report(std::move(run), std::move(*policy), o.common);

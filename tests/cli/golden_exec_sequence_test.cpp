@@ -16,6 +16,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include <nlohmann/json.hpp>
+
 namespace sg {
 namespace {
 
@@ -161,6 +163,42 @@ TEST_F(ExecSequenceCli, BrokenOrUnsupportedArchivesAreExit2NamingTheMember) {
   EXPECT_NE(given_twice.output.find("input 'x' is given with --input and also as member 'x.npy'"),
             std::string::npos)
       << given_twice.output;
+}
+
+// probe's sequence mode: a candidate build (decay 0.70) against its baseline (0.75) over 3 calls,
+// each carrying its own state: every row's cosine equals numpy's (probe_cosines.json); without
+// the carry the later calls' cosines are numpy's no-carry values instead (the state matters).
+TEST_F(ExecSequenceCli, ProbeOverCallsCarriesEachBuildsOwnState) {
+  std::ifstream in(kCarry + "probe_cosines.json");
+  const nlohmann::json expected = nlohmann::json::parse(in);
+  const std::string base = " --baseline " + kShard + " --no-color --gate " SG_SOURCE_DIR "/gates/fidelity.json";
+  for (const bool carry : {true, false}) {
+    const std::string json = carry ? "carry.json" : "nocarry.json";
+    ASSERT_TRUE(write_npy(out("h0.npy"), *Tensor::zeros(DType::kF32, {1, 8})).is_ok());
+    const CliRun r = golden("probe " + kCarry + "recurrence_a070.mlpackage" + base + " --input x=" + kCarry +
+                            "x.npy --chunk x:1:4 " + (carry ? "--carry h_out=h" : "--input h=" + out("h0.npy")) +
+                            " --json " + out(json));
+    EXPECT_TRUE(r.code == 0 || r.code == 1) << r.output;
+    const nlohmann::json j = report(json);
+    const nlohmann::json& want = expected[carry ? "carry" : "no_carry"];
+    size_t seen = 0;
+    for (const auto& c : j["checks"]) {
+      std::string call;
+      for (const auto& l : c["labels"]) {
+        if (l["key"] == "call") call = l["value"].get<std::string>();
+      }
+      ASSERT_EQ(call.rfind("call_00", 0), 0u) << c.dump();
+      const int k = call.back() - '0';
+      for (const auto& row : c["rows"]) {
+        const double got = row["values"]["cosine"].get<double>();
+        const double oracle = c["checkpoint"] == "y" ? want[k]["y"][row["position"].get<int>()].get<double>()
+                                                     : want[k]["h_out"].get<double>();
+        EXPECT_NEAR(got, oracle, 1e-5) << json << " " << c["id"] << " position " << row["position"];
+        ++seen;
+      }
+    }
+    EXPECT_EQ(seen, 3u * (4u + 1u)) << json;  // per call: y per position, h_out whole
+  }
 }
 
 }  // namespace

@@ -8,6 +8,8 @@
 #include "common/golden_args.h"
 #include "golden/commands.h"
 #include "golden/exec_args.h"
+#include "golden/exec_calls.h"
+#include "golden/probe_calls.h"
 #include "shardgate/chain.h"
 #include "shardgate/golden.h"
 #include "shardgate/golden_report.h"
@@ -40,6 +42,7 @@ struct ProbeCommandOptions {
   double input_scale = 1.0;
   double stability_rms = 1e-2;
   std::vector<std::string> output_kinds;
+  SequenceArgs sequence;  // sequence mode (probe_calls.h)
   ExecArgs exec;
   cli::SelectionArgs selection;
   cli::GoldenCommonArgs common;
@@ -60,6 +63,58 @@ Result<std::string> baseline_for(const ProbeCommandOptions& o, const std::string
            "--baseline-replace {}: '{}' does not occur in candidate {}", o.baseline_replace, from,
            candidate);
   return candidate.substr(0, at) + to + candidate.substr(at + from.size());
+}
+
+// Sequence mode (--calls / --chunk, --carry): probe_calls per candidate, under one or both
+// subnormal views.
+int probe_sequence(const ProbeCommandOptions& o, const std::vector<std::string>& candidates,
+                   const std::map<std::string, GivenInput>& files,
+                   const std::map<std::string, std::string>& kinds, GatePolicy policy) {
+  if (!o.sequence.active()) {
+    return cli::report_error(make_error(ErrorCode::kUsage, "--carry needs --calls or --chunk"));
+  }
+  if (!o.inputs_from.empty() || !o.golden_inputs.empty()) {
+    return cli::report_error(make_error(
+        ErrorCode::kUsage, "probe --calls/--chunk: the calls' inputs come from the sequence; "
+                           "--inputs-from and --golden-input do not apply"));
+  }
+  FidelityRun run;
+  run.command = "probe";
+  ProbeCallsOptions pc;
+  pc.function = o.function;
+  pc.threads = o.exec.threads;
+  pc.cast = o.cast;
+  pc.seed = o.seed;
+  pc.metrics = o.common.metrics.options(policy);
+  pc.output_kinds = kinds;
+  run.options = pc.metrics;
+  const bool both = o.exec.both_subnormal_views();
+  const std::vector<Precision> precisions =
+      both ? std::vector<Precision>{Precision::kFp16, Precision::kFp16Ftz}
+           : std::vector<Precision>{o.exec.precision_value()};
+  for (const std::string& candidate : candidates) {
+    auto baseline = baseline_for(o, candidate);
+    if (!baseline) return cli::report_error(baseline.status());
+    for (size_t view = 0; view < precisions.size(); ++view) {
+      pc.precision = precisions[view];
+      pc.labels.clear();
+      if (candidates.size() > 1) pc.labels.emplace_back("shard", std::filesystem::path(candidate).stem().string());
+      if (both) pc.labels.push_back(subnormal_label(pc.precision));
+      auto result = probe_calls(candidate, *baseline, o.sequence, files, pc);
+      if (!result) return cli::report_error(result.status());
+      for (CheckResult& c : result->checks) run.checks.push_back(std::move(c));
+      const std::string prefix = view > 0 ? "[subnormals flush] " : "";
+      for (const std::string& n : result->notes) run.notes.push_back(prefix + n);
+      if (view > 0) continue;
+      for (ReportInput& in : result->inputs) run.inputs.push_back(std::move(in));
+      for (ReportShard& sh : result->shards) run.shards.push_back(std::move(sh));
+    }
+  }
+  run.notes.push_back(fmt::format("precision {}, function '{}'",
+                                  both ? "fp16 and fp16-ftz" : precision_name(o.exec.precision_value()),
+                                  o.function));
+  print_notes(run.notes, o.common.log.level());
+  return cli::finish_golden_report(std::move(run), std::move(policy), o.common);
 }
 
 int run_probe(const ProbeCommandOptions& o) {
@@ -99,6 +154,7 @@ int run_probe(const ProbeCommandOptions& o) {
     }
     kinds[k.substr(0, eq)] = k.substr(eq + 1);
   }
+  if (o.sequence.active() || !o.sequence.carry.empty()) return probe_sequence(o, candidates, *files, kinds, *policy);
   // --inputs-from: a chain manifest (.json), or a golden dump with --golden-input NAME=TENSOR.
   std::optional<ChainManifest> chain;
   std::unique_ptr<GoldenSource> goldens;
@@ -317,6 +373,23 @@ void add_probe_command(CLI::App& app, CommandResult& result) {
                   "Kind of an output for the gate (e.g. moe_out=partial_sum; --inputs-from "
                   "infers it from the chain)")
       ->option_text("NAME=KIND");
+  sub->add_option("--calls", options->sequence.calls_dir,
+                  "Sequence mode: the calls of a stateful shard (as exec: one subdirectory per "
+                  "call or an .npz stacking them); each build carries its own state")
+      ->option_text("DIR|FILE.npz")
+      ->group("Sequence mode");
+  sub->add_option("--chunk", options->sequence.chunk,
+                  "Sequence mode: cut --input NAME along AXIS into chunks of SIZE, one call each")
+      ->option_text("NAME:AXIS:SIZE")
+      ->group("Sequence mode");
+  sub->add_option("--offset-input", options->sequence.offset_input,
+                  "With --chunk: this integer input gets the chunk's first index")
+      ->option_text("NAME")
+      ->group("Sequence mode");
+  sub->add_option("--carry", options->sequence.carry,
+                  "Sequence mode: output OUT of each call feeds input IN of the next, per build")
+      ->option_text("OUT=IN")
+      ->group("Sequence mode");
   options->exec.add_to(*sub);
   options->selection.add_to(*sub);
   options->common.add_to(*sub);

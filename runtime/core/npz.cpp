@@ -4,6 +4,7 @@
 #include "shardgate/npz.h"
 
 #include "shardgate/io.h"
+#include "shardgate/memory_budget.h"
 #include "shardgate/npy.h"
 
 #include <zlib.h>
@@ -90,8 +91,12 @@ class Archive {
              "{}: byte {}: member '{}' has no local header", path_, m.local_offset, m.name);
     const uint64_t start = m.local_offset + 30 + u16(at(m.local_offset + 26)) + u16(at(m.local_offset + 28));
     SG_TRY(need(start, m.compressed, "data of member '" + m.name + "'"));
-    SG_CHECK(m.size <= (uint64_t{1} << 40), ErrorCode::kFormat,
-             "{}: member '{}' claims {} bytes uncompressed", path_, m.name, m.size);
+    // Deflate expands at most ~1032:1, so a larger claim is a lie, not a big array; and the
+    // bytes must fit the memory budget before they are allocated.
+    SG_CHECK(m.size <= m.compressed * 1032 + 1024, ErrorCode::kFormat,
+             "{}: member '{}' claims {} bytes uncompressed from {} compressed (more than deflate "
+             "can expand)", path_, m.name, m.size, m.compressed);
+    SG_TRY(check_memory_budget(m.size, fmt::format("{} member '{}' ({} bytes)", path_, m.name, m.size)));
     std::vector<std::byte> out;
     if (m.method == 0) {
       SG_CHECK(m.compressed == m.size, ErrorCode::kFormat,

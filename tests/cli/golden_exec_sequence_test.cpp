@@ -57,8 +57,9 @@ class ExecSequenceCli : public testing::GoldenCliFixture {
   }
 
   // A copy of calls.npz with `edit` applied to its bytes.
-  std::string edited_npz(const std::string& name, const std::function<void(std::string&)>& edit) {
-    auto bytes = read_file(kCarry + "calls.npz");
+  std::string edited_npz(const std::string& name, const std::function<void(std::string&)>& edit,
+                         const std::string& source = "calls.npz") {
+    auto bytes = read_file(kCarry + source);
     EXPECT_TRUE(bytes.is_ok());
     std::string b = *bytes;
     edit(b);
@@ -146,6 +147,12 @@ TEST_F(ExecSequenceCli, BrokenOrUnsupportedArchivesAreExit2NamingTheMember) {
                      b.replace(at, 5, "x.txt");
                    }),
                    "member 'x.txt' is not a .npy array"});
+  // A deflate member claiming 2 GiB uncompressed from 481 bytes: refused before allocating.
+  cases.push_back({edited_npz("huge.npz", [&](std::string& b) {
+                     const size_t at = find(b, "PK\x01\x02") + 24;
+                     b.replace(at, 4, std::string("\xff\xff\xff\x7f", 4));
+                   }, "calls_deflate.npz"),
+                   "more than deflate can expand"});
   // Truncated: no end-of-central-directory record.
   cases.push_back({edited_npz("short.npz", [](std::string& b) { b.resize(300); }),
                    "no zip end-of-central-directory record"});

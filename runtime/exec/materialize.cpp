@@ -2,6 +2,7 @@
 // program, following iOS18 constexpr chains (a LUT produced by a blockwise_shift_scale, a
 // mask produced by lut_to_sparse). Used by tests, contract checks and the weight listing.
 // stream_weight: the same value as the executor streams it to a weight-consuming kernel.
+// weight_codes: the integer codes behind it, for the weight diagnostics.
 #include "shardgate/executor.h"
 #include "shardgate/ops.h"
 
@@ -58,6 +59,12 @@ class Materializer {
     SG_ASSIGN_OR_RETURN(const Op* op, producer(name));
     MaterializeContext ctx(*this, fn_, *op, 1);
     return stream_constexpr(ctx);
+  }
+
+  Result<std::optional<WeightCodes>> codes(std::string_view name) {
+    SG_ASSIGN_OR_RETURN(const Op* op, producer(name));
+    MaterializeContext ctx(*this, fn_, *op, 1);
+    return codes_constexpr(ctx);
   }
 
   Result<Tensor> value(std::string_view name, int depth) {
@@ -149,6 +156,30 @@ Result<std::optional<StreamedWeight>> stream_weight(const Shard& shard, const Fu
                                                     std::string_view value_name) {
   Materializer m(shard, function);
   return m.stream(value_name);
+}
+
+Result<std::optional<WeightCodes>> weight_codes(const Shard& shard, const Function& function,
+                                                std::string_view value_name) {
+  Materializer m(shard, function);
+  return m.codes(value_name);
+}
+
+int64_t WeightCodes::group_count() const {
+  int64_t n = 1;
+  for (int64_t g : group_shape) n *= g;
+  return n;
+}
+
+int64_t WeightCodes::code_at(int64_t e) const {
+  const auto* p = reinterpret_cast<const uint8_t*>(codes.raw());
+  if (bits == 8) return is_signed ? static_cast<int8_t>(p[e]) : p[e];
+  // Sub-byte codes are packed LSB-first and may straddle a byte (3- and 6-bit codes).
+  const int64_t bit = e * bits;
+  uint32_t word = p[bit >> 3];
+  if ((bit & 7) + bits > 8) word |= static_cast<uint32_t>(p[(bit >> 3) + 1]) << 8;
+  const uint32_t v = (word >> (bit & 7)) & ((1u << bits) - 1u);
+  if (is_signed && (v >> (bits - 1)) != 0) return static_cast<int64_t>(v) - (int64_t{1} << bits);
+  return v;
 }
 
 }  // namespace sg

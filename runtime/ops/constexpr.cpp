@@ -14,6 +14,7 @@
 #include "ops/kernel_util.h"
 
 #include <bit>
+#include <cmath>
 #include <cstring>
 #include <vector>
 
@@ -716,6 +717,7 @@ Result<StreamedWeight> shift_scale_stream(OpContext& ctx) {
 struct Affine {
   std::vector<float> scale, zero_point;
   int64_t channels = 1, inner = 1;
+  int64_t axis = 0;
   bool signed_q = false;
 };
 
@@ -731,7 +733,8 @@ void decode_affine_range(const Affine& a, const Tensor& q, int64_t first, int64_
   }
 }
 
-Result<StreamedWeight> affine_stream(OpContext& ctx) {
+// Validates the op's parameters; `q_out` receives the codes and `dtype_out` the output dtype.
+Result<std::shared_ptr<Affine>> affine_params(OpContext& ctx, Tensor& q_out, DType& dtype_out) {
   SG_ASSIGN_OR_RETURN(Tensor q, ctx.get("quantized_data"));
   SG_ASSIGN_OR_RETURN(Tensor zp, ctx.get("zero_point"));
   SG_ASSIGN_OR_RETURN(Tensor scale, ctx.get("scale"));
@@ -761,10 +764,20 @@ Result<StreamedWeight> affine_stream(OpContext& ctx) {
   a->zero_point = floats_of(zp);
   a->channels = channels;
   for (int64_t d = axis + 1; d < rank; ++d) a->inner *= q.dim(d);
+  a->axis = axis;
   a->signed_q = q.dtype() == DType::kI8;
+  q_out = q;
+  dtype_out = scale.dtype();
+  return a;
+}
+
+Result<StreamedWeight> affine_stream(OpContext& ctx) {
+  Tensor q;
+  DType dtype = DType::kInvalid;
+  SG_ASSIGN_OR_RETURN(std::shared_ptr<Affine> a, affine_params(ctx, q, dtype));
   StreamedWeight w;
   w.shape = q.shape();
-  w.dtype = scale.dtype();
+  w.dtype = dtype;
   w.decode = [a, q, dtype = w.dtype](int64_t first, int64_t count, void* dst) {
     if (dtype == DType::kF16) {
       decode_affine_range(*a, q, first, count, static_cast<uint16_t*>(dst));
@@ -934,6 +947,117 @@ Result<std::optional<StreamedWeight>> stream_constexpr(OpContext& producer) {
     return std::optional<StreamedWeight>(std::move(w));
   }
   return std::optional<StreamedWeight>();
+}
+
+// ---------------------------------------------------------------------------------------
+// The codes behind a compressed weight (weight_codes.h), for the weight diagnostics. Each
+// form reuses the parameter validation and the per-element arithmetic of its decoder above,
+// so a code's value here is the value the kernel writes.
+
+namespace {
+
+float rounded(DType out, float v) { return out == DType::kF16 ? round_to_f16(v) : v; }
+
+WeightCodes codes_common(const char* op_type, WeightCodes::Kind kind, const Tensor& codes,
+                         DType code_dtype, const Shape& shape) {
+  WeightCodes c;
+  c.kind = kind;
+  c.op_type = op_type;
+  c.shape = shape;
+  c.code_dtype = code_dtype;
+  c.bits = dtype_bits(code_dtype);
+  c.is_signed = dtype_is_signed(code_dtype);
+  c.codes = codes;
+  return c;
+}
+
+Result<std::optional<WeightCodes>> shift_scale_codes(OpContext& ctx) {
+  SG_ASSIGN_OR_RETURN(Tensor data, ctx.get("data"));
+  const DType t = data.dtype();
+  // fp16/fp32 data is a scaled float weight, not codes.
+  if (t != DType::kI4 && t != DType::kU4 && t != DType::kI8 && t != DType::kU8) {
+    return std::optional<WeightCodes>();
+  }
+  SG_ASSIGN_OR_RETURN(ShiftScale ss, shift_scale_params(ctx, data.shape(), t));
+  WeightCodes c = codes_common("constexpr_blockwise_shift_scale", WeightCodes::Kind::kLinear,
+                               data, t, data.shape());
+  c.group_shape = ss.scale_shape;
+  c.block = ss.block;
+  for (float s : ss.scale) c.step.push_back(std::fabs(s));
+  auto params = std::make_shared<const ShiftScale>(std::move(ss));
+  c.value = [params](int64_t group, int64_t code) {
+    return params->apply(static_cast<double>(code), group);
+  };
+  return std::optional<WeightCodes>(std::move(c));
+}
+
+Result<std::optional<WeightCodes>> affine_codes(OpContext& ctx) {
+  Tensor q;
+  DType out = DType::kInvalid;
+  SG_ASSIGN_OR_RETURN(std::shared_ptr<Affine> a, affine_params(ctx, q, out));
+  WeightCodes c = codes_common("constexpr_affine_dequantize", WeightCodes::Kind::kLinear, q,
+                               q.dtype(), q.shape());
+  const bool per_channel = a->scale.size() > 1 || a->zero_point.size() > 1;
+  c.group_shape.assign(q.shape().size(), 1);
+  c.block = q.shape();
+  if (per_channel) {
+    c.group_shape[static_cast<size_t>(a->axis)] = a->channels;
+    c.block[static_cast<size_t>(a->axis)] = 1;
+  }
+  const int64_t groups = per_channel ? a->channels : 1;
+  for (int64_t g = 0; g < groups; ++g) {
+    c.step.push_back(std::fabs(a->scale[a->scale.size() == 1 ? 0 : static_cast<size_t>(g)]));
+  }
+  c.value = [a, out](int64_t group, int64_t code) {
+    const float sv = a->scale[a->scale.size() == 1 ? 0 : static_cast<size_t>(group)];
+    const float zv = a->zero_point[a->zero_point.size() == 1 ? 0 : static_cast<size_t>(group)];
+    return rounded(out, (static_cast<float>(code) - zv) * sv);
+  };
+  return std::optional<WeightCodes>(std::move(c));
+}
+
+Result<std::optional<WeightCodes>> lut_codes(OpContext& ctx) {
+  SG_ASSIGN_OR_RETURN(Tensor indices, ctx.get("indices"));
+  SG_ASSIGN_OR_RETURN(Tensor lut, ctx.get("lut"));
+  if (ctx.has("shape")) {
+    // iOS16: validated by the stream builder; one table for the whole tensor.
+    SG_ASSIGN_OR_RETURN(StreamedWeight w, lut_ios16_stream(ctx));
+    const int nbits = std::countr_zero(static_cast<uint64_t>(lut.numel()));
+    DType code_dtype = DType::kU8;
+    for (DType d : {DType::kU1, DType::kU2, DType::kU4, DType::kU6, DType::kU8}) {
+      if (dtype_bits(d) == nbits) code_dtype = d;
+    }
+    WeightCodes c = codes_common("constexpr_lut_to_dense", WeightCodes::Kind::kPalette, indices,
+                                 code_dtype, w.shape);
+    c.bits = nbits;
+    c.group_shape.assign(w.shape.size(), 1);
+    c.block = w.shape;
+    const std::vector<float> table = floats_of(lut);
+    c.value = [table](int64_t, int64_t code) { return table[static_cast<size_t>(code)]; };
+    return std::optional<WeightCodes>(std::move(c));
+  }
+  SG_ASSIGN_OR_RETURN(LutLayout l, lut_layout(ctx, indices.shape(), indices.dtype(), lut));
+  if (l.vector_size != 1) return std::optional<WeightCodes>();
+  WeightCodes c = codes_common("constexpr_lut_to_dense", WeightCodes::Kind::kPalette, indices,
+                               indices.dtype(), l.output_shape);
+  c.group_shape.assign(lut.shape().begin(), lut.shape().begin() + indices.rank());
+  c.block = l.block;
+  const std::vector<float> table = floats_of(lut);
+  const int64_t palettes = l.palettes;
+  c.value = [table, palettes](int64_t group, int64_t code) {
+    return table[static_cast<size_t>(group * palettes + code)];
+  };
+  return std::optional<WeightCodes>(std::move(c));
+}
+
+}  // namespace
+
+Result<std::optional<WeightCodes>> codes_constexpr(OpContext& producer) {
+  const std::string& type = producer.op().type;
+  if (type == "constexpr_lut_to_dense") return lut_codes(producer);
+  if (type == "constexpr_blockwise_shift_scale") return shift_scale_codes(producer);
+  if (type == "constexpr_affine_dequantize") return affine_codes(producer);
+  return std::optional<WeightCodes>();
 }
 
 }  // namespace sg

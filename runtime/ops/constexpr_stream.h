@@ -8,6 +8,7 @@
 
 #include "shardgate/op_context.h"
 #include "shardgate/tensor.h"
+#include "shardgate/weight_codes.h"
 
 #include <optional>
 
@@ -18,5 +19,9 @@ namespace sg {
 // the stream, or nullopt when the op has no range decoder (const, casts, sparse and vector-LUT
 // forms): the caller then decodes it as a whole.
 Result<std::optional<StreamedWeight>> stream_constexpr(OpContext& producer);
+
+// The codes behind the same forms (weight_codes.h), for the weight diagnostics; nullopt for
+// the forms without one code per element.
+Result<std::optional<WeightCodes>> codes_constexpr(OpContext& producer);
 
 }  // namespace sg

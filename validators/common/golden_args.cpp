@@ -191,6 +191,40 @@ void GoldenCommonArgs::add_to(CLI::App& app) {
   output.add_to(app);
 }
 
+void BaselineArgs::add_to(CLI::App& app) {
+  app.add_option("--baseline", baseline, "The FP16 baseline shard (one candidate)")
+      ->option_text("SHARD");
+  app.add_option("--baseline-replace", replace,
+                 "Baseline of each candidate: its path with the last OLD replaced by NEW, e.g. "
+                 "_lut4=_fp16")
+      ->option_text("OLD=NEW");
+}
+
+Status BaselineArgs::validate(size_t candidates, bool required) const {
+  SG_CHECK(baseline.empty() || replace.empty(), ErrorCode::kUsage,
+           "give one of --baseline SHARD and --baseline-replace OLD=NEW, not both");
+  SG_CHECK(!required || !baseline.empty() || !replace.empty(), ErrorCode::kUsage,
+           "give one of --baseline SHARD and --baseline-replace OLD=NEW");
+  SG_CHECK(baseline.empty() || candidates <= 1, ErrorCode::kUsage,
+           "--baseline names one shard but {} candidates were given; use --baseline-replace",
+           candidates);
+  const size_t eq = replace.find('=');
+  SG_CHECK(replace.empty() || (eq != std::string::npos && eq > 0), ErrorCode::kUsage,
+           "--baseline-replace {}: expected OLD=NEW", replace);
+  return Status::ok();
+}
+
+Result<std::string> BaselineArgs::baseline_of(const std::string& candidate) const {
+  if (!baseline.empty() || replace.empty()) return baseline;
+  const size_t eq = replace.find('=');
+  const std::string from = replace.substr(0, eq);
+  const std::string to = replace.substr(eq + 1);
+  const size_t at = candidate.rfind(from);
+  SG_CHECK(at != std::string::npos, ErrorCode::kUsage,
+           "--baseline-replace {}: '{}' does not occur in candidate {}", replace, from, candidate);
+  return candidate.substr(0, at) + to + candidate.substr(at + from.size());
+}
+
 Result<GatePolicy> build_gate_policy(const GateArgs& gate, const ThresholdArgs& thresholds) {
   GatePolicy policy = builtin_gate_policy();
   // Same precedence as ane-validator: --gate, else gates/fidelity.json of the current

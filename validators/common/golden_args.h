@@ -29,6 +29,21 @@ inline constexpr const char* kGoldenValidatorVersion = "0.1.0";
 // The policy used when --gate is not given and this file exists in the current directory.
 inline constexpr const char* kDefaultFidelityGate = "gates/fidelity.json";
 
+// Which FP16 shard each candidate was converted from: --baseline SHARD (one candidate) or
+// --baseline-replace OLD=NEW (the candidate's path with its last OLD replaced by NEW).
+struct BaselineArgs {
+  std::string baseline;
+  std::string replace;
+
+  void add_to(CLI::App& app);
+  // Usage errors: both given, neither given when `required`, --baseline with several
+  // candidates, a malformed OLD=NEW.
+  Status validate(size_t candidates, bool required) const;
+  // The baseline path of `candidate` ("" when neither option was given). Usage error when
+  // OLD does not occur in the candidate's path.
+  Result<std::string> baseline_of(const std::string& candidate) const;
+};
+
 struct ThresholdArgs {
   std::vector<std::string> min_cosine;        // VALUE | NAME:VALUE
   std::vector<std::string> norm_ratio;        // LO,HI | NAME:LO,HI

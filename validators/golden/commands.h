@@ -29,5 +29,7 @@ void add_run_command(CLI::App& app, CommandResult& result);
 void add_record_command(CLI::App& app, CommandResult& result);
 // exec: run one shard on given inputs and write its outputs.
 void add_exec_command(CLI::App& app, CommandResult& result);
+// weights: static diagnostics of the compressed weights of shards (cmd_weights.cpp).
+void add_weights_command(CLI::App& app, CommandResult& result);
 
 }  // namespace sg::golden_cli

@@ -1,0 +1,30 @@
+// Reports of the weight diagnostics (`golden-validator weights`): JSON (schema
+// reports/schema/weight-diagnostics.schema.json), terminal table, Markdown and JUnit.
+#pragma once
+
+#include "shardgate/weight_diagnostics.h"
+
+#include <string>
+#include <vector>
+
+namespace sg {
+
+struct WeightReport {
+  std::string tool_version;
+  std::vector<std::string> command_line;  // argv of the process (empty when built in-process)
+  std::vector<WeightDiagnosticsResult> shards;
+  int64_t flagged() const;  // weights with at least one flag, over all shards
+  // "flagged" when any weight is flagged, else "clean".
+  std::string verdict() const { return flagged() > 0 ? "flagged" : "clean"; }
+};
+
+// Two-space indented JSON; non-finite statistics are the strings "nan", "inf", "-inf".
+std::string weight_report_json(const WeightReport& report);
+// Per shard: one line per weight (form, effective bits, outlier ratio, estimated / measured
+// error, flags); `all` lists unflagged weights too (else only flagged ones and a count).
+std::string weight_report_table(const WeightReport& report, bool all);
+std::string weight_report_markdown(const WeightReport& report);
+// One <testcase> per weight; a flagged weight is a <failure> carrying the flag messages.
+std::string weight_report_junit(const WeightReport& report);
+
+}  // namespace sg

@@ -1,0 +1,173 @@
+// The weight-diagnostics report forms (weight_report.h).
+#include "shardgate/weight_report.h"
+
+#include "report/escape.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+
+namespace sg {
+namespace {
+
+nlohmann::json number(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  return v;
+}
+
+std::string fixed(double v, int digits) {
+  if (std::isnan(v)) return "-";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  return fmt::format("{:.{}f}", v, digits);
+}
+
+std::string flag_ids(const WeightDiagnostic& w) {
+  std::string s;
+  for (const WeightFlag& f : w.flags) s += (s.empty() ? "" : ",") + f.id;
+  return s.empty() ? "-" : s;
+}
+
+nlohmann::json weight_json(const WeightDiagnostic& w) {
+  nlohmann::json j = {
+      {"function", w.function},
+      {"name", w.name},
+      {"op_type", w.op_type},
+      {"key", w.key},
+      {"consumer_type", w.consumer_type},
+      {"form", w.form},
+      {"shape", w.shape},
+      {"elements", w.elements},
+      {"groups", w.groups},
+      {"group_elements", w.group_elements},
+      {"code_bits", w.code_bits},
+      {"effective_bits", number(w.effective_bits)},
+      {"codes_used", number(w.codes_used)},
+      {"outlier_ratio", number(w.outlier_ratio)},
+      {"outlier_group", w.outlier_group},
+      {"tensor_outlier_ratio", number(w.tensor_outlier_ratio)},
+      {"rms", number(w.rms)},
+      {"step", {{"min", number(w.step_min)}, {"median", number(w.step_median)}, {"max", number(w.step_max)}}},
+      {"typical_steps", number(w.typical_codes)},
+      {"est_rel_error", number(w.est_rel_error)},
+  };
+  nlohmann::json flags = nlohmann::json::array();
+  for (const WeightFlag& f : w.flags) flags.push_back({{"id", f.id}, {"message", f.message}});
+  j["flags"] = flags;
+  if (w.has_baseline) {
+    j["baseline"] = {{"name", w.baseline_name}, {"rel_error", number(w.rel_error)},
+                     {"sqnr_db", number(w.sqnr_db)}};
+  } else if (!w.baseline_name.empty()) {
+    j["baseline"] = {{"note", w.baseline_name}};
+  }
+  return j;
+}
+
+}  // namespace
+
+int64_t WeightReport::flagged() const {
+  int64_t n = 0;
+  for (const WeightDiagnosticsResult& s : shards) n += s.flagged();
+  return n;
+}
+
+std::string weight_report_json(const WeightReport& report) {
+  nlohmann::json shards = nlohmann::json::array();
+  int64_t weights = 0;
+  for (const WeightDiagnosticsResult& s : report.shards) {
+    nlohmann::json ws = nlohmann::json::array();
+    for (const WeightDiagnostic& w : s.weights) ws.push_back(weight_json(w));
+    weights += static_cast<int64_t>(s.weights.size());
+    nlohmann::json js = {{"path", s.shard}, {"fingerprint", s.fingerprint}, {"weights", ws},
+                         {"flagged", s.flagged()}};
+    if (!s.baseline.empty()) {
+      js["baseline"] = {{"path", s.baseline}, {"fingerprint", s.baseline_fingerprint}};
+    }
+    shards.push_back(js);
+  }
+  nlohmann::json j = {
+      {"schema_version", "shardgate/weight-diagnostics@1"},
+      {"tool", {{"name", "golden-validator"}, {"version", report.tool_version}}},
+      {"command", "weights"},
+      {"command_line", report.command_line},
+      {"summary", {{"verdict", report.verdict()}, {"shards", report.shards.size()},
+                   {"weights", weights}, {"flagged", report.flagged()}}},
+      {"shards", shards},
+  };
+  return j.dump(2) + "\n";
+}
+
+std::string weight_report_table(const WeightReport& report, bool all) {
+  std::string out;
+  for (const WeightDiagnosticsResult& s : report.shards) {
+    out += fmt::format("{}  {}  {} compressed weight(s), {} flagged  (fingerprint {})\n",
+                       s.flagged() ? "FLAG " : "CLEAN", s.shard, s.weights.size(), s.flagged(),
+                       s.fingerprint.substr(0, 16));
+    if (!s.baseline.empty()) out += fmt::format("      baseline {}\n", s.baseline);
+    bool header = false;
+    for (const WeightDiagnostic& w : s.weights) {
+      if (!all && w.flags.empty()) continue;
+      if (!header) {
+        out += fmt::format("      {:<34} {:<46} {:>6} {:>8} {:>8} {:>8}  {}\n", "weight (use)",
+                           "form", "bits", "outlier", "est.err", "rel.err", "flags");
+        header = true;
+      }
+      out += fmt::format("      {:<34} {:<46} {:>6} {:>8} {:>8} {:>8}  {}\n", w.key, w.form,
+                         fixed(w.effective_bits, 2), fixed(w.outlier_ratio, 1),
+                         fixed(w.est_rel_error, 3), w.has_baseline ? fixed(w.rel_error, 3) : "-",
+                         flag_ids(w));
+      for (const WeightFlag& f : w.flags) out += fmt::format("        {}: {}\n", f.id, f.message);
+    }
+  }
+  out += fmt::format("weights: {} shard(s), {} weight(s) flagged -> {}\n", report.shards.size(),
+                     report.flagged(), report.verdict());
+  return out;
+}
+
+std::string weight_report_markdown(const WeightReport& report) {
+  std::string out = fmt::format("## Weight diagnostics: {} ({} flagged)\n\n", report.verdict(),
+                                report.flagged());
+  for (const WeightDiagnosticsResult& s : report.shards) {
+    out += fmt::format("### `{}`\n\nFingerprint `{}`", md_escape(s.shard), s.fingerprint);
+    if (!s.baseline.empty()) out += fmt::format("; baseline `{}`", md_escape(s.baseline));
+    out += "\n\n| weight (use) | form | effective bits | outlier ratio | est. error | rel. error | flags |\n"
+           "|---|---|---:|---:|---:|---:|---|\n";
+    for (const WeightDiagnostic& w : s.weights) {
+      out += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", md_escape(w.key),
+                         md_escape(w.form), fixed(w.effective_bits, 2), fixed(w.outlier_ratio, 1),
+                         fixed(w.est_rel_error, 3), w.has_baseline ? fixed(w.rel_error, 3) : "-",
+                         md_escape(flag_ids(w)));
+    }
+    for (const WeightDiagnostic& w : s.weights) {
+      for (const WeightFlag& f : w.flags) {
+        out += fmt::format("\n- **{}** `{}`: {}", md_escape(f.id), md_escape(w.key), md_escape(f.message));
+      }
+    }
+    out += "\n\n";
+  }
+  return out;
+}
+
+std::string weight_report_junit(const WeightReport& report) {
+  int64_t tests = 0;
+  std::string cases;
+  for (const WeightDiagnosticsResult& s : report.shards) {
+    for (const WeightDiagnostic& w : s.weights) {
+      ++tests;
+      cases += fmt::format("    <testcase classname=\"{}\" name=\"{}:{}\">\n", xml_escape(s.shard),
+                           xml_escape(w.function), xml_escape(w.key));
+      for (const WeightFlag& f : w.flags) {
+        cases += fmt::format("      <failure type=\"{}\" message=\"{}\"/>\n", xml_escape(f.id),
+                             xml_escape(f.message));
+      }
+      cases += "    </testcase>\n";
+    }
+  }
+  return fmt::format(
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n  <testsuite name=\"weights\" "
+      "tests=\"{}\" failures=\"{}\">\n{}  </testsuite>\n</testsuites>\n",
+      tests, report.flagged(), cases);
+}
+
+}  // namespace sg

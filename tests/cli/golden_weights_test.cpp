@@ -1,0 +1,71 @@
+// golden-validator weights: exit codes, baseline pairing, report files, usage errors.
+#include "shardgate/io.h"
+
+#include "support/cli_run.h"
+#include "support/json_schema_lite.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+
+namespace sg {
+namespace {
+
+CliRun weights(const std::string& args) {
+  return run_command(std::string(SG_BINARY_DIR "/validators/golden-validator weights ") + args);
+}
+
+const std::string kShards = "goldens/sample/shards/";
+
+TEST(GoldenWeightsCli, Int8ChainIsFlaggedLut4ChainIsClean) {
+  // The tests run from the repository root (WORKING_DIRECTORY in tests/CMakeLists.txt).
+  CliRun int8 = weights("'" + kShards + "*_int8.mlpackage' --baseline-replace _int8=_fp16");
+  EXPECT_EQ(int8.code, 1) << int8.output;
+  EXPECT_NE(int8.output.find("weights: 16 shard(s), 16 weight(s) flagged -> flagged"),
+            std::string::npos)
+      << int8.output;
+  CliRun lut4 = weights("'" + kShards + "*_lut4.mlpackage' --baseline-replace _lut4=_fp16");
+  EXPECT_EQ(lut4.code, 0) << lut4.output;
+  EXPECT_NE(lut4.output.find("0 weight(s) flagged -> clean"), std::string::npos) << lut4.output;
+}
+
+TEST(GoldenWeightsCli, WritesEveryReportForm) {
+  const auto dir = std::filesystem::temp_directory_path() / "sg_weights_cli";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string j = (dir / "w.json").string(), x = (dir / "w.xml").string(),
+                    m = (dir / "w.md").string();
+  CliRun r = weights(kShards + "L0_moe_p0_int8.mlpackage --baseline " + kShards +
+                     "L0_moe_p0_fp16.mlpackage --json " + j + " --junit " + x + " --markdown " + m);
+  EXPECT_EQ(r.code, 1) << r.output;
+  auto json = read_file(j);
+  auto schema = read_file(std::string(SG_SOURCE_DIR) + "/reports/schema/weight-diagnostics.schema.json");
+  ASSERT_TRUE(json.is_ok() && schema.is_ok());
+  EXPECT_EQ(testing::json_schema_violations(*schema, *json), std::vector<std::string>{});
+  const auto doc = nlohmann::json::parse(*json);
+  EXPECT_EQ(doc["summary"]["flagged"], 2);
+  EXPECT_EQ(doc["command_line"].back(), m);
+  EXPECT_TRUE(doc["shards"][0]["weights"][1]["baseline"].contains("rel_error"));
+  EXPECT_TRUE(read_file(x).is_ok());
+  EXPECT_TRUE(read_file(m).is_ok());
+  std::filesystem::remove_all(dir);
+}
+
+TEST(GoldenWeightsCli, BadInputIsExitTwoNamingWhatIsWrong) {
+  CliRun missing = weights("/nonexistent/x.mlpackage");
+  EXPECT_EQ(missing.code, 2) << missing.output;
+  EXPECT_NE(missing.output.find("/nonexistent/x.mlpackage"), std::string::npos) << missing.output;
+  CliRun both = weights(kShards + "L0_attn_int8.mlpackage --baseline a --baseline-replace a=b");
+  EXPECT_EQ(both.code, 2) << both.output;
+  EXPECT_NE(both.output.find("not both"), std::string::npos) << both.output;
+  CliRun absent = weights(kShards + "L0_attn_int8.mlpackage --baseline-replace _q8=_fp16");
+  EXPECT_EQ(absent.code, 2) << absent.output;
+  EXPECT_NE(absent.output.find("'_q8' does not occur"), std::string::npos) << absent.output;
+  CliRun many = weights("'" + kShards + "L0_*_int8.mlpackage' --baseline x");
+  EXPECT_EQ(many.code, 2) << many.output;
+  EXPECT_NE(many.output.find("use --baseline-replace"), std::string::npos) << many.output;
+}
+
+}  // namespace
+}  // namespace sg

@@ -1,0 +1,89 @@
+// golden-validator weights: static diagnostics of every compressed weight of the given shards
+// (weight_diagnostics.h), optionally against their FP16 baselines. Executes nothing.
+// Exit codes: 0 no weight flagged, 1 a weight flagged, 2 bad input or usage, 3 internal error.
+#include "common/args.h"
+#include "common/golden_args.h"
+#include "golden/commands.h"
+#include "shardgate/golden_report.h"
+#include "shardgate/shard.h"
+#include "shardgate/weight_report.h"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <iostream>
+#include <memory>
+
+namespace sg::golden_cli {
+namespace {
+
+struct WeightsOptions {
+  std::vector<std::string> shards;
+  cli::BaselineArgs baseline;
+  cli::ReportArgs reports;
+  cli::LogArgs log;
+  bool all = false;
+};
+
+int run_weights(const WeightsOptions& o) {
+  if (Status s = o.log.validate(); !s.is_ok()) return cli::report_error(s);
+  auto paths = cli::expand_shard_paths(o.shards);
+  if (!paths) return cli::report_error(paths.status());
+  if (Status s = o.baseline.validate(paths->size(), /*required=*/false); !s.is_ok()) {
+    return cli::report_error(s);
+  }
+  WeightReport report;
+  report.tool_version = cli::kGoldenValidatorVersion;
+  report.command_line = cli::command_line();
+  for (const std::string& path : *paths) {
+    auto shard = Shard::open(path);
+    if (!shard) return cli::report_error(shard.status());
+    std::shared_ptr<Shard> baseline;
+    auto base_path = o.baseline.baseline_of(path);
+    if (!base_path) return cli::report_error(base_path.status());
+    if (!base_path->empty()) {
+      auto opened = Shard::open(*base_path);
+      if (!opened) return cli::report_error(opened.status());
+      baseline = *opened;
+    }
+    auto result = diagnose_weights(**shard, baseline.get());
+    if (!result) return cli::report_error(result.status());
+    report.shards.push_back(std::move(*result));
+  }
+  const std::pair<const std::string*, std::string (*)(const WeightReport&)> forms[] = {
+      {&o.reports.json, &weight_report_json},
+      {&o.reports.junit, &weight_report_junit},
+      {&o.reports.markdown, &weight_report_markdown},
+  };
+  for (const auto& [path, render] : forms) {
+    if (path->empty()) continue;
+    if (Status s = write_report_file(*path, render(report)); !s.is_ok()) return cli::report_error(s);
+  }
+  if (o.log.level() >= 0) {
+    std::cout << weight_report_table(report, o.all || o.log.level() > 0);
+  } else {
+    std::cout << fmt::format("weights: {} shard(s), {} weight(s) flagged -> {}\n",
+                             report.shards.size(), report.flagged(), report.verdict());
+  }
+  return report.flagged() > 0 ? kExitGateFailed : kExitPass;
+}
+
+}  // namespace
+
+void add_weights_command(CLI::App& app, CommandResult& result) {
+  auto options = std::make_shared<WeightsOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "weights",
+      "Diagnose every compressed weight (bits used, outliers, scale steps, error against the FP16 "
+      "baseline) without running anything");
+  sub->add_option("shards", options->shards, "Shards: paths, globs or directories of shards")
+      ->option_text("SHARD...")
+      ->required();
+  options->baseline.add_to(*sub);
+  sub->add_flag("--all", options->all, "List every weight, not only the flagged ones");
+  options->reports.add_to(*sub);
+  options->log.add_to(*sub);
+  sub->callback([&result, options] { result.run = [options] { return run_weights(*options); }; });
+}
+
+}  // namespace sg::golden_cli

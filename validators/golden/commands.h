@@ -31,5 +31,7 @@ void add_record_command(CLI::App& app, CommandResult& result);
 void add_exec_command(CLI::App& app, CommandResult& result);
 // weights: static diagnostics of the compressed weights of shards (cmd_weights.cpp).
 void add_weights_command(CLI::App& app, CommandResult& result);
+// culprits: op-by-op comparison of quantized shards with their baselines (cmd_culprits.cpp).
+void add_culprits_command(CLI::App& app, CommandResult& result);
 
 }  // namespace sg::golden_cli

@@ -1,0 +1,186 @@
+// find_culprits() (culprits.h): align, run both shards capturing every op output, compare.
+#include "shardgate/culprits.h"
+
+#include "shardgate/executor.h"
+#include "shardgate/metrics.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <set>
+
+namespace sg {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+bool is_float(DType t) { return t == DType::kF16 || t == DType::kF32; }
+
+// Runtime ops of a function's own block (nested control-flow bodies are compared as the
+// outputs of their cond / while_loop).
+std::vector<const Op*> runtime_ops(const Function& fn) {
+  std::vector<const Op*> out;
+  for (const Op& op : fn.block.ops) {
+    if (!op.is_compile_time() && !op.outputs.empty()) out.push_back(&op);
+  }
+  return out;
+}
+
+// Candidate op -> baseline op: by first output name, else the k-th runtime op of the same
+// type in each function.
+std::map<const Op*, std::pair<const Op*, const char*>> align(const Function& cand,
+                                                            const Function& base) {
+  std::map<std::string, const Op*> base_by_name;
+  std::map<std::string, std::vector<const Op*>> base_by_type;
+  for (const Op* op : runtime_ops(base)) {
+    base_by_name.emplace(op->outputs[0].name, op);
+    base_by_type[op->type].push_back(op);
+  }
+  std::map<std::string, size_t> seen_type;
+  std::map<const Op*, std::pair<const Op*, const char*>> out;
+  for (const Op* op : runtime_ops(cand)) {
+    const size_t k = seen_type[op->type]++;
+    auto n = base_by_name.find(op->outputs[0].name);
+    if (n != base_by_name.end() && n->second->type == op->type) {
+      out[op] = {n->second, "name"};
+      continue;
+    }
+    auto t = base_by_type.find(op->type);
+    if (t != base_by_type.end() && k < t->second.size()) out[op] = {t->second[k], "structure"};
+  }
+  return out;
+}
+
+void compare(const Tensor& c, const Tensor& b, OpComparison& r) {
+  r.dtype = std::string(dtype_name(c.dtype()));
+  r.shape = c.shape();
+  auto cv = to_double_vector(c);
+  auto bv = to_double_vector(b);
+  if (!cv.is_ok() || !bv.is_ok() || c.shape() != b.shape()) {
+    r.cosine = r.norm_ratio = r.rel_l2 = r.snr_db = kNaN;
+    return;
+  }
+  if (!is_float(c.dtype())) {
+    int64_t equal = 0;
+    for (size_t i = 0; i < cv->size(); ++i) equal += (*cv)[i] == (*bv)[i];
+    r.cosine = cv->empty() ? 1.0 : static_cast<double>(equal) / static_cast<double>(cv->size());
+    r.norm_ratio = r.rel_l2 = r.snr_db = kNaN;
+    return;
+  }
+  // Whole-output cosine: reshapes and transposes move positions between rows, so a per-row
+  // minimum would make pure data movement look like it adds error.
+  const std::span<const double> cs(*cv), bs(*bv);
+  const double cos = cosine_similarity(cs, bs);
+  r.cosine = std::isnan(cos) ? 1.0 : cos;  // both all zeros: identical
+  r.norm_ratio = norm_ratio(cs, bs);
+  r.rel_l2 = relative_l2(cs, bs);
+  r.snr_db = snr_db(cs, bs);
+}
+
+}  // namespace
+
+std::vector<const OpComparison*> CulpritResult::sources() const {
+  std::vector<const OpComparison*> out;
+  for (const OpComparison& o : ops) {
+    if (o.source) out.push_back(&o);
+  }
+  return out;
+}
+
+std::vector<const OpComparison*> CulpritResult::top_added(size_t n) const {
+  std::vector<const OpComparison*> out;
+  for (const OpComparison& o : ops) {
+    // Below 1e-9 is the rounding of the cosines themselves (identical outputs give 1 - 2e-16).
+    if (o.added_error > 1e-9) out.push_back(&o);
+  }
+  std::stable_sort(out.begin(), out.end(), [](const OpComparison* a, const OpComparison* b) {
+    return a->added_error > b->added_error;
+  });
+  if (out.size() > n) out.resize(n);
+  return out;
+}
+
+Result<CulpritResult> find_culprits(const std::shared_ptr<const Shard>& candidate,
+                                    const std::shared_ptr<const Shard>& baseline,
+                                    const CulpritOptions& options) {
+  CulpritResult r;
+  r.candidate = candidate->path();
+  r.baseline = baseline->path();
+  r.function = options.function;
+  r.min_cosine = options.min_cosine;
+  SG_ASSIGN_OR_RETURN(r.candidate_fingerprint, candidate->fingerprint());
+  SG_ASSIGN_OR_RETURN(r.baseline_fingerprint, baseline->fingerprint());
+  const Function* cf = candidate->program().function(options.function);
+  const Function* bf = baseline->program().function(options.function);
+  SG_CHECK(cf != nullptr, ErrorCode::kUsage, "{}: no function '{}'", r.candidate, options.function);
+  SG_CHECK(bf != nullptr, ErrorCode::kUsage, "{}: no function '{}'", r.baseline, options.function);
+  const auto aligned = align(*cf, *bf);
+
+  RunOptions run;
+  run.precision = options.precision;
+  run.threads = options.threads;
+  run.capture_all = true;
+  Executor cexec(candidate), bexec(baseline);
+  SG_ASSIGN_OR_RETURN(RunResult cres, cexec.run(options.function, options.inputs, run));
+  SG_ASSIGN_OR_RETURN(RunResult bres, bexec.run(options.function, options.inputs, run));
+
+  std::map<std::string, const Op*> producer;
+  for (const Op& op : cf->block.ops) {
+    for (const NamedType& o : op.outputs) producer.emplace(o.name, &op);
+  }
+  std::map<std::string, double> cosine_of;  // candidate value -> its comparison's cosine
+  std::map<std::string, bool> fails_of;
+  for (const Op* op : runtime_ops(*cf)) {
+    auto a = aligned.find(op);
+    if (a == aligned.end()) {
+      r.unmatched.push_back(fmt::format("#{} {} '{}'", op->index, op->type, op->outputs[0].name));
+      continue;
+    }
+    const Op& base_op = *a->second.first;
+    OpComparison c;
+    c.op_index = op->index;
+    c.op_type = op->type;
+    c.output = op->outputs[0].name;
+    c.baseline_output = base_op.outputs[0].name;
+    c.matched_by = a->second.second;
+    auto cv = cres.outputs.count(c.output) ? cres.outputs.find(c.output) : cres.captured.find(c.output);
+    auto bv = bres.outputs.count(c.baseline_output) ? bres.outputs.find(c.baseline_output)
+                                                    : bres.captured.find(c.baseline_output);
+    if (cv == cres.captured.end() || bv == bres.captured.end()) {
+      r.notes.push_back(fmt::format("#{} {} '{}': output not captured (not a tensor)", op->index,
+                                    op->type, c.output));
+      continue;
+    }
+    compare(cv->second, bv->second, c);
+    // The runtime values it reads; compile-time ones are weights (listed when compressed).
+    bool inputs_pass = true;
+    std::set<std::string> weights;
+    for (const auto& [param, arg] : op->inputs) {
+      for (const Binding& b : arg.bindings) {
+        if (!b.is_reference()) continue;
+        auto p = producer.find(b.name);
+        if (p != producer.end() && p->second->is_compile_time()) {
+          if (p->second->is_constexpr()) weights.insert(b.name);
+          continue;
+        }
+        auto k = cosine_of.find(b.name);
+        if (k == cosine_of.end()) continue;  // a function input: identical for both
+        c.input_cosine = std::min(c.input_cosine, k->second);
+        inputs_pass = inputs_pass && !fails_of[b.name];
+      }
+    }
+    c.compressed_weights.assign(weights.begin(), weights.end());
+    const bool integer = c.dtype != "fp16" && c.dtype != "fp32";
+    c.fails = std::isnan(c.cosine) || (integer ? c.cosine < 1.0 : c.cosine < options.min_cosine);
+    c.source = c.fails && inputs_pass;
+    c.added_error = std::isnan(c.cosine) || integer ? 0.0 : (1 - c.cosine) - (1 - c.input_cosine);
+    cosine_of[c.output] = integer ? (c.cosine < 1.0 ? 0.0 : 1.0) : c.cosine;
+    fails_of[c.output] = c.fails;
+    r.ops.push_back(std::move(c));
+  }
+  return r;
+}
+
+}  // namespace sg

@@ -1,0 +1,30 @@
+// Reports of the culprit op search (`golden-validator culprits`): JSON (schema
+// reports/schema/culprits.schema.json), terminal table, Markdown and JUnit.
+#pragma once
+
+#include "shardgate/culprits.h"
+
+#include <string>
+#include <vector>
+
+namespace sg {
+
+struct CulpritReport {
+  std::string tool_version;
+  std::vector<std::string> command_line;
+  std::string inputs;  // where the inputs came from, in words
+  std::vector<CulpritResult> shards;
+  // Op outputs below the threshold and source ops, over all shards. A diagnosis, not a gate:
+  // intermediate outputs of a 4-bit MoE fall below 0.97 while the layer's output passes.
+  int64_t failing_ops() const;
+  int64_t source_ops() const;
+};
+
+std::string culprit_report_json(const CulpritReport& report);
+// Source ops, the ops adding the most error (`top`), and with `all` every aligned op.
+std::string culprit_report_table(const CulpritReport& report, size_t top, bool all);
+std::string culprit_report_markdown(const CulpritReport& report, size_t top);
+// One <testcase> per aligned op; a failing output is a <failure>, a source op says so.
+std::string culprit_report_junit(const CulpritReport& report);
+
+}  // namespace sg

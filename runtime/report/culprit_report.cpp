@@ -1,0 +1,169 @@
+// The culprit-search report forms (culprit_report.h).
+#include "shardgate/culprit_report.h"
+
+#include "report/escape.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+
+namespace sg {
+namespace {
+
+nlohmann::json number(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  return v;
+}
+
+std::string fixed(double v, int digits) {
+  if (std::isnan(v)) return "-";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  return fmt::format("{:.{}f}", v, digits);
+}
+
+std::string op_label(const OpComparison& o) {
+  return fmt::format("#{} {} '{}'", o.op_index, o.op_type, o.output);
+}
+
+std::string weights_of(const OpComparison& o) {
+  std::string s;
+  for (const std::string& w : o.compressed_weights) s += (s.empty() ? "" : ", ") + w;
+  return s;
+}
+
+}  // namespace
+
+int64_t CulpritReport::failing_ops() const {
+  int64_t n = 0;
+  for (const CulpritResult& r : shards) {
+    for (const OpComparison& o : r.ops) n += o.fails;
+  }
+  return n;
+}
+
+int64_t CulpritReport::source_ops() const {
+  int64_t n = 0;
+  for (const CulpritResult& r : shards) n += static_cast<int64_t>(r.sources().size());
+  return n;
+}
+
+std::string culprit_report_json(const CulpritReport& report) {
+  nlohmann::json shards = nlohmann::json::array();
+  for (const CulpritResult& r : report.shards) {
+    nlohmann::json ops = nlohmann::json::array();
+    for (const OpComparison& o : r.ops) {
+      ops.push_back({{"op_index", o.op_index}, {"op_type", o.op_type}, {"output", o.output},
+                     {"baseline_output", o.baseline_output}, {"matched_by", o.matched_by},
+                     {"dtype", o.dtype}, {"shape", o.shape}, {"cosine", number(o.cosine)},
+                     {"norm_ratio", number(o.norm_ratio)}, {"rel_l2", number(o.rel_l2)},
+                     {"snr_db", number(o.snr_db)}, {"input_cosine", number(o.input_cosine)},
+                     {"added_error", number(o.added_error)}, {"fails", o.fails},
+                     {"source", o.source}, {"compressed_weights", o.compressed_weights}});
+    }
+    nlohmann::json sources = nlohmann::json::array();
+    for (const OpComparison* o : r.sources()) sources.push_back(o->output);
+    shards.push_back({{"candidate", {{"path", r.candidate}, {"fingerprint", r.candidate_fingerprint}}},
+                      {"baseline", {{"path", r.baseline}, {"fingerprint", r.baseline_fingerprint}}},
+                      {"function", r.function},
+                      {"min_cosine", r.min_cosine},
+                      {"sources", sources},
+                      {"unmatched", r.unmatched},
+                      {"notes", r.notes},
+                      {"ops", ops}});
+  }
+  nlohmann::json j = {
+      {"schema_version", "shardgate/culprits@1"},
+      {"tool", {{"name", "golden-validator"}, {"version", report.tool_version}}},
+      {"command", "culprits"},
+      {"command_line", report.command_line},
+      {"inputs", report.inputs},
+      {"summary", {{"shards", report.shards.size()}, {"failing_ops", report.failing_ops()},
+                   {"source_ops", report.source_ops()}}},
+      {"shards", shards},
+  };
+  return j.dump(2) + "\n";
+}
+
+std::string culprit_report_table(const CulpritReport& report, size_t top, bool all) {
+  std::string out = fmt::format("inputs: {}\n", report.inputs);
+  for (const CulpritResult& r : report.shards) {
+    out += fmt::format("{}  vs {}  ({} ops aligned, {} unmatched)\n", r.candidate, r.baseline,
+                       r.ops.size(), r.unmatched.size());
+    const auto sources = r.sources();
+    if (sources.empty()) {
+      out += fmt::format("      source ops: none (no op output below cosine {})\n", r.min_cosine);
+    }
+    for (const OpComparison* o : sources) {
+      out += fmt::format("      source op: {}  cosine {} (inputs {})", op_label(*o),
+                         fixed(o->cosine, 6), fixed(o->input_cosine, 6));
+      if (!o->compressed_weights.empty()) out += fmt::format("  weights: {}", weights_of(*o));
+      out += "\n";
+    }
+    const auto added = r.top_added(top);
+    if (!added.empty()) out += "      most error added (1 - cosine of output minus of worst input):\n";
+    for (const OpComparison* o : added) {
+      out += fmt::format("        {:<48} +{:.6f}  cosine {}{}\n", op_label(*o), o->added_error,
+                         fixed(o->cosine, 6),
+                         o->compressed_weights.empty() ? "" : "  weights: " + weights_of(*o));
+    }
+    if (all) {
+      for (const OpComparison& o : r.ops) {
+        out += fmt::format("        {:<48} cos {:>9} in {:>9} snr {:>7} {}{}\n", op_label(o),
+                           fixed(o.cosine, 6), fixed(o.input_cosine, 6), fixed(o.snr_db, 1),
+                           o.fails ? "FAIL" : "ok", o.source ? " SOURCE" : "");
+      }
+    }
+    for (const std::string& n : r.notes) out += fmt::format("      note: {}\n", n);
+  }
+  out += fmt::format("culprits: {} shard(s), {} op output(s) below the threshold, {} source op(s)\n",
+                     report.shards.size(), report.failing_ops(), report.source_ops());
+  return out;
+}
+
+std::string culprit_report_markdown(const CulpritReport& report, size_t top) {
+  std::string out = fmt::format("## Culprit ops: {} source op(s), {} op output(s) below the threshold\n\nInputs: {}\n\n",
+                                report.source_ops(), report.failing_ops(), md_escape(report.inputs));
+  for (const CulpritResult& r : report.shards) {
+    out += fmt::format("### `{}` vs `{}`\n\n", md_escape(r.candidate), md_escape(r.baseline));
+    out += "| op | cosine | worst input | added error | source | weights |\n|---|---:|---:|---:|---|---|\n";
+    std::vector<const OpComparison*> rows = r.sources();
+    for (const OpComparison* o : r.top_added(top)) {
+      if (std::find(rows.begin(), rows.end(), o) == rows.end()) rows.push_back(o);
+    }
+    for (const OpComparison* o : rows) {
+      out += fmt::format("| {} | {} | {} | {} | {} | {} |\n", md_escape(op_label(*o)),
+                         fixed(o->cosine, 6), fixed(o->input_cosine, 6), fixed(o->added_error, 6),
+                         o->source ? "yes" : "", md_escape(weights_of(*o)));
+    }
+    out += "\n";
+  }
+  return out;
+}
+
+std::string culprit_report_junit(const CulpritReport& report) {
+  int64_t tests = 0, failures = 0;
+  std::string cases;
+  for (const CulpritResult& r : report.shards) {
+    for (const OpComparison& o : r.ops) {
+      ++tests;
+      cases += fmt::format("    <testcase classname=\"{}\" name=\"{}\">\n", xml_escape(r.candidate),
+                           xml_escape(op_label(o)));
+      if (o.fails) {
+        ++failures;
+        cases += fmt::format(
+            "      <failure message=\"{}\"/>\n",
+            xml_escape(fmt::format("cosine {} < {}{}", fixed(o.cosine, 6), r.min_cosine,
+                                   o.source ? " (source op: every input passes)" : "")));
+      }
+      cases += "    </testcase>\n";
+    }
+  }
+  return fmt::format(
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n  <testsuite name=\"culprits\" "
+      "tests=\"{}\" failures=\"{}\">\n{}  </testsuite>\n</testsuites>\n",
+      tests, failures, cases);
+}
+
+}  // namespace sg

@@ -1,0 +1,41 @@
+// golden-validator culprits: the sample chain's sources on the command line, exit codes, usage.
+#include "support/cli_run.h"
+
+#include <gtest/gtest.h>
+
+namespace sg {
+namespace {
+
+CliRun culprits(const std::string& args) {
+  return run_command(std::string(SG_BINARY_DIR "/validators/golden-validator culprits ") + args);
+}
+
+TEST(GoldenCulpritsCli, NamesWhereTheInt8ErrorEntersAndExitsZero) {
+  CliRun r = culprits("goldens/sample/shards/L0_moe_p0_int8.mlpackage --baseline-replace _int8=_fp16 "
+                      "--inputs-from goldens/sample/chains/chain_int8.json --top 2");
+  EXPECT_EQ(r.code, 0) << r.output;  // a diagnosis, not a gate
+  EXPECT_NE(r.output.find("source op: #38 linear 'experts_gate'"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("source op: #40 linear 'experts_up'"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("weights: experts_gate_weight_0_quantized"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("2 source op(s)"), std::string::npos) << r.output;
+}
+
+TEST(GoldenCulpritsCli, UsageErrorsAreExitTwo) {
+  CliRun none = culprits("goldens/sample/shards/L0_moe_p0_int8.mlpackage");
+  EXPECT_EQ(none.code, 2) << none.output;
+  EXPECT_NE(none.output.find("give one of --baseline SHARD and --baseline-replace"), std::string::npos)
+      << none.output;
+  // A chain's earlier steps need their own baselines: --baseline names one shard only.
+  CliRun one = culprits("goldens/sample/shards/L0_moe_p0_int8.mlpackage --baseline "
+                        "goldens/sample/shards/L0_moe_p0_fp16.mlpackage --inputs-from "
+                        "goldens/sample/chains/chain_int8.json");
+  EXPECT_EQ(one.code, 2) << one.output;
+  EXPECT_NE(one.output.find("use --baseline-replace"), std::string::npos) << one.output;
+  CliRun range = culprits("goldens/sample/shards/L0_moe_p0_int8.mlpackage --baseline-replace "
+                          "_int8=_fp16 --min-cosine 2");
+  EXPECT_EQ(range.code, 2) << range.output;
+  EXPECT_NE(range.output.find("outside [-1, 1]"), std::string::npos) << range.output;
+}
+
+}  // namespace
+}  // namespace sg

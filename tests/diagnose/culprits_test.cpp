@@ -1,0 +1,119 @@
+// Culprit op search (runtime/diagnose/culprits.cpp) on the bundled sample: where the INT8
+// chain's error enters, and what a correct search must never report.
+#include "shardgate/chain.h"
+#include "shardgate/culprit_report.h"
+#include "shardgate/culprits.h"
+#include "shardgate/golden.h"
+#include "shardgate/io.h"
+#include "shardgate/probe.h"
+
+#include "support/json_schema_lite.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace sg {
+namespace {
+
+std::string src(const std::string& rel) { return std::string(SG_SOURCE_DIR) + "/" + rel; }
+
+std::shared_ptr<const Shard> open_shard(const std::string& rel) {
+  auto s = Shard::open(src(rel));
+  EXPECT_TRUE(s.is_ok()) << s.status().message();
+  return *s;
+}
+
+// The golden inputs of the MoE pack's step (what probe --inputs-from gives it).
+std::map<std::string, Tensor> golden_inputs(const std::string& variant) {
+  auto chain = load_chain_manifest(src("goldens/sample/chains/chain_" + variant + ".json"));
+  EXPECT_TRUE(chain.is_ok()) << chain.status().message();
+  auto goldens = open_golden_source(chain->goldens);
+  EXPECT_TRUE(goldens.is_ok()) << goldens.status().message();
+  auto baseline_of = [&](const std::string& p) -> Result<std::string> {
+    std::string b = p;
+    b.replace(b.rfind("_" + variant), variant.size() + 1, "_fp16");
+    return b;
+  };
+  auto in = chain_probe_inputs(*chain, **goldens, src("goldens/sample/shards/L0_moe_p0_" + variant + ".mlpackage"),
+                               src("goldens/sample/shards/L0_moe_p0_fp16.mlpackage"), baseline_of,
+                               Precision::kFp16, 1);
+  EXPECT_TRUE(in.is_ok()) << in.status().message();
+  return in->inputs;
+}
+
+// The case: on the INT8 chain the error enters at the two linears that read the
+// per-tensor INT8 expert banks (whose scales weight_diagnostics flags), with clean inputs.
+TEST(Culprits, Int8MoePackSourcesAreTheOutlierScaledExpertBanks) {
+  CulpritOptions o;
+  o.inputs = golden_inputs("int8");
+  auto r = find_culprits(open_shard("goldens/sample/shards/L0_moe_p0_int8.mlpackage"),
+                         open_shard("goldens/sample/shards/L0_moe_p0_fp16.mlpackage"), o);
+  ASSERT_TRUE(r.is_ok()) << r.status().message();
+  EXPECT_TRUE(r->unmatched.empty());
+  EXPECT_EQ(r->ops.size(), 24u);
+  std::vector<std::string> sources;
+  for (const OpComparison* s : r->sources()) {
+    sources.push_back(s->output);
+    EXPECT_NEAR(s->input_cosine, 1.0, 1e-12) << s->output << ": a source op's inputs pass";
+    EXPECT_EQ(s->compressed_weights.size(), 1u) << s->output;
+  }
+  EXPECT_EQ(sources, (std::vector<std::string>{"experts_gate", "experts_up"}));
+  // Downstream ops fail too but are not sources: their inputs already fail.
+  int downstream = 0;
+  for (const OpComparison& op : r->ops) {
+    if (op.fails && !op.source) {
+      ++downstream;
+      EXPECT_LT(op.input_cosine, o.min_cosine) << op.output;
+    }
+  }
+  EXPECT_GE(downstream, 3);
+  // The largest added error is where a source op is.
+  ASSERT_FALSE(r->top_added(1).empty());
+  EXPECT_EQ(r->top_added(1)[0]->output, "experts_gate");
+}
+
+// A shard against itself: every aligned op identical, nothing fails, nothing is a source.
+TEST(Culprits, ABaselineAgainstItselfHasNoCulprit) {
+  CulpritOptions o;
+  o.inputs = golden_inputs("int8");
+  auto base = open_shard("goldens/sample/shards/L0_moe_p0_fp16.mlpackage");
+  auto r = find_culprits(base, base, o);
+  ASSERT_TRUE(r.is_ok()) << r.status().message();
+  ASSERT_EQ(r->ops.size(), 24u);
+  for (const OpComparison& op : r->ops) {
+    EXPECT_NEAR(op.cosine, 1.0, 1e-12) << op.output;
+    if (op.dtype == "fp16" || op.dtype == "fp32") {
+      EXPECT_EQ(op.rel_l2, 0.0) << op.output << ": identical outputs";
+    }
+    EXPECT_FALSE(op.fails) << op.output;
+    EXPECT_EQ(op.matched_by, "name");
+  }
+  EXPECT_TRUE(r->sources().empty());
+  EXPECT_TRUE(r->top_added(5).empty());
+}
+
+TEST(Culprits, ReportFollowsItsSchemaAndNamesTheSources) {
+  CulpritOptions o;
+  o.inputs = golden_inputs("int8");
+  auto r = find_culprits(open_shard("goldens/sample/shards/L0_moe_p0_int8.mlpackage"),
+                         open_shard("goldens/sample/shards/L0_moe_p0_fp16.mlpackage"), o);
+  ASSERT_TRUE(r.is_ok());
+  CulpritReport report;
+  report.tool_version = "test";
+  report.inputs = "goldens";
+  report.shards.push_back(*r);
+  auto schema = read_file(src("reports/schema/culprits.schema.json"));
+  ASSERT_TRUE(schema.is_ok());
+  const std::string json = culprit_report_json(report);
+  EXPECT_EQ(testing::json_schema_violations(*schema, json), std::vector<std::string>{});
+  const auto j = nlohmann::json::parse(json);
+  EXPECT_EQ(j["summary"]["source_ops"], 2);
+  EXPECT_EQ(j["shards"][0]["sources"], (nlohmann::json{"experts_gate", "experts_up"}));
+  EXPECT_NE(culprit_report_table(report, 3, false).find("source op: #38 linear 'experts_gate'"),
+            std::string::npos);
+  EXPECT_NE(culprit_report_junit(report).find("(source op: every input passes)"), std::string::npos);
+  EXPECT_NE(culprit_report_markdown(report, 3).find("experts\\_gate"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace sg

@@ -1,5 +1,5 @@
 // golden-validator: executes shards on the CPU or reads saved dumps, compares them against FP16
-// references and gates fidelity. Subcommands: compare, regate, probe, run, record, exec, weights, culprits.
+// references and gates fidelity. Subcommands: compare, regate, probe, run, record, exec, weights, culprits, diff.
 // Exit codes: 0 gate passed, 1 gate failed, 2 bad input or usage, 3 internal error.
 #include "common/args.h"
 #include "common/golden_args.h"
@@ -28,6 +28,7 @@ int main(int argc, char** argv) {
     sg::golden_cli::add_exec_command(app, result);
     sg::golden_cli::add_weights_command(app, result);
     sg::golden_cli::add_culprits_command(app, result);
+    sg::golden_cli::add_diff_command(app, result);
 
     sg::cli::set_command_line(argc, argv);
     if (auto stop = sg::cli::parse_command_line(app, argc, argv)) return *stop;

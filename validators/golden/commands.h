@@ -33,5 +33,7 @@ void add_exec_command(CLI::App& app, CommandResult& result);
 void add_weights_command(CLI::App& app, CommandResult& result);
 // culprits: op-by-op comparison of quantized shards with their baselines (cmd_culprits.cpp).
 void add_culprits_command(CLI::App& app, CommandResult& result);
+// diff: regressions between two reports of one tool (cmd_diff.cpp).
+void add_diff_command(CLI::App& app, CommandResult& result);
 
 }  // namespace sg::golden_cli

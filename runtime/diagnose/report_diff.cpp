@@ -1,0 +1,270 @@
+// diff_reports() (report_diff.h): regressions between two reports of one tool.
+#include "shardgate/report_diff.h"
+
+#include "shardgate/golden_report.h"
+#include "shardgate/io.h"
+
+#include "format/json_file.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+namespace sg {
+namespace {
+
+using Json = nlohmann::json;
+
+const std::set<std::string>& known_tolerances() {
+  static const std::set<std::string> keys = {"cosine", "norm_ratio", "rel_l2",       "max_abs",
+                                             "snr_db", "top1",       "topk_overlap", "kl",
+                                             "residency_pct", "placement"};
+  return keys;
+}
+
+std::string num(double v) {
+  if (std::isnan(v)) return "nan";
+  return fmt::format("{:.6g}", v);
+}
+
+// Adds a row when the value changed; marks it a regression beyond the tolerance for `metric`.
+void compare_value(ReportDiff& d, const RegressionPolicy& p, const std::string& item,
+                   const std::string& what, const std::string& metric, double old_v, double new_v,
+                   double worse_by) {
+  ++d.compared;
+  if (old_v == new_v || (std::isnan(old_v) && std::isnan(new_v))) return;
+  DiffRow r{item, what, num(old_v), num(new_v), worse_by, false, ""};
+  auto t = p.tolerances.find(metric);
+  if (worse_by > 0 && t != p.tolerances.end() && worse_by > t->second.value) {
+    r.regression = true;
+    r.why = fmt::format("worse by {} > tolerance {} for {}", num(worse_by), num(t->second.value), metric);
+  }
+  d.rows.push_back(std::move(r));
+}
+
+std::string check_key(const CheckIdentity& id) {
+  return id.shard.empty() ? id.id() : id.shard + "/" + id.id();
+}
+
+// How far a metric's statistic is from ideal, in the metric's own direction: larger is worse.
+double badness(const MetricVerdict& m) {
+  const double v = m.value.value_or(std::nan(""));
+  if (m.metric == Metric::kNormRatio) {
+    return std::max(std::fabs(v - 1.0), std::fabs(m.value_upper.value_or(v) - 1.0));
+  }
+  return metric_higher_is_better(m.metric) ? -v : v;
+}
+
+Status diff_golden(ReportDiff& d, const std::string& old_text, const std::string& new_text,
+                   const RegressionPolicy& p) {
+  SG_ASSIGN_OR_RETURN(GoldenReport old_r, parse_golden_report_json(old_text, d.old_path));
+  SG_ASSIGN_OR_RETURN(GoldenReport new_r, parse_golden_report_json(new_text, d.new_path));
+  std::map<std::string, size_t> old_checks;
+  for (size_t i = 0; i < old_r.run.checks.size(); ++i) old_checks[check_key(old_r.run.checks[i].identity)] = i;
+  std::set<std::string> seen;
+  for (size_t i = 0; i < new_r.run.checks.size(); ++i) {
+    const std::string key = check_key(new_r.run.checks[i].identity);
+    seen.insert(key);
+    auto o = old_checks.find(key);
+    if (o == old_checks.end()) {
+      d.rows.push_back({key, "check", "absent", "present", 0, false, ""});
+      continue;
+    }
+    const CheckVerdict& ov = old_r.evaluation.checks[o->second];
+    const CheckVerdict& nv = new_r.evaluation.checks[i];
+    ++d.compared;
+    if (ov.verdict != nv.verdict) {
+      const bool worse = ov.verdict == Verdict::kPass;
+      d.rows.push_back({key, "verdict", verdict_name(ov.verdict), verdict_name(nv.verdict),
+                        worse ? 1.0 : 0.0, worse, worse ? "the check passed and now does not" : ""});
+    }
+    for (const MetricVerdict& nm : nv.metrics) {
+      auto om = std::find_if(ov.metrics.begin(), ov.metrics.end(), [&](const MetricVerdict& m) {
+        return m.metric == nm.metric && m.statistic == nm.statistic;
+      });
+      if (om == ov.metrics.end() || !om->value || !nm.value) continue;
+      const std::string name = metric_name(nm.metric);
+      const double worse_by = badness(nm) - badness(*om);
+      if (nm.metric == Metric::kNormRatio) {
+        compare_value(d, p, key, name + " " + nm.statistic + " (distance from 1)", name,
+                      badness(*om), badness(nm), worse_by);
+      } else {
+        compare_value(d, p, key, name + " " + nm.statistic, name, *om->value, *nm.value, worse_by);
+      }
+    }
+  }
+  for (const auto& [key, i] : old_checks) {
+    if (seen.count(key)) continue;
+    d.rows.push_back({key, "check", "present", "absent", 1.0, true,
+                      "a check of the old report is missing from the new one"});
+  }
+  return Status::ok();
+}
+
+// Placements from best to worst for the ANE: a move to a larger rank is a move away.
+int placement_rank(const std::string& p) {
+  if (p == "ANE") return 0;
+  if (p == "ANE_RISK") return 1;
+  if (p == "NO_DEVICE") return -1;  // compile-time: never counts
+  return 2;                          // CPU, GPU, GPU_OR_CPU, UNKNOWN, ...
+}
+
+Result<std::map<std::string, const Json*>> ane_shards(const Json& j, const std::string& path) {
+  std::map<std::string, const Json*> out;
+  SG_CHECK(j.contains("shards") && j["shards"].is_array(), ErrorCode::kFormat,
+           "{}: an ane-validator report has a 'shards' array", path);
+  for (const Json& s : j["shards"]) {
+    SG_CHECK(s.is_object() && s.contains("name") && s["name"].is_string(), ErrorCode::kFormat,
+             "{}: every shard of an ane-validator report has a 'name'", path);
+    out[s["name"].get<std::string>()] = &s;
+  }
+  return out;
+}
+
+Status diff_ane(ReportDiff& d, const Json& oj, const Json& nj, const RegressionPolicy& p) {
+  SG_ASSIGN_OR_RETURN(auto old_shards, ane_shards(oj, d.old_path));
+  SG_ASSIGN_OR_RETURN(auto new_shards, ane_shards(nj, d.new_path));
+  for (const auto& [name, ns] : new_shards) {
+    auto o = old_shards.find(name);
+    if (o == old_shards.end()) {
+      d.rows.push_back({name, "shard", "absent", "present", 0, false, ""});
+      continue;
+    }
+    const Json& os = *o->second;
+    ++d.compared;
+    const std::string ov = os.value("verdict", ""), nv = ns->value("verdict", "");
+    if (ov != nv) {
+      const bool worse = ov == "pass";
+      d.rows.push_back({name, "verdict", ov, nv, worse ? 1.0 : 0.0, worse,
+                        worse ? "the shard passed and now does not" : ""});
+    }
+    auto pct = [](const Json& s) {
+      const Json* v = s.contains("summary") ? &s["summary"] : nullptr;
+      return v != nullptr && v->contains("residency_pct") && (*v)["residency_pct"].is_number()
+                 ? (*v)["residency_pct"].get<double>()
+                 : std::nan("");
+    };
+    const double op = pct(os), np = pct(*ns);
+    if (!std::isnan(op) && !std::isnan(np)) {
+      compare_value(d, p, name, "residency_pct", "residency_pct", op, np, op - np);
+    }
+    // Ops by function and first output.
+    std::map<std::string, const Json*> old_ops;
+    auto op_key = [](const Json& o) {
+      const std::string out = o.contains("outputs") && o["outputs"].is_array() && !o["outputs"].empty() &&
+                                      o["outputs"][0].is_string()
+                                  ? o["outputs"][0].get<std::string>()
+                                  : "#" + std::to_string(o.value("index", -1));
+      return o.value("function", std::string("main")) + ":" + out;
+    };
+    if (os.contains("ops") && os["ops"].is_array()) {
+      for (const Json& o : os["ops"]) old_ops[op_key(o)] = &o;
+    }
+    if (!ns->contains("ops") || !(*ns)["ops"].is_array()) continue;
+    const auto tol = p.tolerances.find("placement");
+    for (const Json& o : (*ns)["ops"]) {
+      auto prev = old_ops.find(op_key(o));
+      if (prev == old_ops.end()) continue;
+      const std::string before = prev->second->value("placement", ""), after = o.value("placement", "");
+      ++d.compared;
+      if (before == after) continue;
+      const int moved = placement_rank(after) - placement_rank(before);
+      DiffRow r{name, fmt::format("op {} {}", op_key(o), o.value("type", "")), before, after,
+                static_cast<double>(std::max(moved, 0)), false, ""};
+      if (moved > 0 && tol != p.tolerances.end() && moved > tol->second.value) {
+        r.regression = true;
+        r.why = fmt::format("moved away from the ANE ({} -> {}, rule {})", before, after, o.value("rule", "?"));
+      }
+      d.rows.push_back(std::move(r));
+    }
+  }
+  for (const auto& [name, os] : old_shards) {
+    if (new_shards.count(name)) continue;
+    d.rows.push_back({name, "shard", "present", "absent", 1.0, true,
+                      "a shard of the old report is missing from the new one"});
+  }
+  return Status::ok();
+}
+
+}  // namespace
+
+int64_t ReportDiff::regressions() const {
+  return std::count_if(rows.begin(), rows.end(), [](const DiffRow& r) { return r.regression; });
+}
+
+int64_t ReportDiff::worse() const {
+  return std::count_if(rows.begin(), rows.end(), [](const DiffRow& r) { return r.worse_by > 0; });
+}
+
+Result<RegressionPolicy> load_regression_policy(const std::string& path) {
+  SG_ASSIGN_OR_RETURN(std::optional<Json> doc, read_json_file(path, false));
+  RegressionPolicy p;
+  p.path = path;
+  SG_ASSIGN_OR_RETURN(p.sha256, sha256_file(path));
+  const Json& j = *doc;
+  SG_CHECK(j.is_object(), ErrorCode::kFormat, "{}: a regression gate is a JSON object", path);
+  SG_CHECK(j.value("schema", "") == kRegressionGateSchema, ErrorCode::kFormat,
+           "{}: 'schema' must be \"{}\"", path, kRegressionGateSchema);
+  for (const auto& [key, v] : j.items()) {
+    SG_CHECK(key == "schema" || key == "description" || key == "tolerances", ErrorCode::kFormat,
+             "{}: unknown key '{}' (schema, description, tolerances)", path, key);
+  }
+  SG_CHECK(j.contains("tolerances") && j["tolerances"].is_object(), ErrorCode::kFormat,
+           "{}: 'tolerances' must be an object", path);
+  for (const auto& [key, t] : j["tolerances"].items()) {
+    SG_CHECK(known_tolerances().count(key), ErrorCode::kFormat,
+             "{}: tolerances.{}: unknown quantity (cosine, norm_ratio, rel_l2, max_abs, snr_db, "
+             "top1, topk_overlap, kl, residency_pct, placement)", path, key);
+    SG_CHECK(t.is_object() && t.contains("value") && t["value"].is_number() &&
+                 t["value"].get<double>() >= 0 && std::isfinite(t["value"].get<double>()),
+             ErrorCode::kFormat, "{}: tolerances.{}.value must be a number >= 0", path, key);
+    SG_CHECK(t.contains("reason") && t["reason"].is_string() && !t["reason"].get<std::string>().empty(),
+             ErrorCode::kFormat, "{}: tolerances.{}.reason is required", path, key);
+    for (const auto& [k2, v2] : t.items()) {
+      SG_CHECK(k2 == "value" || k2 == "reason", ErrorCode::kFormat,
+               "{}: tolerances.{}: unknown key '{}' (value, reason)", path, key, k2);
+    }
+    p.tolerances[key] = {t["value"].get<double>(), t["reason"].get<std::string>()};
+  }
+  return p;
+}
+
+Result<ReportDiff> diff_reports(const std::string& old_path, const std::string& new_path,
+                                const RegressionPolicy& policy) {
+  ReportDiff d;
+  d.old_path = old_path;
+  d.new_path = new_path;
+  SG_ASSIGN_OR_RETURN(std::string old_text, read_file(old_path));
+  SG_ASSIGN_OR_RETURN(std::string new_text, read_file(new_path));
+  d.old_sha256 = sha256_hex(std::as_bytes(std::span<const char>(old_text.data(), old_text.size())));
+  d.new_sha256 = sha256_hex(std::as_bytes(std::span<const char>(new_text.data(), new_text.size())));
+  SG_ASSIGN_OR_RETURN(std::optional<Json> oj, read_json_file(old_path, false));
+  SG_ASSIGN_OR_RETURN(std::optional<Json> nj, read_json_file(new_path, false));
+  auto tool_of = [](const Json& j) -> std::string {
+    if (!j.is_object() || !j.contains("tool")) return "";
+    if (j["tool"].is_string()) return j["tool"].get<std::string>();
+    if (j["tool"].is_object() && j["tool"].contains("name") && j["tool"]["name"].is_string()) {
+      return j["tool"]["name"].get<std::string>();
+    }
+    return "";
+  };
+  const std::string ot = tool_of(*oj), nt = tool_of(*nj);
+  SG_CHECK(ot == "golden-validator" || ot == "ane-validator", ErrorCode::kFormat,
+           "{}: not a golden-validator or ane-validator JSON report", old_path);
+  SG_CHECK(nt == "golden-validator" || nt == "ane-validator", ErrorCode::kFormat,
+           "{}: not a golden-validator or ane-validator JSON report", new_path);
+  SG_CHECK(ot == nt, ErrorCode::kUsage, "{} is a {} report but {} is a {} report: diff compares "
+           "reports of one tool", old_path, ot, new_path, nt);
+  d.tool = ot;
+  if (ot == "golden-validator") {
+    SG_TRY(diff_golden(d, old_text, new_text, policy));
+  } else {
+    SG_TRY(diff_ane(d, *oj, *nj, policy));
+  }
+  return d;
+}
+
+}  // namespace sg

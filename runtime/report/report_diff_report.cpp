@@ -1,0 +1,83 @@
+// The report forms of `golden-validator diff` (report_diff.h).
+#include "shardgate/report_diff.h"
+
+#include "report/escape.h"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace sg {
+
+std::string report_diff_json(const ReportDiff& diff, const RegressionPolicy& policy,
+                             const std::vector<std::string>& command_line,
+                             const std::string& tool_version) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const DiffRow& r : diff.rows) {
+    rows.push_back({{"item", r.item}, {"what", r.what}, {"old", r.old_value}, {"new", r.new_value},
+                    {"worse_by", r.worse_by}, {"regression", r.regression}, {"why", r.why}});
+  }
+  nlohmann::json tolerances = nlohmann::json::object();
+  for (const auto& [k, t] : policy.tolerances) tolerances[k] = {{"value", t.value}, {"reason", t.reason}};
+  nlohmann::json j = {
+      {"schema_version", "shardgate/report-diff@1"},
+      {"tool", {{"name", "golden-validator"}, {"version", tool_version}}},
+      {"command", "diff"},
+      {"command_line", command_line},
+      {"reports_of", diff.tool},
+      {"old", {{"path", diff.old_path}, {"sha256", diff.old_sha256}}},
+      {"new", {{"path", diff.new_path}, {"sha256", diff.new_sha256}}},
+      {"gate", {{"path", policy.path}, {"sha256", policy.sha256}, {"tolerances", tolerances}}},
+      {"summary", {{"verdict", diff.regressions() > 0 ? "regression" : "no regression"},
+                   {"compared", diff.compared}, {"changed", diff.rows.size()},
+                   {"worse", diff.worse()}, {"regressions", diff.regressions()}}},
+      {"rows", rows},
+  };
+  return j.dump(2) + "\n";
+}
+
+std::string report_diff_table(const ReportDiff& diff, bool all) {
+  std::string out = fmt::format("diff of {} reports: {} -> {}\n", diff.tool, diff.old_path, diff.new_path);
+  for (const DiffRow& r : diff.rows) {
+    if (!all && r.worse_by <= 0) continue;
+    out += fmt::format("  {:<10} {:<40} {:<34} {} -> {}{}\n",
+                       r.regression ? "REGRESSION" : (r.worse_by > 0 ? "worse" : "better"), r.item,
+                       r.what, r.old_value, r.new_value, r.why.empty() ? "" : "  (" + r.why + ")");
+  }
+  out += fmt::format("diff: {} compared, {} changed, {} worse, {} regression(s) -> {}\n",
+                     diff.compared, diff.rows.size(), diff.worse(), diff.regressions(),
+                     diff.regressions() > 0 ? "REGRESSION" : "no regression");
+  return out;
+}
+
+std::string report_diff_markdown(const ReportDiff& diff) {
+  std::string out = fmt::format("## Report diff: {} regression(s), {} worse, {} changed of {} compared\n\n",
+                                diff.regressions(), diff.worse(), diff.rows.size(), diff.compared);
+  out += fmt::format("`{}` → `{}` ({} reports)\n\n", md_escape(diff.old_path), md_escape(diff.new_path), diff.tool);
+  if (diff.rows.empty()) return out + "Nothing changed.\n";
+  out += "| | item | what | old | new | why |\n|---|---|---|---|---|---|\n";
+  for (const DiffRow& r : diff.rows) {
+    out += fmt::format("| {} | {} | {} | {} | {} | {} |\n",
+                       r.regression ? "**regression**" : (r.worse_by > 0 ? "worse" : "better"),
+                       md_escape(r.item), md_escape(r.what), md_escape(r.old_value),
+                       md_escape(r.new_value), md_escape(r.why));
+  }
+  return out;
+}
+
+std::string report_diff_junit(const ReportDiff& diff) {
+  std::string cases;
+  for (const DiffRow& r : diff.rows) {
+    cases += fmt::format("    <testcase classname=\"{}\" name=\"{}\">\n", xml_escape(r.item), xml_escape(r.what));
+    if (r.regression) {
+      cases += fmt::format("      <failure message=\"{}\"/>\n",
+                           xml_escape(fmt::format("{} -> {}: {}", r.old_value, r.new_value, r.why)));
+    }
+    cases += "    </testcase>\n";
+  }
+  return fmt::format(
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n  <testsuite name=\"diff\" "
+      "tests=\"{}\" failures=\"{}\">\n{}  </testsuite>\n</testsuites>\n",
+      diff.rows.size(), diff.regressions(), cases);
+}
+
+}  // namespace sg

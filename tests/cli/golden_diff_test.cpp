@@ -1,0 +1,140 @@
+// golden-validator diff: regressions between two reports of one tool, planted and real.
+#include "shardgate/io.h"
+
+#include "support/cli_run.h"
+#include "support/json_schema_lite.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+namespace sg {
+namespace {
+
+namespace fs = std::filesystem;
+
+class GoldenDiffCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("sg_diff_" + std::to_string(::getpid()));
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string out(const std::string& name) const { return (dir_ / name).string(); }
+  static CliRun golden(const std::string& args) {
+    return run_command(std::string(SG_BINARY_DIR "/validators/golden-validator ") + args);
+  }
+  static nlohmann::json load(const std::string& path) {
+    auto t = read_file(path);
+    EXPECT_TRUE(t.is_ok()) << path;
+    return nlohmann::json::parse(t.is_ok() ? *t : "{}");
+  }
+  static void save(const std::string& path, const nlohmann::json& j) { std::ofstream(path) << j.dump(1); }
+  const std::string kGate = " --gate " SG_SOURCE_DIR "/gates/regression.json";
+  fs::path dir_;
+};
+
+TEST_F(GoldenDiffCli, IdenticalReportsHaveNothingToSay) {
+  ASSERT_EQ(golden("run goldens/sample/chains/chain_lut4.json -q --json " + out("a.json")).code, 0);
+  const CliRun r = golden("diff " + out("a.json") + " " + out("a.json") + kGate);
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("0 changed, 0 worse, 0 regression(s) -> no regression"), std::string::npos) << r.output;
+}
+
+// A regression planted in a report: one position of one layer loses 0.01 of cosine while the
+// check still passes. diff names the check and the statistic, and exits 1; the same plant of
+// 0.001 is within the 0.002 tolerance: listed as worse, exit 0.
+TEST_F(GoldenDiffCli, CatchesAPlantedRegressionEvenWhenTheCheckStillPasses) {
+  ASSERT_EQ(golden("run goldens/sample/chains/chain_lut4.json -q --json " + out("old.json")).code, 0);
+  for (double drop : {0.01, 0.001}) {
+    nlohmann::json j = load(out("old.json"));
+    auto& check = j["checks"][2];
+    double worst = 2;
+    size_t at = 0;
+    for (size_t i = 0; i < check["rows"].size(); ++i) {
+      const double c = check["rows"][i]["values"]["cosine"].get<double>();
+      if (c < worst) worst = c, at = i;
+    }
+    check["rows"][at]["values"]["cosine"] = worst - drop;
+    save(out("new.json"), j);
+    const CliRun r = golden("diff " + out("old.json") + " " + out("new.json") + kGate + " --json " + out("d.json"));
+    const std::string id = check["shard"].get<std::string>() + "/" + check["id"].get<std::string>();
+    if (drop > 0.002) {
+      EXPECT_EQ(r.code, 1) << r.output;
+      EXPECT_NE(r.output.find("REGRESSION " + id), std::string::npos) << r.output;
+      EXPECT_NE(r.output.find("cosine min"), std::string::npos) << r.output;
+      EXPECT_NE(r.output.find("> tolerance 0.002 for cosine"), std::string::npos) << r.output;
+    } else {
+      EXPECT_EQ(r.code, 0) << r.output;
+      EXPECT_NE(r.output.find("worse      " + id), std::string::npos) << r.output;
+    }
+    auto schema = read_file(SG_SOURCE_DIR "/reports/schema/report-diff.schema.json");
+    ASSERT_TRUE(schema.is_ok());
+    auto doc = read_file(out("d.json"));
+    ASSERT_TRUE(doc.is_ok());
+    EXPECT_EQ(testing::json_schema_violations(*schema, *doc), std::vector<std::string>{});
+  }
+}
+
+// A real regression: the per-tensor INT8 build against the LUT4 one (same checkpoints).
+TEST_F(GoldenDiffCli, Int8AgainstLut4IsARegressionAtTheLogits) {
+  ASSERT_EQ(golden("run goldens/sample/chains/chain_lut4.json -q --json " + out("lut4.json")).code, 0);
+  ASSERT_EQ(golden("run goldens/sample/chains/chain_int8.json -q --json " + out("int8.json")).code, 1);
+  const CliRun r = golden("diff " + out("lut4.json") + " " + out("int8.json") + kGate);
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("verdict"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("pass -> fail  (the check passed and now does not)"), std::string::npos) << r.output;
+}
+
+// ane-validator reports: an op planted off the ANE is a regression even when the shard's
+// verdict does not change.
+TEST_F(GoldenDiffCli, AnOpMovedOffTheAneIsARegression) {
+  const std::string ane = std::string(SG_BINARY_DIR "/validators/ane-validator ");
+  run_command(ane + "goldens/sample/shards/L0_attn_fp16.mlpackage -q --json " + out("old.json"));
+  nlohmann::json j = load(out("old.json"));
+  ASSERT_TRUE(j.contains("shards"));
+  // The small sample shard's compute ops are predicted ANE_RISK (small-work floor G5).
+  std::string moved, before;
+  for (auto& op : j["shards"][0]["ops"]) {
+    if (op["placement"] == "ANE" || op["placement"] == "ANE_RISK") {
+      before = op["placement"].get<std::string>();
+      op["placement"] = "CPU";
+      moved = op["outputs"][0].get<std::string>();
+      break;
+    }
+  }
+  ASSERT_FALSE(moved.empty());
+  save(out("new.json"), j);
+  const CliRun r = golden("diff " + out("old.json") + " " + out("new.json") + kGate);
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("main:" + moved), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("moved away from the ANE (" + before + " -> CPU"), std::string::npos) << r.output;
+}
+
+TEST_F(GoldenDiffCli, BadInputIsExitTwo) {
+  ASSERT_EQ(golden("run goldens/sample/chains/chain_lut4.json -q --json " + out("g.json")).code, 0);
+  run_command(std::string(SG_BINARY_DIR "/validators/ane-validator ") +
+              "goldens/sample/shards/L0_attn_fp16.mlpackage -q --json " + out("a.json"));
+  const CliRun mixed = golden("diff " + out("g.json") + " " + out("a.json") + kGate);
+  EXPECT_EQ(mixed.code, 2) << mixed.output;
+  EXPECT_NE(mixed.output.find("diff compares reports of one tool"), std::string::npos) << mixed.output;
+  save(out("gate.json"), {{"schema", "shardgate/regression-gate@1"},
+                          {"tolerances", {{"cosine", {{"value", -1}, {"reason", "x"}}}}}});
+  const CliRun neg = golden("diff " + out("g.json") + " " + out("g.json") + " --gate " + out("gate.json"));
+  EXPECT_EQ(neg.code, 2) << neg.output;
+  EXPECT_NE(neg.output.find("tolerances.cosine.value must be a number >= 0"), std::string::npos) << neg.output;
+  save(out("gate.json"), {{"schema", "shardgate/regression-gate@1"},
+                          {"tolerances", {{"cosin", {{"value", 0.1}, {"reason", "x"}}}}}});
+  const CliRun typo = golden("diff " + out("g.json") + " " + out("g.json") + " --gate " + out("gate.json"));
+  EXPECT_EQ(typo.code, 2) << typo.output;
+  EXPECT_NE(typo.output.find("tolerances.cosin: unknown quantity"), std::string::npos) << typo.output;
+  const CliRun missing = golden("diff " + out("nope.json") + " " + out("g.json") + kGate);
+  EXPECT_EQ(missing.code, 2) << missing.output;
+  EXPECT_NE(missing.output.find("nope.json"), std::string::npos) << missing.output;
+}
+
+}  // namespace
+}  // namespace sg

@@ -1,0 +1,78 @@
+// golden-validator diff: regressions between two JSON reports of one tool (report_diff.h).
+// Exit codes: 0 no regression, 1 a regression beyond the gate's tolerances, 2 bad input.
+#include "common/args.h"
+#include "common/golden_args.h"
+#include "golden/commands.h"
+#include "shardgate/golden_report.h"
+#include "shardgate/report_diff.h"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <iostream>
+#include <memory>
+
+namespace sg::golden_cli {
+namespace {
+
+// The tolerances used when --gate is not given and this file exists in the current directory.
+constexpr const char* kDefaultRegressionGate = "gates/regression.json";
+
+struct DiffOptions {
+  std::string old_report, new_report;
+  std::string gate;
+  bool all = false;
+  cli::ReportArgs reports;
+  cli::LogArgs log;
+};
+
+int run_diff(const DiffOptions& o) {
+  if (Status s = o.log.validate(); !s.is_ok()) return cli::report_error(s);
+  std::string gate = o.gate;
+  if (gate.empty() && std::filesystem::exists(kDefaultRegressionGate)) gate = kDefaultRegressionGate;
+  if (gate.empty()) {
+    return cli::report_error(make_error(ErrorCode::kUsage,
+                                        "diff: no tolerances: give --gate FILE ({} is not here)",
+                                        kDefaultRegressionGate));
+  }
+  auto policy = load_regression_policy(gate);
+  if (!policy) return cli::report_error(policy.status());
+  auto diff = diff_reports(o.old_report, o.new_report, *policy);
+  if (!diff) return cli::report_error(diff.status());
+  const std::pair<const std::string*, std::string> forms[] = {
+      {&o.reports.json, report_diff_json(*diff, *policy, cli::command_line(), cli::kGoldenValidatorVersion)},
+      {&o.reports.junit, report_diff_junit(*diff)},
+      {&o.reports.markdown, report_diff_markdown(*diff)},
+  };
+  for (const auto& [path, text] : forms) {
+    if (path->empty()) continue;
+    if (Status s = write_report_file(*path, text); !s.is_ok()) return cli::report_error(s);
+  }
+  if (o.log.level() >= 0) {
+    std::cout << report_diff_table(*diff, o.all || o.log.level() > 0);
+    std::cout << fmt::format("tolerances from {}\n", policy->path);
+  } else {
+    std::cout << fmt::format("diff: {} regression(s)\n", diff->regressions());
+  }
+  return diff->regressions() > 0 ? kExitGateFailed : kExitPass;
+}
+
+}  // namespace
+
+void add_diff_command(CLI::App& app, CommandResult& result) {
+  auto o = std::make_shared<DiffOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "diff", "What got worse between two JSON reports of one tool (golden-validator or "
+              "ane-validator), even when both pass; exit 1 on a regression beyond the tolerances");
+  sub->add_option("old", o->old_report, "The earlier JSON report")->option_text("OLD.json")->required();
+  sub->add_option("new", o->new_report, "The later JSON report")->option_text("NEW.json")->required();
+  sub->add_option("--gate", o->gate, "Regression tolerances (default: gates/regression.json when present)")
+      ->option_text("FILE");
+  sub->add_flag("--all", o->all, "List what got better too");
+  o->reports.add_to(*sub);
+  o->log.add_to(*sub);
+  sub->callback([&result, o] { result.run = [o] { return run_diff(*o); }; });
+}
+
+}  // namespace sg::golden_cli

@@ -4,7 +4,8 @@
 #include "shardgate/golden_report.h"
 #include "shardgate/io.h"
 
-#include "format/json_file.h"
+#include "core/json.h"
+#include "shardgate/limits.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -200,11 +201,11 @@ int64_t ReportDiff::worse() const {
 }
 
 Result<RegressionPolicy> load_regression_policy(const std::string& path) {
-  SG_ASSIGN_OR_RETURN(std::optional<Json> doc, read_json_file(path, false));
+  SG_ASSIGN_OR_RETURN(Json doc, json_util::read(path, limits::kGateFileBytes, "regression gate"));
   RegressionPolicy p;
   p.path = path;
   SG_ASSIGN_OR_RETURN(p.sha256, sha256_file(path));
-  const Json& j = *doc;
+  const Json& j = doc;
   SG_CHECK(j.is_object(), ErrorCode::kFormat, "{}: a regression gate is a JSON object", path);
   SG_CHECK(j.value("schema", "") == kRegressionGateSchema, ErrorCode::kFormat,
            "{}: 'schema' must be \"{}\"", path, kRegressionGateSchema);
@@ -237,12 +238,14 @@ Result<ReportDiff> diff_reports(const std::string& old_path, const std::string& 
   ReportDiff d;
   d.old_path = old_path;
   d.new_path = new_path;
-  SG_ASSIGN_OR_RETURN(std::string old_text, read_file(old_path));
-  SG_ASSIGN_OR_RETURN(std::string new_text, read_file(new_path));
+  SG_ASSIGN_OR_RETURN(std::string old_text, read_file(old_path, limits::kReportBytes, "report"));
+  SG_ASSIGN_OR_RETURN(std::string new_text, read_file(new_path, limits::kReportBytes, "report"));
   d.old_sha256 = sha256_hex(std::as_bytes(std::span<const char>(old_text.data(), old_text.size())));
   d.new_sha256 = sha256_hex(std::as_bytes(std::span<const char>(new_text.data(), new_text.size())));
-  SG_ASSIGN_OR_RETURN(std::optional<Json> oj, read_json_file(old_path, false));
-  SG_ASSIGN_OR_RETURN(std::optional<Json> nj, read_json_file(new_path, false));
+  SG_ASSIGN_OR_RETURN(Json old_json, json_util::parse(old_text, old_path));
+  SG_ASSIGN_OR_RETURN(Json new_json, json_util::parse(new_text, new_path));
+  const Json* oj = &old_json;
+  const Json* nj = &new_json;
   auto tool_of = [](const Json& j) -> std::string {
     if (!j.is_object() || !j.contains("tool")) return "";
     if (j["tool"].is_string()) return j["tool"].get<std::string>();

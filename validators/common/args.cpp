@@ -1,6 +1,8 @@
 // Argument groups shared by both validators; see args.h.
 #include "common/args.h"
 
+#include "shardgate/report_output.h"
+
 #include <CLI/CLI.hpp>
 #include <glob.h>
 
@@ -18,6 +20,16 @@ void ReportArgs::add_to(CLI::App& app) {
       ->option_text("FILE");
   app.add_option("--markdown", markdown, "Write a Markdown summary to FILE (- is standard output)")
       ->option_text("FILE");
+}
+
+Status ReportArgs::write(const std::string& json_text, const std::string& junit_text,
+                         const std::string& markdown_text) const {
+  std::vector<ReportOutput> outputs;
+  if (!junit.empty()) outputs.push_back({junit, "junit", junit_text});
+  if (!markdown.empty()) outputs.push_back({markdown, "markdown", markdown_text});
+  if (!json.empty()) outputs.push_back({json, "json", json_text});
+  if (outputs.empty()) return Status::ok();
+  return write_reports(outputs);
 }
 
 void GateArgs::add_to(CLI::App& app) {

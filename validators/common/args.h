@@ -27,6 +27,10 @@ struct ReportArgs {
   std::string markdown;
 
   void add_to(CLI::App& app);
+  // Writes the requested reports of one run (write_reports: one run id, JSON last) from
+  // their rendered texts; forms not requested are skipped. Errors name the file.
+  Status write(const std::string& json_text, const std::string& junit_text,
+               const std::string& markdown_text) const;
 };
 
 // Which policy decides pass/fail: --gate FILE (a gates/*.json policy; empty = the tool's

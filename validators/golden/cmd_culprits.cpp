@@ -10,7 +10,6 @@
 #include "shardgate/chain.h"
 #include "shardgate/culprit_report.h"
 #include "shardgate/golden.h"
-#include "shardgate/golden_report.h"
 #include "shardgate/probe.h"
 
 #include <CLI/CLI.hpp>
@@ -116,14 +115,11 @@ int run_culprits(const CulpritsOptions& o) {
     if (!result) return cli::report_error(result.status());
     report.shards.push_back(std::move(*result));
   }
-  const std::pair<const std::string*, std::string> forms[] = {
-      {&o.reports.json, culprit_report_json(report)},
-      {&o.reports.junit, culprit_report_junit(report)},
-      {&o.reports.markdown, culprit_report_markdown(report, o.top)},
-  };
-  for (const auto& [path, text] : forms) {
-    if (path->empty()) continue;
-    if (Status s = write_report_file(*path, text); !s.is_ok()) return cli::report_error(s);
+  if (Status s = o.reports.write(o.reports.json.empty() ? "" : culprit_report_json(report),
+                                 o.reports.junit.empty() ? "" : culprit_report_junit(report),
+                                 o.reports.markdown.empty() ? "" : culprit_report_markdown(report, o.top));
+      !s.is_ok()) {
+    return cli::report_error(s);
   }
   print_notes(notes, o.log.level());
   if (o.log.level() >= 0) {

@@ -3,7 +3,6 @@
 #include "common/args.h"
 #include "common/golden_args.h"
 #include "golden/commands.h"
-#include "shardgate/golden_report.h"
 #include "shardgate/report_diff.h"
 
 #include <CLI/CLI.hpp>
@@ -40,14 +39,12 @@ int run_diff(const DiffOptions& o) {
   if (!policy) return cli::report_error(policy.status());
   auto diff = diff_reports(o.old_report, o.new_report, *policy);
   if (!diff) return cli::report_error(diff.status());
-  const std::pair<const std::string*, std::string> forms[] = {
-      {&o.reports.json, report_diff_json(*diff, *policy, cli::command_line(), cli::kGoldenValidatorVersion)},
-      {&o.reports.junit, report_diff_junit(*diff)},
-      {&o.reports.markdown, report_diff_markdown(*diff)},
-  };
-  for (const auto& [path, text] : forms) {
-    if (path->empty()) continue;
-    if (Status s = write_report_file(*path, text); !s.is_ok()) return cli::report_error(s);
+  if (Status s = o.reports.write(
+          o.reports.json.empty() ? "" : report_diff_json(*diff, *policy, cli::command_line(), cli::kGoldenValidatorVersion),
+          o.reports.junit.empty() ? "" : report_diff_junit(*diff),
+          o.reports.markdown.empty() ? "" : report_diff_markdown(*diff));
+      !s.is_ok()) {
+    return cli::report_error(s);
   }
   if (o.log.level() >= 0) {
     std::cout << report_diff_table(*diff, o.all || o.log.level() > 0);

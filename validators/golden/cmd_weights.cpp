@@ -4,7 +4,6 @@
 #include "common/args.h"
 #include "common/golden_args.h"
 #include "golden/commands.h"
-#include "shardgate/golden_report.h"
 #include "shardgate/shard.h"
 #include "shardgate/weight_report.h"
 
@@ -50,14 +49,15 @@ int run_weights(const WeightsOptions& o) {
     if (!result) return cli::report_error(result.status());
     report.shards.push_back(std::move(*result));
   }
-  const std::pair<const std::string*, std::string (*)(const WeightReport&)> forms[] = {
-      {&o.reports.json, &weight_report_json},
-      {&o.reports.junit, &weight_report_junit},
-      {&o.reports.markdown, &weight_report_markdown},
+  // Rendered only when requested: a report of 80 shards is not small.
+  auto render = [&](const std::string& path, std::string (*fn)(const WeightReport&)) {
+    return path.empty() ? std::string() : fn(report);
   };
-  for (const auto& [path, render] : forms) {
-    if (path->empty()) continue;
-    if (Status s = write_report_file(*path, render(report)); !s.is_ok()) return cli::report_error(s);
+  if (Status s = o.reports.write(render(o.reports.json, &weight_report_json),
+                                 render(o.reports.junit, &weight_report_junit),
+                                 render(o.reports.markdown, &weight_report_markdown));
+      !s.is_ok()) {
+    return cli::report_error(s);
   }
   if (o.log.level() >= 0) {
     std::cout << weight_report_table(report, o.all || o.log.level() > 0);

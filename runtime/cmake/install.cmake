@@ -14,19 +14,10 @@ set(SG_DATA_DIR ${CMAKE_INSTALL_DATADIR}/shardgate)
 install(TARGETS ane-validator golden-validator RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(TARGETS shardgate EXPORT shardgateTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
 
-# Public headers. ops.h includes the op table by its path in the source tree
-# ("../../ops/ops.def"); the installed copy includes it beside itself instead.
+# Public headers. The op table (runtime/ops/ops.def) and the kernel declarations stay private:
+# ops.h answers by op name and needs neither.
 file(GLOB SG_PUBLIC_HEADERS CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/runtime/include/shardgate/*.h)
-list(REMOVE_ITEM SG_PUBLIC_HEADERS ${PROJECT_SOURCE_DIR}/runtime/include/shardgate/ops.h)
-file(READ ${PROJECT_SOURCE_DIR}/runtime/include/shardgate/ops.h SG_OPS_H)
-string(REPLACE "\"../../ops/ops.def\"" "\"shardgate/ops.def\"" SG_OPS_H "${SG_OPS_H}")
-file(CONFIGURE OUTPUT ${PROJECT_BINARY_DIR}/installed-include/shardgate/ops.h CONTENT "${SG_OPS_H}"
-     @ONLY)
-set_property(DIRECTORY ${PROJECT_SOURCE_DIR} APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS
-             ${PROJECT_SOURCE_DIR}/runtime/include/shardgate/ops.h)
-install(FILES ${SG_PUBLIC_HEADERS} ${PROJECT_BINARY_DIR}/installed-include/shardgate/ops.h
-              ${PROJECT_SOURCE_DIR}/runtime/ops/ops.def
-        DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/shardgate)
+install(FILES ${SG_PUBLIC_HEADERS} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/shardgate)
 
 install(EXPORT shardgateTargets NAMESPACE shardgate:: DESTINATION ${SG_CMAKE_DIR})
 configure_package_config_file(${CMAKE_CURRENT_LIST_DIR}/shardgateConfig.cmake.in

@@ -9,6 +9,8 @@ const char* error_code_name(ErrorCode code) {
     case ErrorCode::kIO: return "i/o error";
     case ErrorCode::kUnsupported: return "unsupported";
     case ErrorCode::kShape: return "shape error";
+    case ErrorCode::kMissingParameter: return "missing parameter";
+    case ErrorCode::kInvalidProgram: return "invalid program";
     case ErrorCode::kNumeric: return "numeric error";
     case ErrorCode::kUsage: return "usage error";
     case ErrorCode::kInternal: return "internal error";

@@ -149,11 +149,11 @@ class Run {
                         fn_.name, name, op.index, op.type);
     }
     if (is_state(name)) {
-      return make_error(ErrorCode::kShape,
+      return make_error(ErrorCode::kInvalidProgram,
                         "function '{}': '{}' is a state; only read_state/write_state take it",
                         fn_.name, name);
     }
-    return make_error(ErrorCode::kFormat, "function '{}': no value named '{}'", fn_.name, name);
+    return make_error(ErrorCode::kInvalidProgram, "function '{}': no value named '{}'", fn_.name, name);
   }
 
   // A stream for the compressed weight `name` when one may replace its dense value: it is not
@@ -332,11 +332,11 @@ class Run {
   Status run_compile_time(const Op& op, int depth) {
     ExecContext ctx(*this, op, depth);
     if (depth >= kMaxConstexprDepth) {
-      return ctx.error(ErrorCode::kFormat,
+      return ctx.error(ErrorCode::kInvalidProgram,
                        fmt::format("constexpr chain deeper than {} ops (a cycle?)", kMaxConstexprDepth));
     }
     if (!running_.insert(&op).second) {
-      return ctx.error(ErrorCode::kFormat, "compile-time op depends on its own output");
+      return ctx.error(ErrorCode::kInvalidProgram, "compile-time op depends on its own output");
     }
     const OpInfo* info = plan_.infos[static_cast<size_t>(&op - fn_.block.ops.data())];
     Status st = run_op(ctx, op, info);
@@ -511,12 +511,12 @@ Result<Tensor> ExecContext::reference_value(const std::string& ref) {
 Result<const NamedType*> ExecContext::state_param(std::string_view name) {
   const Argument* arg = op().input(name);
   if (arg == nullptr || arg->bindings.size() != 1 || !arg->bindings[0].is_reference()) {
-    return error(ErrorCode::kShape, fmt::format("parameter '{}' must name one state", name));
+    return error(ErrorCode::kInvalidProgram, fmt::format("parameter '{}' must name one state", name));
   }
   const std::string& ref = arg->bindings[0].name;
   const NamedType* in = run_.function().input(ref);
   if (in == nullptr || in->type.kind != ValueType::Kind::kState || in->type.members.empty()) {
-    return error(ErrorCode::kShape,
+    return error(ErrorCode::kInvalidProgram,
                  fmt::format("parameter '{}' refers to '{}', which is not a state input", name, ref));
   }
   return in;
@@ -612,7 +612,7 @@ Status validate_block(const Shard& shard, const Function& fn, const Block& block
     for (const auto& [key, arg] : op.inputs) {
       for (const Binding& b : arg.bindings) {
         if (b.is_reference() && !defined.count(b.name)) {
-          return make_error(ErrorCode::kFormat,
+          return make_error(ErrorCode::kInvalidProgram,
                             "{}: function '{}', {}: op '{}' parameter '{}' refers to '{}', which "
                             "is not defined before it",
                             shard.path(), fn.name, where(), op.type, key, b.name);
@@ -626,7 +626,7 @@ Status validate_block(const Shard& shard, const Function& fn, const Block& block
     for (const NamedType& out : op.outputs) defined.insert(out.name);
   }
   for (const std::string& out : block.outputs) {
-    SG_CHECK(defined.count(out), ErrorCode::kFormat, "{}: function '{}'{}: block returns '{}', "
+    SG_CHECK(defined.count(out), ErrorCode::kInvalidProgram, "{}: function '{}'{}: block returns '{}', "
              "which is never defined", shard.path(), fn.name, block_path, out);
   }
   return Status::ok();

@@ -29,11 +29,11 @@ class MaterializeContext final : public ShardOpContext {
   const Function& function() const override { return fn_; }
   Precision precision() const override { return Precision::kFp16; }
   Result<Tensor> read_state(std::string_view name) override {
-    return error(ErrorCode::kUnsupported,
+    return error(ErrorCode::kInvalidProgram,
                  fmt::format("state parameter '{}' in a compile-time op", name));
   }
   Status write_state(std::string_view name, Tensor) override {
-    return error(ErrorCode::kUnsupported,
+    return error(ErrorCode::kInvalidProgram,
                  fmt::format("state parameter '{}' in a compile-time op", name));
   }
 
@@ -73,10 +73,10 @@ class Materializer {
     if (done != values_.end()) return done->second;
     SG_ASSIGN_OR_RETURN(const Op* producer_op, producer(name));
     const Op& op = *producer_op;
-    SG_CHECK(depth < kMaxChainDepth, ErrorCode::kFormat,
+    SG_CHECK(depth < kMaxChainDepth, ErrorCode::kInvalidProgram,
              "function '{}': constexpr chain for '{}' is deeper than {} ops (a cycle?)",
              fn_.name, name, kMaxChainDepth);
-    SG_CHECK(running_.insert(&op).second, ErrorCode::kFormat,
+    SG_CHECK(running_.insert(&op).second, ErrorCode::kInvalidProgram,
              "function '{}': constexpr op #{} '{}' depends on its own output", fn_.name, op.index,
              op.type);
     Status st = run(op, depth);
@@ -91,14 +91,14 @@ class Materializer {
     auto it = producers_.find(name);
     if (it == producers_.end()) {
       if (fn_.input(name) != nullptr) {
-        return make_error(ErrorCode::kShape,
+        return make_error(ErrorCode::kInvalidProgram,
                           "function '{}': '{}' is a function input, not a compile-time value",
                           fn_.name, name);
       }
-      return make_error(ErrorCode::kShape, "function '{}': no value named '{}'", fn_.name, name);
+      return make_error(ErrorCode::kInvalidProgram, "function '{}': no value named '{}'", fn_.name, name);
     }
     const Op& op = *it->second;
-    SG_CHECK(op.is_compile_time(), ErrorCode::kShape,
+    SG_CHECK(op.is_compile_time(), ErrorCode::kInvalidProgram,
              "function '{}': '{}' is produced by op #{} '{}', which is not a const or constexpr "
              "op",
              fn_.name, name, op.index, op.type);

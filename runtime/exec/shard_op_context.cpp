@@ -17,7 +17,7 @@ Result<Tensor> ShardOpContext::binding_value(const Binding& b, std::string_view 
 Result<Tensor> ShardOpContext::get(std::string_view name) {
   if (const Argument* arg = op_.input(name)) {
     if (arg->bindings.size() != 1) {
-      return error(ErrorCode::kShape, fmt::format("parameter '{}' has {} bindings, expected 1",
+      return error(ErrorCode::kInvalidProgram, fmt::format("parameter '{}' has {} bindings, expected 1",
                                                   name, arg->bindings.size()));
     }
     return binding_value(arg->bindings[0], name);
@@ -29,7 +29,7 @@ Result<Tensor> ShardOpContext::get(std::string_view name) {
     }
     return r;
   }
-  return error(ErrorCode::kShape, fmt::format("missing parameter '{}'", name));
+  return error(ErrorCode::kMissingParameter, fmt::format("missing parameter '{}'", name));
 }
 
 Result<std::vector<Tensor>> ShardOpContext::get_all(std::string_view name) {

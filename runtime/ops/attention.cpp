@@ -6,7 +6,7 @@
 #include "ops/kernel_util.h"
 #include "ops/linear_kernel.h"
 #include "ops/softmax_kernel.h"
-#include "shardgate/ops.h"
+#include "ops/kernels.h"
 
 #include <cmath>
 #include <limits>

@@ -6,7 +6,7 @@
 // the order of `classes` (the executor stores dict outputs that way; the keys are the op's
 // `classes`).
 #include "ops/kernel_util.h"
-#include "shardgate/ops.h"
+#include "ops/kernels.h"
 
 namespace sg {
 

@@ -7,7 +7,7 @@
 // computes in fp16 (blockwise_shift_scale with a fp16 scale) each step is rounded the way
 // numpy's float16 arithmetic rounds it.
 #include "shardgate/half.h"
-#include "shardgate/ops.h"
+#include "ops/kernels.h"
 
 #include "core/parallel.h"
 #include "ops/constexpr_stream.h"

@@ -2,7 +2,7 @@
 // nested blocks of the op; the kernel decides which block runs how often and the executor runs
 // it (OpContext::run_block), so the blocks' ops go through the same kernels, fp16 storage and
 // non-finite checks as every other op.
-#include "shardgate/ops.h"
+#include "ops/kernels.h"
 
 #include <cstdint>
 #include <vector>

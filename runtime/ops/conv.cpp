@@ -6,7 +6,7 @@
 #include "core/parallel.h"
 #include "ops/kernel_util.h"
 #include "ops/linear_kernel.h"
-#include "shardgate/ops.h"
+#include "ops/kernels.h"
 
 #include <algorithm>
 #include <array>

@@ -7,7 +7,7 @@
 // coremltools hands no lookup table to the op (its NeuralNetwork mapping passes only scale and
 // bias), so its meaning is not defined.
 #include "ops/kernel_util.h"
-#include "shardgate/ops.h"
+#include "ops/kernels.h"
 
 namespace sg {
 namespace {

@@ -9,7 +9,7 @@
 // output_shape, when given, fixes the spatial size (the crop stays that of the pad type).
 // Accumulation in double over (input channel, tap) per output element, stored via fp32.
 #include "ops/kernel_util.h"
-#include "shardgate/ops.h"
+#include "ops/kernels.h"
 
 #include <algorithm>
 

@@ -13,7 +13,7 @@
 // iOS15 layout: boxes [n, B, 4], scores [n, B, K] -> [n, M, 4], [n, M, K], [n, M], count [n].
 // iOS17 layout: boxes [n, 4, B], scores [n, K, B] -> [n, 4, M], [n, K, M], [n, M].
 #include "ops/kernel_util.h"
-#include "shardgate/ops.h"
+#include "ops/kernels.h"
 
 #include <algorithm>
 #include <cmath>

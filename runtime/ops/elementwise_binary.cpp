@@ -4,7 +4,7 @@
 // produce bool.
 #include "ops/broadcast.h"
 #include "ops/kernel_util.h"
-#include "shardgate/ops.h"
+#include "ops/kernels.h"
 
 #include <cmath>
 #include <limits>

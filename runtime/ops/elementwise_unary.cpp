@@ -2,7 +2,7 @@
 // keep integer inputs integer; rsqrt/inverse/log add their epsilon (explicit or default) even
 // when it is not written, as Core ML does.
 #include "ops/elementwise.h"
-#include "shardgate/ops.h"
+#include "ops/kernels.h"
 
 #include <cmath>
 

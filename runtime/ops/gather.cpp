@@ -7,7 +7,7 @@
 // index counts as out of range. An out-of-range index is always reported as an error naming
 // the index and its position, so a bad index never reads outside the tensor.
 #include "ops/kernel_util.h"
-#include "shardgate/ops.h"
+#include "ops/kernels.h"
 
 #include <vector>
 

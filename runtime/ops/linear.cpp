@@ -4,7 +4,7 @@
 #include "core/parallel.h"
 #include "ops/broadcast.h"
 #include "ops/linear_kernel.h"
-#include "shardgate/ops.h"
+#include "ops/kernels.h"
 
 #include <algorithm>
 #include <cstring>

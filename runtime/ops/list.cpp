@@ -8,7 +8,7 @@
 // grows to index + 1 on writes past its end. The executor stores list-typed outputs in their
 // element dtype (runtime/exec/executor.cpp).
 #include "ops/kernel_util.h"
-#include "shardgate/ops.h"
+#include "ops/kernels.h"
 
 #include <cstring>
 

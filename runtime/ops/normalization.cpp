@@ -2,7 +2,7 @@
 // instance_norm, local_response_norm. Statistics use the population variance (divide by n), in fp32.
 #include "core/parallel.h"
 #include "ops/kernel_util.h"
-#include "shardgate/ops.h"
+#include "ops/kernels.h"
 
 #include <algorithm>
 #include <cmath>

@@ -5,7 +5,7 @@
 // Padding never wins a max; for avg it counts in the divisor (clipped to the padded extent, as
 // PyTorch does with ceil_mode) unless exclude_padding_from_average; l2 sums squares.
 #include "ops/kernel_util.h"
-#include "shardgate/ops.h"
+#include "ops/kernels.h"
 
 #include <algorithm>
 #include <cmath>

@@ -3,7 +3,7 @@
 //   dequantize: x = (q − zero_point) · scale
 // scale and zero_point are scalars, or vectors of length input.shape[axis] applied along axis.
 #include "ops/kernel_util.h"
-#include "shardgate/ops.h"
+#include "ops/kernels.h"
 
 #include <algorithm>
 #include <cmath>

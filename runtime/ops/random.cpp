@@ -17,7 +17,7 @@
 //             running sum of p exceeds u() (the last class if rounding leaves none); the
 //             class index is returned in x's float dtype, as coremltools types it.
 #include "ops/kernel_util.h"
-#include "shardgate/ops.h"
+#include "ops/kernels.h"
 
 #include <cmath>
 

@@ -8,7 +8,7 @@
 //                                    (i * bw + j) * N + n;
 //   sliding_windows, reverse_sequence (tf.reverse_sequence), reshape_like.
 #include "ops/kernel_util.h"
-#include "shardgate/ops.h"
+#include "ops/kernels.h"
 
 #include <cstring>
 

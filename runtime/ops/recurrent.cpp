@@ -10,7 +10,7 @@
 #include "core/parallel.h"
 #include "ops/kernel_util.h"
 #include "ops/linear_kernel.h"
-#include "shardgate/ops.h"
+#include "ops/kernels.h"
 
 #include <algorithm>
 #include <cmath>

@@ -3,7 +3,7 @@
 // reduce_argmax/argmin take one `axis` (default -1) and return the first index of the extreme
 // (a NaN counts as the extreme, like numpy).
 #include "ops/kernel_util.h"
-#include "shardgate/ops.h"
+#include "ops/kernels.h"
 
 #include <cmath>
 #include <limits>

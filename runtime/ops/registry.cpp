@@ -1,4 +1,5 @@
 // The registry: ops.def expanded into a sorted constexpr array; lookup is a binary search.
+#include "ops/kernels.h"
 #include "shardgate/ops.h"
 
 #include <algorithm>

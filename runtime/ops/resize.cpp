@@ -32,7 +32,7 @@
 // x' = a0 x + a1 y + a2, y' = b0 x + b1 y + b2 on the output grid linspace(-1, 1) (its only
 // coordinates_mode, align_corners true) and resamples bilinearly with constant padding.
 #include "ops/kernel_util.h"
-#include "shardgate/ops.h"
+#include "ops/kernels.h"
 
 #include <algorithm>
 #include <array>

@@ -8,7 +8,7 @@
 // iOS17 calls the result undefined when validate_indices is false, and a gate must not pass on
 // an undefined value. Math is in double; integer data is truncated back (div toward zero).
 #include "ops/kernel_util.h"
-#include "shardgate/ops.h"
+#include "ops/kernels.h"
 
 #include <algorithm>
 #include <cmath>

@@ -2,7 +2,7 @@
 // are moved as stored bytes (fp16 stays fp16 bits); mixed dtypes are computed in fp32.
 #include "ops/broadcast.h"
 #include "ops/kernel_util.h"
-#include "shardgate/ops.h"
+#include "ops/kernels.h"
 
 #include <cstring>
 

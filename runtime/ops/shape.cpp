@@ -2,10 +2,10 @@
 // bits); operands of different dtypes (an fp16 weight next to an fp32 activation in the
 // reference mode) are widened to fp32 first. Every index and size is validated before use.
 #include "ops/kernel_util.h"
+#include "ops/kernels.h"
 #include "ops/slice_index.h"
 #include "shardgate/half.h"
 #include "shardgate/memory_budget.h"
-#include "shardgate/ops.h"
 
 #include <algorithm>
 #include <cmath>

@@ -3,7 +3,7 @@
 #include "core/parallel.h"
 #include "ops/kernel_util.h"
 #include "ops/softmax_kernel.h"
-#include "shardgate/ops.h"
+#include "ops/kernels.h"
 
 #include <cmath>
 #include <limits>

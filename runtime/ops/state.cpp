@@ -3,7 +3,7 @@
 // State buffers live in the executor's StateStore; these kernels only go through OpContext.
 #include "ops/kernel_util.h"
 #include "ops/slice_index.h"
-#include "shardgate/ops.h"
+#include "ops/kernels.h"
 
 #include <cstring>
 

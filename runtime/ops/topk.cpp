@@ -3,7 +3,7 @@
 // both directions, as numpy's argsort(x) and argsort(−x) place it last. With sort=false the
 // selection is still returned sorted: any order is allowed then, and sorted is deterministic.
 #include "ops/kernel_util.h"
-#include "shardgate/ops.h"
+#include "ops/kernels.h"
 
 #include <algorithm>
 #include <cmath>

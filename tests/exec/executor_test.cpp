@@ -387,6 +387,48 @@ TEST(Executor, OutputShapeDisagreeingWithTheProgramIsAnOpLocatedError) {
       << r.status().message();
 }
 
+// Four ways a program can be wrong, four error categories: a caller (or a report) can tell a
+// missing parameter from a dangling reference, an op we do not run and a shape disagreement.
+TEST(Executor, ErrorCategoriesSeparateMissingParameterInvalidProgramUnsupportedAndShape) {
+  const auto x = tensor_type(DType::kF16, {2});
+  const std::map<std::string, Tensor> in = {{"x", f16s({2}, {1, 2})}};
+
+  auto missing = ProgramBuilder().input("x", x)
+                     .op("add", {{"x", "x"}}, {}, {out("a", DType::kF16, {2})})
+                     .output("a").shard();
+  auto r1 = Executor(missing).run("main", in, {});
+  ASSERT_FALSE(r1.is_ok());
+  EXPECT_EQ(r1.status().code(), ErrorCode::kMissingParameter) << r1.status().to_string();
+  EXPECT_NE(r1.status().message().find("missing parameter 'y'"), std::string::npos);
+
+  auto dangling = ProgramBuilder().input("x", x)
+                      .op("relu", {{"x", "nowhere"}}, {}, {out("a", DType::kF16, {2})})
+                      .output("a").shard();
+  Status v = Executor(dangling).validate("main");
+  ASSERT_FALSE(v.is_ok());
+  EXPECT_EQ(v.code(), ErrorCode::kInvalidProgram) << v.to_string();
+  EXPECT_NE(v.message().find("'nowhere', which is not defined before it"), std::string::npos)
+      << v.message();
+
+  auto unknown = ProgramBuilder().input("x", x)
+                     .op("frobnicate", {{"x", "x"}}, {}, {out("a", DType::kF16, {2})})
+                     .output("a").shard();
+  EXPECT_EQ(Executor(unknown).validate("main").code(), ErrorCode::kUnsupported);
+
+  auto shape = ProgramBuilder().input("x", x)
+                   .op("add", {{"x", "x"}}, {{"y", f16s({3}, {1, 2, 3})}}, {out("a", DType::kF16, {2})})
+                   .output("a").shard();
+  auto r4 = Executor(shape).run("main", in, {});
+  ASSERT_FALSE(r4.is_ok());
+  EXPECT_EQ(r4.status().code(), ErrorCode::kShape) << r4.status().to_string();
+
+  // All four are the user's input: exit code 2.
+  for (ErrorCode c : {ErrorCode::kMissingParameter, ErrorCode::kInvalidProgram,
+                      ErrorCode::kUnsupported, ErrorCode::kShape}) {
+    EXPECT_EQ(exit_code(c), kExitBadInput) << error_code_name(c);
+  }
+}
+
 TEST(Executor, KernelErrorsCarryTheOpIdentity) {
   auto shard = ProgramBuilder()
                    .input("x", tensor_type(DType::kF16, {2, 3}))

@@ -61,7 +61,7 @@ for tool in ane-validator golden-validator; do
   [ -x "$bin/$tool" ] && ok "installed $tool" || bad "$tool not installed in usr/bin"
   if ldd "$bin/$tool" | grep -q 'not found'; then bad "$tool: missing shared libraries"; fi
 done
-for f in include/shardgate/placement.h include/shardgate/ops.def lib/libshardgate.a \
+for f in include/shardgate/placement.h include/shardgate/ops.h lib/libshardgate.a \
          lib/cmake/shardgate/shardgateConfig.cmake share/shardgate/gates/fidelity.json \
          share/shardgate/schema/golden-report.schema.json share/shardgate/sample/chains/chain_lut4.json; do
   [ -e "$root/usr/$f" ] || bad "not installed: usr/$f"

@@ -196,7 +196,8 @@ class Watchdog {
 
 bool allowed_code(ErrorCode code) {
   return code == ErrorCode::kFormat || code == ErrorCode::kIO ||
-         code == ErrorCode::kUnsupported || code == ErrorCode::kShape;
+         code == ErrorCode::kUnsupported || code == ErrorCode::kShape ||
+         code == ErrorCode::kMissingParameter || code == ErrorCode::kInvalidProgram;
 }
 
 struct Tally {

@@ -117,14 +117,14 @@ class HarnessContext final : public OpContext {
     auto it = params_.find(std::string(name));
     if (it == params_.end()) {
       if (states_->count(std::string(name))) {
-        return error(ErrorCode::kShape,
+        return error(ErrorCode::kInvalidProgram,
                      fmt::format("parameter '{}' is a state; it can only be read with read_state",
                                  name));
       }
-      return error(ErrorCode::kShape, fmt::format("missing parameter '{}'", name));
+      return error(ErrorCode::kMissingParameter, fmt::format("missing parameter '{}'", name));
     }
     if (it->second.size() != 1) {
-      return error(ErrorCode::kShape,
+      return error(ErrorCode::kInvalidProgram,
                    fmt::format("parameter '{}' has {} bindings where one is expected", name,
                                it->second.size()));
     }
@@ -133,14 +133,14 @@ class HarnessContext final : public OpContext {
 
   Result<std::vector<Tensor>> get_all(std::string_view name) override {
     auto it = params_.find(std::string(name));
-    if (it == params_.end()) return error(ErrorCode::kShape, fmt::format("missing parameter '{}'", name));
+    if (it == params_.end()) return error(ErrorCode::kMissingParameter, fmt::format("missing parameter '{}'", name));
     return it->second;
   }
 
   Result<Tensor> read_state(std::string_view name) override {
     auto it = states_->find(std::string(name));
     if (it == states_->end()) {
-      return error(ErrorCode::kShape, fmt::format("parameter '{}' is not a state", name));
+      return error(ErrorCode::kInvalidProgram, fmt::format("parameter '{}' is not a state", name));
     }
     return it->second;
   }
@@ -148,7 +148,7 @@ class HarnessContext final : public OpContext {
   Status write_state(std::string_view name, Tensor value) override {
     auto it = states_->find(std::string(name));
     if (it == states_->end()) {
-      return error(ErrorCode::kShape, fmt::format("parameter '{}' is not a state", name));
+      return error(ErrorCode::kInvalidProgram, fmt::format("parameter '{}' is not a state", name));
     }
     if (value.shape() != it->second.shape()) {
       return error(ErrorCode::kShape,

@@ -1,5 +1,7 @@
 // The op table. runtime/ops/ops.def lists every MIL op the runtime knows, once; the registry,
 // the README's op list (`golden-validator ops`) and the coverage test are derived from it.
+// Kernels are reached only through this table; their declarations are private to runtime/ops
+// (runtime/ops/kernels.h).
 #pragma once
 
 #include "shardgate/op_context.h"
@@ -38,10 +40,5 @@ const OpInfo* find_op(std::string_view type);
 bool op_reproducible_on_device(std::string_view type);
 // Class of any op type: const/constexpr_* are compile-time even when unknown to the table.
 OpClass classify_op(std::string_view type);
-
-// Kernel declarations, one per ops.def entry: Status op_<name>(OpContext&).
-#define SG_OP(name, family, op_class) Status op_##name(OpContext& ctx);
-#include "../../ops/ops.def"
-#undef SG_OP
 
 }  // namespace sg

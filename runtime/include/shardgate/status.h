@@ -21,6 +21,9 @@ enum class ErrorCode {
   kIO,           // a file is missing or unreadable
   kUnsupported,  // a construct we know exists but do not handle (unknown op, dtype)
   kShape,        // shapes or dtypes that disagree
+  kMissingParameter,  // an op lacks a parameter its definition requires
+  kInvalidProgram,    // the program reads but does not hold together: a value used before it is
+                      // defined, a compile-time op depending on itself, a state used as a value
   kNumeric,      // NaN/Inf where a finite value is required
   kUsage,        // bad command-line arguments or options
   kInternal,     // a bug in shardgate itself

@@ -10,6 +10,7 @@ namespace {
 thread_local int t_threads = 1;
 // Set inside worker threads so that a kernel calling parallel_for from a worker stays serial.
 thread_local bool t_in_worker = false;
+thread_local int64_t t_split_calls = 0;
 
 // More threads than this is never useful on the machines this tool targets and bounds the
 // cost of a bad setting.
@@ -18,6 +19,8 @@ constexpr int kMaxThreads = 64;
 }  // namespace
 
 int parallel_threads() { return t_threads; }
+
+int64_t parallel_split_calls() { return t_split_calls; }
 
 ParallelScope::ParallelScope(int threads) : previous_(t_threads) {
   t_threads = std::clamp(threads, 1, kMaxThreads);
@@ -37,6 +40,7 @@ void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, in
   }
   // Contiguous, nearly equal ranges: worker w takes [w*n/workers, (w+1)*n/workers).
   auto range_of = [n, workers](int64_t w) { return n / workers * w + std::min(w, n % workers); };
+  ++t_split_calls;
   std::vector<std::thread> pool;
   pool.reserve(static_cast<size_t>(workers - 1));
   for (int64_t w = 1; w < workers; ++w) {

@@ -27,6 +27,10 @@ class ParallelScope {
   int previous_;
 };
 
+// How many parallel_for calls made on this thread so far ran on more than one thread. Tests
+// read it before and after a kernel to see that the kernel really split its work.
+int64_t parallel_split_calls();
+
 // Calls fn(begin, end) over disjoint ranges that together cover [0, n). Ranges hold at least
 // `grain` indices (except possibly the last), so small loops stay on the calling thread.
 // Nested calls from inside a worker run serially. fn must not throw.

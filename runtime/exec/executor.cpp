@@ -372,20 +372,21 @@ class Run {
     if (info == nullptr) return ctx.error(ErrorCode::kUnsupported, "op type is not supported");
     const bool compile_time = op.is_compile_time();
     const auto t0 = std::chrono::steady_clock::now();
-    SG_TRY(run_kernel(ctx, op, *info));
+    SG_TRY(guarded_kernel(ctx, op, *info));
     ++(compile_time ? result_.stats.weights_decoded : result_.stats.ops_run);
     SG_TRY(store_outputs(ctx, op, compile_time));
     if (!compile_time) record_time(op, t0);
     return Status::ok();
   }
 
-  // The kernel of `op`, with what its size causes turned into input errors naming the op and
-  // the output: a refusal of the memory budget (memory_budget.h) and std::bad_alloc /
-  // std::length_error from a kernel's own buffers never reach the caller as exceptions.
-  Status run_kernel(ExecContext& ctx, const Op& op, const OpInfo& info) {
+  // The kernel of `op` (through run_kernel, which installs the run's threads), with what its
+  // size causes turned into input errors naming the op and the output: a refusal of the memory
+  // budget (memory_budget.h) and std::bad_alloc / std::length_error from a kernel's own buffers
+  // never reach the caller as exceptions.
+  Status guarded_kernel(ExecContext& ctx, const Op& op, const OpInfo& info) {
     const std::string out = op.outputs.empty() ? std::string("(none)") : op.outputs[0].name;
     try {
-      Status st = info.kernel(ctx);
+      Status st = run_kernel(info, ctx);
       if (!st.is_ok() && st.message().starts_with("memory budget:")) {
         return ctx.error(st.code(), st.message());  // as kern::new_tensor words it
       }

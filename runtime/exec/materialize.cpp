@@ -111,7 +111,7 @@ class Materializer {
     if (info == nullptr || info->kernel == nullptr) {
       return ctx.error(ErrorCode::kUnsupported, "unknown compile-time op");
     }
-    SG_TRY(info->kernel(ctx));
+    SG_TRY(run_kernel(*info, ctx));
     for (size_t i = 0; i < op.outputs.size(); ++i) {
       const NamedType& out = op.outputs[i];
       if (i >= ctx.outputs().size() || !ctx.outputs()[i].defined()) {

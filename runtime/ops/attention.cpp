@@ -15,7 +15,6 @@
 namespace sg {
 
 Status op_scaled_dot_product_attention(OpContext& ctx) {
-  ParallelScope threads(ctx.threads());
   SG_ASSIGN_OR_RETURN(Tensor q, ctx.get_f32("query"));
   SG_ASSIGN_OR_RETURN(Tensor k, ctx.get_f32("key"));
   SG_ASSIGN_OR_RETURN(Tensor v, ctx.get_f32("value"));

@@ -356,7 +356,6 @@ Status decode_all(OpContext& ctx, const StreamedWeight& w) {
   if (n > 0 && cols > 0) {
     const int64_t row_bytes = cols * dtype_bits(w.dtype) / 8;
     std::byte* dst = out.mutable_raw();
-    ParallelScope threads(ctx.threads());
     parallel_for(n / cols, 16, [&](int64_t r0, int64_t r1) {
       w.decode(r0 * cols, (r1 - r0) * cols, dst + r0 * row_bytes);
     });

@@ -128,7 +128,6 @@ bool is_pointwise(const ConvGeometry& g) {
 }  // namespace
 
 Status op_conv(OpContext& ctx) {
-  ParallelScope threads(ctx.threads());
   SG_ASSIGN_OR_RETURN(Tensor x, ctx.get_f32("x"));
   SG_ASSIGN_OR_RETURN(WeightOperand weight, WeightOperand::get(ctx, "weight"));
   SG_ASSIGN_OR_RETURN(int64_t groups, ctx.get_int_or("groups", 1));

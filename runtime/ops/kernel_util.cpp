@@ -42,9 +42,15 @@ std::vector<int64_t> strides_of(const Shape& shape) {
   return s;
 }
 
-Result<Tensor> new_tensor(const OpContext& ctx, DType dtype, const Shape& shape) {
+Result<Tensor> zeros_tensor(const OpContext& ctx, DType dtype, const Shape& shape) {
   auto t = Tensor::zeros(dtype, shape);
   if (!t.is_ok()) return ctx.error(t.status().code(), t.status().message());
+  return t;
+}
+
+Result<Tensor> new_tensor(const OpContext& ctx, DType dtype, const Shape& shape) {
+  SG_ASSIGN_OR_RETURN(Tensor t, zeros_tensor(ctx, dtype, shape));
+  if (ctx.poison_new_tensors() && t.nbytes() > 0) std::memset(t.mutable_raw(), 0xFF, t.nbytes());
   return t;
 }
 

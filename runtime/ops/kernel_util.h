@@ -22,8 +22,12 @@ Result<std::vector<int64_t>> normalize_axes(const OpContext& ctx, const std::vec
 // Row-major strides (in elements).
 std::vector<int64_t> strides_of(const Shape& shape);
 
-// Owned zero-filled tensor; allocation failures become op-located errors.
+// A kernel's result tensor; the kernel writes every element. Zero-filled, except under the op
+// harness (OpContext::poison_new_tensors), where it starts as all bits set so that an element
+// left unwritten is caught. Allocation failures become op-located errors.
 Result<Tensor> new_tensor(const OpContext& ctx, DType dtype, const Shape& shape);
+// A tensor whose zeros the kernel relies on (padding, scatter targets, accumulators).
+Result<Tensor> zeros_tensor(const OpContext& ctx, DType dtype, const Shape& shape);
 
 // True for fp16/fp32/fp64/bf16 tensors.
 inline bool is_float(const Tensor& t) { return dtype_is_float(t.dtype()); }

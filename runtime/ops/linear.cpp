@@ -3,6 +3,7 @@
 // onto it. linear's weight and matmul's transposed rank-2 y may arrive as streamed weights.
 #include "core/parallel.h"
 #include "ops/broadcast.h"
+#include "ops/kernel_util.h"
 #include "ops/linear_kernel.h"
 #include "ops/kernels.h"
 
@@ -44,7 +45,6 @@ Result<Tensor> optional_bias(OpContext& ctx, int64_t n) {
 }  // namespace
 
 Status op_linear(OpContext& ctx) {
-  ParallelScope threads(ctx.threads());
   SG_ASSIGN_OR_RETURN(Tensor x, ctx.get_f32("x"));
   SG_ASSIGN_OR_RETURN(WeightOperand weight, WeightOperand::get(ctx, "weight"));
   SG_OP_CHECK(ctx, x.rank() >= 1, ErrorCode::kShape, "x must have rank >= 1, got a scalar");
@@ -59,7 +59,7 @@ Status op_linear(OpContext& ctx) {
 
   Shape out_shape = x.shape();
   out_shape.back() = d_out;
-  SG_ASSIGN_OR_RETURN(Tensor out, Tensor::zeros(DType::kF32, out_shape));
+  SG_ASSIGN_OR_RETURN(Tensor out, kern::new_tensor(ctx, DType::kF32, out_shape));
   SG_ASSIGN_OR_RETURN(WeightRows w, weight.rows());
   const int64_t m = numel(Shape(x.shape().begin(), x.shape().end() - 1));
   gemm_x_wt(x.data<float>(), m, d_in, w, bias.defined() ? bias.data<float>() : nullptr,
@@ -69,7 +69,6 @@ Status op_linear(OpContext& ctx) {
 }
 
 Status op_matmul(OpContext& ctx) {
-  ParallelScope threads(ctx.threads());
   SG_ASSIGN_OR_RETURN(Tensor x, ctx.get_f32("x"));
   SG_ASSIGN_OR_RETURN(bool tx, ctx.get_bool_or("transpose_x", false));
   SG_ASSIGN_OR_RETURN(bool ty, ctx.get_bool_or("transpose_y", false));
@@ -213,7 +212,6 @@ bool einsum_equation_ok(std::string eq, int rank) {
 }  // namespace
 
 Status op_einsum(OpContext& ctx) {
-  ParallelScope threads(ctx.threads());
   SG_ASSIGN_OR_RETURN(std::vector<Tensor> values, ctx.get_all("values"));
   SG_ASSIGN_OR_RETURN(std::string equation, ctx.get_string("equation"));
   SG_OP_CHECK(ctx, values.size() == 2, ErrorCode::kShape, "values must hold 2 tensors, got {}",

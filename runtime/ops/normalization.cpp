@@ -69,7 +69,6 @@ std::vector<int64_t> offsets_over(const Shape& shape, const std::vector<int64_t>
 }  // namespace
 
 Status op_layer_norm(OpContext& ctx) {
-  ParallelScope threads(ctx.threads());
   SG_ASSIGN_OR_RETURN(Tensor x, ctx.get_f32("x"));
   std::vector<int64_t> all(static_cast<size_t>(x.rank()));
   for (int64_t i = 0; i < x.rank(); ++i) all[static_cast<size_t>(i)] = i;

@@ -136,7 +136,6 @@ Status run_direction(const Direction& d, const LstmSetup& s, const float* x, flo
 }  // namespace
 
 Status op_lstm(OpContext& ctx) {
-  ParallelScope threads(ctx.threads());
   SG_ASSIGN_OR_RETURN(Tensor x, ctx.get_f32("x"));
   SG_OP_CHECK(ctx, x.rank() == 3, ErrorCode::kShape, "x must be [s, b, I], got {}",
               shape_str(x.shape()));

@@ -1,4 +1,5 @@
 // The registry: ops.def expanded into a sorted constexpr array; lookup is a binary search.
+#include "core/parallel.h"
 #include "ops/kernels.h"
 #include "shardgate/ops.h"
 
@@ -48,6 +49,11 @@ OpClass classify_op(std::string_view type) {
 
 const char* op_class_name(OpClass c) {
   return c == OpClass::kCompileTime ? "compile-time" : "compute";
+}
+
+Status run_kernel(const OpInfo& op, OpContext& ctx) {
+  ParallelScope threads(ctx.threads());
+  return op.kernel(ctx);
 }
 
 }  // namespace sg

@@ -27,7 +27,6 @@ void softmax_strided(const float* x, int64_t n, int64_t stride, float* out) {
 }
 
 Status op_softmax(OpContext& ctx) {
-  ParallelScope threads(ctx.threads());
   SG_ASSIGN_OR_RETURN(Tensor x, ctx.get_f32("x"));
   SG_ASSIGN_OR_RETURN(int64_t axis_in, ctx.get_int_or("axis", -1));
   SG_OP_CHECK(ctx, x.rank() >= 1, ErrorCode::kShape, "x must have rank >= 1, got a scalar");

@@ -2,6 +2,7 @@
 // release, captures, non-finite detection, state carried across calls, and the errors a user
 // sees for unknown ops and wrong inputs. Expected values are exact by construction (fp16
 // representable inputs, results checked by hand in the comments).
+#include "../../runtime/core/parallel.h"
 #include "shardgate/executor.h"
 #include "support/op_harness.h"
 
@@ -457,6 +458,27 @@ TEST(Executor, ResultsDoNotDependOnThreads) {
   const Tensor& tb = b->outputs.at("y3");
   ASSERT_EQ(ta.nbytes(), tb.nbytes());
   EXPECT_EQ(std::memcmp(ta.raw(), tb.raw(), ta.nbytes()), 0);
+}
+
+// The executor hands each kernel the run's thread count (RunOptions::threads): a softmax over 64
+// rows of 1024 splits its rows with 2 threads and does not with 1.
+TEST(Executor, KernelsGetTheRunsThreadCount) {
+  auto shard = ProgramBuilder()
+                   .input("x", tensor_type(DType::kF32, {64, 1024}))
+                   .op("softmax", {{"x", "x"}}, {{"axis", Tensor::scalar_i32(-1)}},
+                       {out("y", DType::kF32, {64, 1024})})
+                   .output("y")
+                   .shard();
+  Executor ex(shard);
+  const std::map<std::string, Tensor> in = {
+      {"x", Tensor::from_f32({64, 1024}, std::vector<float>(64 * 1024, 0.5f))}};
+  RunOptions one, two;
+  two.threads = 2;
+  const int64_t before = parallel_split_calls();
+  ASSERT_TRUE(ex.run("main", in, one).is_ok());
+  EXPECT_EQ(parallel_split_calls(), before);
+  ASSERT_TRUE(ex.run("main", in, two).is_ok());
+  EXPECT_GT(parallel_split_calls(), before) << "softmax ran single-threaded with 2 threads";
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
-// Thread-count independence of the compute-heavy kernels: the same op run on 1, 2 and 3 threads
-// must give bit-identical outputs (kernels split only independent output ranges), and
-// parallel_for must cover every index exactly once.
+// Threads of the compute-heavy kernels: run on 2 and 3 threads, each kernel must really split
+// its work (parallel_split_calls() grows; a kernel that runs single-threaded fails) and give
+// outputs bit-identical to 1 thread (kernels split only independent output ranges). The thread
+// count comes with the call (run_kernel installs it), not from the kernel. parallel_for must
+// cover every index exactly once.
 #include "../../runtime/core/parallel.h"
 #include "support/op_harness.h"
 
@@ -26,14 +28,20 @@ Tensor rand_f32(const Shape& s, uint32_t seed) {
   return f32s(s, random_values(static_cast<size_t>(numel(s)), seed));
 }
 
-// Runs `op` with 1, 2 and 3 threads and expects identical bytes in every output.
+// Runs `op` with 1, 2 and 3 threads: more than one thread must split the work, and every
+// output must hold identical bytes.
 void expect_thread_invariant(const std::string& op, const std::vector<HarnessInput>& inputs,
                              const std::vector<DType>& out_dtypes) {
+  const int64_t before_one = parallel_split_calls();
   auto one = run_op(op, inputs, out_dtypes, Precision::kFp32, 1);
   ASSERT_TRUE(one.is_ok()) << one.status().to_string();
+  EXPECT_EQ(parallel_split_calls(), before_one) << op << " split its work on 1 thread";
   for (int threads : {2, 3}) {
+    const int64_t before = parallel_split_calls();
     auto many = run_op(op, inputs, out_dtypes, Precision::kFp32, threads);
     ASSERT_TRUE(many.is_ok()) << many.status().to_string();
+    EXPECT_GT(parallel_split_calls(), before)
+        << op << " ran single-threaded when given " << threads << " threads";
     ASSERT_EQ(many->size(), one->size());
     for (size_t i = 0; i < one->size(); ++i) {
       const Tensor& a = (*one)[i];
@@ -75,6 +83,43 @@ TEST(KernelThreads, AttentionAndLayerNormAreThreadInvariant) {
                           {HarnessInput::tensor("x", rand_f32({64, 512}, 11)),
                            HarnessInput::tensor("axes", i32_list({-1}))},
                           {DType::kF32});
+}
+
+TEST(KernelThreads, SoftmaxEinsumAndLstmAreThreadInvariant) {
+  expect_thread_invariant("softmax",
+                          {HarnessInput::tensor("x", rand_f32({64, 1024}, 12)),
+                           HarnessInput::tensor("axis", i32s({}, {-1}))},
+                          {DType::kF32});
+  expect_thread_invariant("einsum",
+                          {HarnessInput::tuple("values", {rand_f32({2, 16, 1, 256}, 13),
+                                                          rand_f32({2, 256, 1, 300}, 14)}),
+                           HarnessInput::tensor("equation", str("nchw,nwhu->nchu"))},
+                          {DType::kF32});
+  // 8 steps, hidden 128: the input product (8 × 512 × 128) spans two weight row blocks.
+  expect_thread_invariant("lstm",
+                          {HarnessInput::tensor("x", rand_f32({8, 1, 128}, 16)),
+                           HarnessInput::tensor("initial_h", rand_f32({1, 128}, 17)),
+                           HarnessInput::tensor("initial_c", rand_f32({1, 128}, 18)),
+                           HarnessInput::tensor("weight_ih", rand_f32({512, 128}, 19)),
+                           HarnessInput::tensor("weight_hh", rand_f32({512, 128}, 20)),
+                           HarnessInput::tensor("output_sequence", bools({}, {1}))},
+                          {DType::kF32, DType::kF32, DType::kF32});
+}
+
+TEST(KernelThreads, ConstexprDecodeIsThreadInvariant) {
+  // A 4-bit iOS16 LUT weight of 512 rows × 256: rows are decoded in parallel.
+  auto indices = Tensor::zeros(DType::kU8, {512 * 256 / 2});
+  auto shape = Tensor::zeros(DType::kU32, {2});
+  ASSERT_TRUE(indices.is_ok() && shape.is_ok());
+  uint8_t* idx = indices->mutable_data<uint8_t>();
+  for (int64_t i = 0; i < indices->numel(); ++i) idx[i] = static_cast<uint8_t>(i * 37 + 11);
+  shape->mutable_data<uint32_t>()[0] = 512;
+  shape->mutable_data<uint32_t>()[1] = 256;
+  expect_thread_invariant("constexpr_lut_to_dense",
+                          {HarnessInput::tensor("indices", *indices),
+                           HarnessInput::tensor("lut", rand_f16({16}, 15)),
+                           HarnessInput::tensor("shape", *shape)},
+                          {DType::kF16});
 }
 
 TEST(ParallelFor, CoversEveryIndexOnceForAnyThreadCount) {

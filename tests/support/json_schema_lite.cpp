@@ -4,11 +4,49 @@
 #include <nlohmann/json.hpp>
 
 #include <regex>
+#include <set>
 
 namespace sg::testing {
 namespace {
 
 using Json = nlohmann::json;
+
+// Keywords whose rule check() implements, and annotations that carry no rule.
+const std::set<std::string> kImplemented = {
+    "type",     "required", "properties",    "additionalProperties", "minProperties",
+    "items",    "prefixItems", "minItems",   "maxItems",             "enum",
+    "const",    "$ref",     "oneOf",         "minimum",              "maximum",
+    "minLength", "pattern"};
+const std::set<std::string> kAnnotations = {"$schema",     "$id",     "$defs",    "title",
+                                            "description", "default", "$comment", "examples"};
+
+// Walks every subschema (also those a given document never reaches) and lists unknown keywords.
+void unsupported(const Json& schema, const std::string& at, std::vector<std::string>& out) {
+  if (!schema.is_object()) return;
+  for (auto it = schema.begin(); it != schema.end(); ++it) {
+    const std::string& k = it.key();
+    if (!kImplemented.count(k) && !kAnnotations.count(k)) {
+      out.push_back(at + ": schema keyword '" + k + "' is not implemented by json_schema_lite");
+    }
+  }
+  for (const char* map : {"properties", "$defs"}) {
+    if (auto m = schema.find(map); m != schema.end() && m->is_object()) {
+      for (auto it = m->begin(); it != m->end(); ++it) {
+        unsupported(*it, at + "/" + map + "/" + it.key(), out);
+      }
+    }
+  }
+  for (const char* one : {"items", "additionalProperties"}) {
+    if (auto s = schema.find(one); s != schema.end()) unsupported(*s, at + "/" + one, out);
+  }
+  for (const char* list : {"prefixItems", "oneOf"}) {
+    if (auto l = schema.find(list); l != schema.end() && l->is_array()) {
+      for (size_t i = 0; i < l->size(); ++i) {
+        unsupported((*l)[i], at + "/" + list + "/" + std::to_string(i), out);
+      }
+    }
+  }
+}
 
 bool has_type(const Json& v, const std::string& type) {
   if (type == "object") return v.is_object();
@@ -66,6 +104,9 @@ class Checker {
       if (auto m = schema.find("minimum"); m != schema.end() && v.get<double>() < m->get<double>()) {
         out.push_back(at + ": below minimum " + m->dump());
       }
+      if (auto m = schema.find("maximum"); m != schema.end() && v.get<double>() > m->get<double>()) {
+        out.push_back(at + ": above maximum " + m->dump());
+      }
     }
     if (v.is_string()) {
       const std::string s = v.get<std::string>();
@@ -83,6 +124,9 @@ class Checker {
           if (!v.contains(k.get<std::string>())) out.push_back(at + ": missing required '" + k.get<std::string>() + "'");
         }
       }
+      if (auto mp = schema.find("minProperties"); mp != schema.end() && v.size() < mp->get<size_t>()) {
+        out.push_back(at + ": fewer keys than " + mp->dump());
+      }
       const Json* props = schema.contains("properties") ? &schema["properties"] : nullptr;
       for (auto it = v.begin(); it != v.end(); ++it) {
         if (props && props->contains(it.key())) {
@@ -97,11 +141,22 @@ class Checker {
       }
     }
     if (v.is_array()) {
+      // prefixItems constrain the first elements one by one; items the rest (draft 2020-12).
+      size_t first_rest = 0;
+      if (auto pre = schema.find("prefixItems"); pre != schema.end()) {
+        first_rest = pre->size();
+        for (size_t i = 0; i < v.size() && i < pre->size(); ++i) {
+          check((*pre)[i], v[i], at + "[" + std::to_string(i) + "]", out);
+        }
+      }
       if (auto items = schema.find("items"); items != schema.end()) {
-        for (size_t i = 0; i < v.size(); ++i) check(*items, v[i], at + "[" + std::to_string(i) + "]", out);
+        for (size_t i = first_rest; i < v.size(); ++i) check(*items, v[i], at + "[" + std::to_string(i) + "]", out);
       }
       if (auto mi = schema.find("minItems"); mi != schema.end() && v.size() < mi->get<size_t>()) {
         out.push_back(at + ": fewer items than " + mi->dump());
+      }
+      if (auto mi = schema.find("maxItems"); mi != schema.end() && v.size() > mi->get<size_t>()) {
+        out.push_back(at + ": more items than " + mi->dump());
       }
     }
   }
@@ -112,13 +167,23 @@ class Checker {
 
 }  // namespace
 
+std::vector<std::string> json_schema_unsupported_keywords(const std::string& schema_text) {
+  const Json schema = Json::parse(schema_text, nullptr, false);
+  if (schema.is_discarded()) return {"schema: invalid JSON"};
+  std::vector<std::string> out;
+  unsupported(schema, "#", out);
+  return out;
+}
+
 std::vector<std::string> json_schema_violations(const std::string& schema_text,
                                                 const std::string& document_text) {
-  std::vector<std::string> out;
   const Json schema = Json::parse(schema_text, nullptr, false);
   const Json doc = Json::parse(document_text, nullptr, false);
   if (schema.is_discarded()) return {"schema: invalid JSON"};
   if (doc.is_discarded()) return {"document: invalid JSON"};
+  std::vector<std::string> out;
+  unsupported(schema, "#", out);
+  if (!out.empty()) return out;  // a rule we cannot check must not read as "valid"
   Checker(schema).check(schema, doc, "$", out);
   return out;
 }

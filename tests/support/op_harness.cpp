@@ -80,6 +80,7 @@ class HarnessContext final : public OpContext {
   const Function& function() const override { return function_; }
   Precision precision() const override { return precision_; }
   int threads() const override { return threads_; }
+  bool poison_new_tensors() const override { return true; }
 
   bool has(std::string_view name) const override {
     const std::string n(name);
@@ -242,7 +243,7 @@ Result<HarnessRun> run_op_full(const std::string& type, const std::vector<Harnes
   HarnessContext ctx(std::move(op), precision, threads, std::move(params), &states,
                      std::move(state_dtypes), opset);
   for (auto& [name, t] : streamed) ctx.add_streamed(name, std::move(t));
-  SG_TRY(info->kernel(ctx));
+  SG_TRY(run_kernel(*info, ctx));
   SG_CHECK(ctx.outputs().size() == output_dtypes.size(), ErrorCode::kInternal,
            "op '{}' set {} outputs, {} declared", type, ctx.outputs().size(), output_dtypes.size());
   HarnessRun run;

@@ -63,6 +63,10 @@ class OpContext {
   // The file the op was read from (model.mil or model.mlmodel), so every op-located error
   // names it; empty when the op was not read from a file.
   virtual std::string source_file() const { return {}; }
+  // True in the op test harness: result tensors a kernel allocates (kern::new_tensor) start
+  // with every bit set (NaN, -1) instead of zeros, so an element the kernel forgets to write
+  // fails the comparison instead of passing as a zero.
+  virtual bool poison_new_tensors() const { return false; }
 
   // True when the op has an input or (constexpr) attribute of this name.
   virtual bool has(std::string_view name) const = 0;

@@ -41,4 +41,9 @@ bool op_reproducible_on_device(std::string_view type);
 // Class of any op type: const/constexpr_* are compile-time even when unknown to the table.
 OpClass classify_op(std::string_view type);
 
+// Runs op's kernel with ctx.threads() installed for parallel_for. Every caller (executor,
+// weight materialisation, op test harness) goes through here, so a kernel never sets its own
+// thread count and none can forget to.
+Status run_kernel(const OpInfo& op, OpContext& ctx);
+
 }  // namespace sg

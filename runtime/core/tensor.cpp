@@ -1,5 +1,7 @@
 #include "shardgate/tensor.h"
 
+#include "core/subbyte.h"
+
 #include "shardgate/half.h"
 #include "shardgate/memory_budget.h"
 
@@ -147,20 +149,6 @@ Result<Tensor> Tensor::reshaped(const Shape& shape) const {
   return t;
 }
 
-namespace {
-// Unsigned value of sub-byte element i, LSB-first bit stream (formats.md 2.5).
-uint32_t subbyte_at(const std::byte* data, int bits, int64_t i) {
-  uint32_t v = 0;
-  const int64_t first = i * bits;
-  for (int b = 0; b < bits; ++b) {
-    const int64_t k = first + b;
-    const uint32_t bit = (static_cast<uint32_t>(data[k >> 3]) >> (k & 7)) & 1u;
-    v |= bit << b;
-  }
-  return v;
-}
-}  // namespace
-
 double element_as_double(const Tensor& t, int64_t i) {
   const std::byte* p = t.raw();
   switch (t.dtype()) {
@@ -182,12 +170,9 @@ double element_as_double(const Tensor& t, int64_t i) {
     case DType::kU16: return t.data<uint16_t>()[i];
     case DType::kU32: return t.data<uint32_t>()[i];
     case DType::kU64: return static_cast<double>(t.data<uint64_t>()[i]);
-    case DType::kI4: {
-      const uint32_t v = subbyte_at(p, 4, i);
-      return static_cast<double>(v >= 8 ? static_cast<int>(v) - 16 : static_cast<int>(v));
-    }
+    case DType::kI4: return subbyte::int4_value(subbyte::nibble(p, i));
     case DType::kU1: case DType::kU2: case DType::kU3: case DType::kU4: case DType::kU6:
-      return subbyte_at(p, dtype_bits(t.dtype()), i);
+      return subbyte::get(p, dtype_bits(t.dtype()), i);
     default:
       return std::numeric_limits<double>::quiet_NaN();
   }

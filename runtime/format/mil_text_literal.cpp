@@ -1,5 +1,7 @@
 #include "format/mil_text_literal.h"
 
+#include "core/subbyte.h"
+
 #include "shardgate/half.h"
 
 #include <fmt/format.h>
@@ -96,18 +98,6 @@ void int_range(DType dtype, int64_t& lo, int64_t& hi) {
   } else {
     lo = 0;
     hi = bits >= 63 ? std::numeric_limits<int64_t>::max() : (int64_t{1} << bits) - 1;
-  }
-}
-
-// Writes `value`'s low `bits` bits as element `index` of an LSB-first packed stream
-// (formats.md 2.5); the storage starts zeroed.
-void pack_subbyte(std::byte* dst, size_t index, int bits, uint64_t value) {
-  const size_t first = index * static_cast<size_t>(bits);
-  for (int k = 0; k < bits; ++k) {
-    if ((value >> k) & 1u) {
-      const size_t bit = first + static_cast<size_t>(k);
-      dst[bit / 8] |= static_cast<std::byte>(1u << (bit % 8));
-    }
   }
 }
 
@@ -208,7 +198,7 @@ class LiteralBuilder {
       case DType::kU32: reinterpret_cast<uint32_t*>(raw)[i] = static_cast<uint32_t>(v); break;
       case DType::kI64: reinterpret_cast<int64_t*>(raw)[i] = v; break;
       default:  // sub-byte: two's complement in the low bits for int4
-        pack_subbyte(raw, i, dtype_bits(dtype_), static_cast<uint64_t>(v));
+        subbyte::put(raw, dtype_bits(dtype_), static_cast<int64_t>(i), static_cast<uint64_t>(v));
         break;
     }
     return Status::ok();

@@ -10,6 +10,7 @@
 #include "ops/kernels.h"
 
 #include "core/parallel.h"
+#include "core/subbyte.h"
 #include "ops/constexpr_stream.h"
 #include "ops/kernel_util.h"
 
@@ -25,59 +26,8 @@
 namespace sg {
 namespace {
 
-// Reads consecutive `bits`-wide unsigned fields from an LSB-first bit stream (formats.md 2.5).
-class BitReader {
- public:
-  BitReader(const std::byte* data, int bits, int64_t first_element = 0)
-      : data_(data),
-        bits_(bits),
-        byte_(static_cast<size_t>(first_element * bits / 8)),
-        bit_(static_cast<int>(first_element * bits % 8)) {}
-  uint32_t next() {
-    if (bits_ == 8) return static_cast<uint32_t>(data_[byte_++]);
-    uint32_t v = 0;
-    int got = 0;
-    while (got < bits_) {
-      const int take = std::min(8 - bit_, bits_ - got);
-      const uint32_t chunk = (static_cast<uint32_t>(data_[byte_]) >> bit_) & ((1u << take) - 1u);
-      v |= chunk << got;
-      got += take;
-      bit_ += take;
-      if (bit_ == 8) {
-        bit_ = 0;
-        ++byte_;
-      }
-    }
-    return v;
-  }
-
- private:
-  const std::byte* data_;
-  int bits_;
-  size_t byte_ = 0;
-  int bit_ = 0;
-};
-
-bool bit_at(const std::byte* data, int64_t i) {
-  return ((static_cast<uint32_t>(data[i >> 3]) >> (i & 7)) & 1u) != 0;
-}
-
-void set_bit(std::byte* data, int64_t i) {
-  data[i >> 3] |= static_cast<std::byte>(1u << (i & 7));
-}
-
-// Writes a `bits`-wide field at element i of a zero-initialised LSB-first stream.
-void put_field(std::byte* data, int bits, int64_t i, uint32_t value) {
-  for (int b = 0; b < bits; ++b) {
-    if ((value >> b) & 1u) set_bit(data, i * bits + b);
-  }
-}
-
-uint32_t get_field(const std::byte* data, int bits, int64_t i) {
-  uint32_t v = 0;
-  for (int b = 0; b < bits; ++b) v |= static_cast<uint32_t>(bit_at(data, i * bits + b)) << b;
-  return v;
-}
+using subbyte::bit;
+using subbyte::set_bit;
 
 // Copies element `si` of `src` to element `di` of `dst` (same dtype), sub-byte types included.
 void copy_element(const Tensor& src, int64_t si, Tensor& dst, int64_t di) {
@@ -87,7 +37,7 @@ void copy_element(const Tensor& src, int64_t si, Tensor& dst, int64_t di) {
     std::memcpy(dst.mutable_raw() + static_cast<size_t>(di) * n,
                 src.raw() + static_cast<size_t>(si) * n, n);
   } else {
-    put_field(dst.mutable_raw(), bits, di, get_field(src.raw(), bits, si));
+    subbyte::put(dst.mutable_raw(), bits, di, subbyte::get(src.raw(), bits, si));
   }
 }
 
@@ -125,10 +75,10 @@ Result<int64_t> count_set_bits(OpContext& ctx, const Tensor& mask, int64_t n, co
   int64_t count = 0;
   const int64_t whole = n / 8;
   for (int64_t i = 0; i < whole; ++i) count += std::popcount(static_cast<uint8_t>(p[i]));
-  for (int64_t i = whole * 8; i < n; ++i) count += bit_at(p, i) ? 1 : 0;
+  for (int64_t i = whole * 8; i < n; ++i) count += bit(p, i) ? 1 : 0;
   const int64_t stored_bits = static_cast<int64_t>(mask.nbytes()) * 8;
   for (int64_t i = n; i < stored_bits; ++i) {
-    SG_OP_CHECK(ctx, !bit_at(p, i), ErrorCode::kFormat,
+    SG_OP_CHECK(ctx, !bit(p, i), ErrorCode::kFormat,
                 "{} has a set padding bit at bit {} (only {} elements)", what, i, n);
   }
   return count;
@@ -237,7 +187,7 @@ Result<std::vector<uint8_t>> unpack_indices(OpContext& ctx, const Tensor& indice
   SG_OP_CHECK(ctx, is_index_dtype(indices.dtype()), ErrorCode::kShape,
               "indices must be uint1/2/3/4/6/8, got {}", dtype_name(indices.dtype()));
   std::vector<uint8_t> out(static_cast<size_t>(indices.numel()));
-  BitReader r(indices.raw(), dtype_bits(indices.dtype()));
+  subbyte::Reader r(indices.raw(), dtype_bits(indices.dtype()));
   for (auto& v : out) v = static_cast<uint8_t>(r.next());
   return out;
 }
@@ -366,7 +316,7 @@ Status decode_all(OpContext& ctx, const StreamedWeight& w) {
 
 // iOS16 constexpr_lut_to_dense: a 1-D table and a flat stream of packed indices.
 template <typename T>
-void gather_lut(const T* lut, BitReader& indices, T* out, int64_t n) {
+void gather_lut(const T* lut, subbyte::Reader& indices, T* out, int64_t n) {
   for (int64_t i = 0; i < n; ++i) out[i] = lut[indices.next()];
 }
 
@@ -404,7 +354,7 @@ Result<StreamedWeight> lut_ios16_stream(OpContext& ctx) {
   w.decode = [lut, indices, nbits](int64_t first, int64_t count, void* dst) {
     // Typed gathers for the LUT element sizes that exist (int8/uint8, fp16, fp32): this is the
     // decoder every palettized iOS16/17 weight goes through.
-    BitReader r(indices.raw(), nbits, first);
+    subbyte::Reader r(indices.raw(), nbits, first);
     switch (dtype_bits(lut.dtype())) {
       case 8: gather_lut(lut.data<uint8_t>(), r, static_cast<uint8_t*>(dst), count); break;
       case 16: gather_lut(lut.data<uint16_t>(), r, static_cast<uint16_t*>(dst), count); break;
@@ -476,11 +426,11 @@ void decode_scalar_lut_rows(const LutLayout& l, const std::byte* packed, int bit
         const int64_t e = e0 + c;
         uint32_t idx;
         if constexpr (Bits == 4) {
-          idx = (static_cast<uint32_t>(packed[e >> 1]) >> ((e & 1) * 4)) & 15u;
+          idx = subbyte::nibble(packed, e);
         } else if constexpr (Bits == 8) {
           idx = static_cast<uint32_t>(packed[e]);
         } else {
-          idx = get_field(packed, bits, e);
+          idx = subbyte::get(packed, bits, e);
         }
         row[c] = table[idx];
       }
@@ -552,13 +502,13 @@ T to_out(float v) {
 
 inline uint32_t code_at(const std::byte* p, int bits, int64_t e) {
   if (bits == 8) return static_cast<uint32_t>(p[e]);
-  return (static_cast<uint32_t>(p[e >> 1]) >> ((e & 1) * 4)) & 15u;
+  return subbyte::nibble(p, e);
 }
 
 double code_value(DType dtype, uint32_t code) {
   switch (dtype) {
     case DType::kI8: return static_cast<int8_t>(static_cast<uint8_t>(code));
-    case DType::kI4: return code >= 8 ? static_cast<double>(code) - 16.0 : code;
+    case DType::kI4: return subbyte::int4_value(code);
     default: return code;  // uint8, uint4
   }
 }
@@ -800,7 +750,7 @@ Status sparse_to_dense_impl(OpContext& ctx, const Tensor& mask, const Shape& sha
   SG_ASSIGN_OR_RETURN(Tensor out, Tensor::zeros(nonzero.dtype(), shape));
   int64_t k = 0;
   for (int64_t i = 0; i < n; ++i) {
-    if (bit_at(mask.raw(), i)) copy_element(nonzero, k++, out, i);
+    if (bit(mask.raw(), i)) copy_element(nonzero, k++, out, i);
   }
   ctx.set_output(0, std::move(out));
   return Status::ok();
@@ -885,7 +835,7 @@ Status op_constexpr_lut_to_sparse(OpContext& ctx) {
   SG_ASSIGN_OR_RETURN(std::vector<uint8_t> packed, unpack_indices(ctx, nonzero));
   std::vector<uint8_t> idx(static_cast<size_t>(n), 0);
   for (int64_t i = 0, k = 0; i < n; ++i) {
-    if (bit_at(mask.raw(), i)) idx[static_cast<size_t>(i)] = packed[static_cast<size_t>(k++)];
+    if (bit(mask.raw(), i)) idx[static_cast<size_t>(i)] = packed[static_cast<size_t>(k++)];
   }
   int64_t out_count = 0;
   SG_OP_CHECK(ctx, !__builtin_mul_overflow(set, l.vector_size, &out_count), ErrorCode::kShape,
@@ -895,7 +845,7 @@ Status op_constexpr_lut_to_sparse(OpContext& ctx) {
   int64_t k = 0;
   const int64_t v = l.vector_size;
   for_each_lut_output(l, [&](int64_t o, int64_t p, int64_t base) {
-    if (!bit_at(mask.raw(), p)) return;
+    if (!bit(mask.raw(), p)) return;
     set_bit(out_mask.mutable_raw(), o);
     copy_element(lut, base + static_cast<int64_t>(idx[static_cast<size_t>(p)]) * v, out_data, k++);
   });
@@ -919,7 +869,7 @@ Status op_constexpr_sparse_blockwise_shift_scale(OpContext& ctx) {
   SG_ASSIGN_OR_RETURN(Tensor out, Tensor::zeros(ss.out_dtype, {set}));
   Coords c(mask.shape());
   for (int64_t i = 0, k = 0; i < n; ++i, c.next()) {
-    if (!bit_at(mask.raw(), i)) continue;
+    if (!bit(mask.raw(), i)) continue;
     store_float(out, k, ss.apply(element_as_double(nonzero, k), ss.block_index(c.at())));
     ++k;
   }

@@ -1,12 +1,12 @@
 // floors_bench: this machine's compute and memory limits, measured in the same run as the
 // interpreter benchmarks, so that every report divides by floors taken on the machine (and
-// under the load) it ran on, not by numbers copied from a document. Method of kernels.md 1.2:
+// under the load) it ran on, not by numbers copied from a document. Method:
 //
 //  - fma_peak: 10 independent chains of 8-lane fp32 FMAs held in named variables (an array
 //    of accumulators made gcc spill them to the stack and read 40% of the peak), no memory
 //    traffic. 10 chains cover the 4-cycle latency of 2 FMA pipes. FLOP = iterations · 10 · 16.
 //  - read_bw: sum of a 1 GiB buffer (far larger than any cache) with 4 vector accumulators;
-//    the buffer asks for transparent huge pages, as the kernels.md probes did.
+//    the buffer asks for transparent huge pages (fewer TLB misses in a streaming read).
 //
 // Each benchmark takes a thread count (1 or 2). Threads are started inside the timed region
 // and each runs the same work on its own data; the time is wall time (manual timing), so the

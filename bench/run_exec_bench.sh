@@ -2,7 +2,7 @@
 # End-to-end interpreter benchmark: an 8-token forward through the full-size attention and MoE
 # shards (fp16 and 4-bit LUT weights), this machine's FMA / read-bandwidth floors measured in
 # the same run, and a PyTorch CPU peer on the same weights. Prints medians and the ratios
-# ours / floor (kernels.md section 2) and ours / PyTorch.
+# ours / floor (bench/README.md) and ours / PyTorch.
 #
 # Usage: bench/run_exec_bench.sh [FULL_DIR=/tmp/fullsize] [BUILD_DIR=build-bench] [RUNS=7]
 # Environment:

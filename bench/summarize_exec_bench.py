@@ -4,7 +4,7 @@
 Reads RESULTS_DIR/{floors.json, exec.json, torch.jsonl, machine.txt} (written by the run
 script) and prints medians and ratios. Standard library only.
 
-Floors (kernels.md section 2): for a shard with P weights in linear/matmul ops, T = 8 tokens,
+Floors (bench/README.md): for a shard with P weights in linear/matmul ops, T = 8 tokens,
 FLOP = 2·T·P (dense: the benchmark MoE graph evaluates all 16 experts and masks them, so no
 sparsity correction applies) and bytes = the weight file size (each weight read once).
   compute floor = FLOP / peak FMA rate,  bandwidth floor = bytes / read bandwidth,

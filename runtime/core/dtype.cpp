@@ -8,8 +8,8 @@ namespace {
 struct DTypeRow {
   DType dtype;
   std::string_view name;  // MIL text spelling
-  int proto;              // MILSpec.DataType (formats.md 3.4)
-  int blob;               // BlobDataType code (formats.md 2.3), -1 when not storable
+  int proto;              // MILSpec.DataType (runtime/format/README.md)
+  int blob;               // BlobDataType code (runtime/format/README.md), -1 when not storable
   int bits;
 };
 

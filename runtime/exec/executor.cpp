@@ -153,7 +153,8 @@ class Run {
                         "function '{}': '{}' is a state; only read_state/write_state take it",
                         fn_.name, name);
     }
-    return make_error(ErrorCode::kInvalidProgram, "function '{}': no value named '{}'", fn_.name, name);
+    return make_error(ErrorCode::kInvalidProgram, "function '{}': no value named '{}'", fn_.name,
+                      name);
   }
 
   // A stream for the compressed weight `name` when one may replace its dense value: it is not
@@ -512,7 +513,8 @@ Result<Tensor> ExecContext::reference_value(const std::string& ref) {
 Result<const NamedType*> ExecContext::state_param(std::string_view name) {
   const Argument* arg = op().input(name);
   if (arg == nullptr || arg->bindings.size() != 1 || !arg->bindings[0].is_reference()) {
-    return error(ErrorCode::kInvalidProgram, fmt::format("parameter '{}' must name one state", name));
+    return error(ErrorCode::kInvalidProgram,
+                 fmt::format("parameter '{}' must name one state", name));
   }
   const std::string& ref = arg->bindings[0].name;
   const NamedType* in = run_.function().input(ref);
@@ -627,7 +629,8 @@ Status validate_block(const Shard& shard, const Function& fn, const Block& block
     for (const NamedType& out : op.outputs) defined.insert(out.name);
   }
   for (const std::string& out : block.outputs) {
-    SG_CHECK(defined.count(out), ErrorCode::kInvalidProgram, "{}: function '{}'{}: block returns '{}', "
+    SG_CHECK(defined.count(out), ErrorCode::kInvalidProgram,
+             "{}: function '{}'{}: block returns '{}', "
              "which is never defined", shard.path(), fn.name, block_path, out);
   }
   return Status::ok();

@@ -95,7 +95,8 @@ class Materializer {
                           "function '{}': '{}' is a function input, not a compile-time value",
                           fn_.name, name);
       }
-      return make_error(ErrorCode::kInvalidProgram, "function '{}': no value named '{}'", fn_.name, name);
+      return make_error(ErrorCode::kInvalidProgram, "function '{}': no value named '{}'",
+                        fn_.name, name);
     }
     const Op& op = *it->second;
     SG_CHECK(op.is_compile_time(), ErrorCode::kInvalidProgram,

@@ -17,8 +17,9 @@ Result<Tensor> ShardOpContext::binding_value(const Binding& b, std::string_view 
 Result<Tensor> ShardOpContext::get(std::string_view name) {
   if (const Argument* arg = op_.input(name)) {
     if (arg->bindings.size() != 1) {
-      return error(ErrorCode::kInvalidProgram, fmt::format("parameter '{}' has {} bindings, expected 1",
-                                                  name, arg->bindings.size()));
+      return error(ErrorCode::kInvalidProgram,
+                   fmt::format("parameter '{}' has {} bindings, expected 1", name,
+                               arg->bindings.size()));
     }
     return binding_value(arg->bindings[0], name);
   }

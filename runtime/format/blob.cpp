@@ -1,6 +1,6 @@
-// weight.bin reader: MIL blob storage version 2 (formats.md section 2; coremltools
-// mlmodel/src/MILBlob/Blob/StorageFormat.hpp). The file is memory-mapped once; tensors are
-// read-only views into the mapping, so opening a multi-gigabyte shard copies nothing.
+// weight.bin reader: MIL blob storage version 2 (runtime/format/README.md, Blob storage v2;
+// coremltools mlmodel/src/MILBlob/Blob/StorageFormat.hpp). The file is memory-mapped once; tensors
+// are read-only views into the mapping, so opening a multi-gigabyte shard copies nothing.
 #include "shardgate/blob.h"
 
 #include <cstdint>

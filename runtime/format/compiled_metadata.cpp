@@ -1,4 +1,5 @@
-// metadata.json of a compiled .mlmodelc -> ModelInfo (formats.md 1.1).
+// metadata.json of a compiled .mlmodelc -> ModelInfo (runtime/format/README.md, Compiled
+// model directory).
 //
 // The file is a JSON array with one object written by Apple's compiler: specificationVersion,
 // inputSchema / outputSchema / stateSchema (each feature: name, type, dataType "Float16"...,

@@ -1,4 +1,4 @@
-// Tokens of the model.mil text format (formats.md 1.2). Private to the text reader.
+// Tokens of model.mil (runtime/format/README.md, MIL text). Private to the text reader.
 //
 // Tokens are made on demand (no token array for the whole file) and are views into the source
 // text, so the source must outlive them. String tokens keep their quotes and escapes;

@@ -1,6 +1,6 @@
 // Serialized CoreML.Specification.Model (an .mlpackage's model.mlmodel) -> Program.
 //
-// Field numbers and the dtype -> TensorValue field table are in formats.md 3.2-3.4 (from
+// Field numbers and the dtype -> TensorValue field table: runtime/format/README.md (from
 // coremltools' Model.proto and MIL.proto). The result matches what parse_mil_text gives for
 // the compiled model.mil of the same model: opsets normalised ("CoreML6" -> "ios16"), op
 // types without opset prefix, op inputs and attributes sorted by name, functions sorted by
@@ -272,7 +272,8 @@ Status append_named_type(const MessageReader& parent, const Field& f, std::strin
 
 // --- values ----------------------------------------------------------------------------
 
-// Which TensorValue field (formats.md 3.4) holds an immediate of each dtype.
+// Which TensorValue field holds an immediate of each dtype (runtime/format/README.md,
+// Protobuf fields).
 enum TensorField : uint32_t {
   kFloats = 1,
   kInts = 2,
@@ -793,7 +794,7 @@ Status decode_block(MessageReader r, Block& block) {
 }
 
 // Function: inputs 1, opset 2, block_specializations 3, attributes 4. Only the block for the
-// function's own opset is read (formats.md 3.4); others are skipped.
+// function's own opset is read (runtime/format/README.md, Protobuf fields); others are skipped.
 Status decode_function(MessageReader r, Function& fn) {
   Context& ctx = r.ctx();
   std::string opset;

@@ -1,4 +1,4 @@
-// model.mil reader: recursive descent over the grammar of formats.md 1.3.
+// model.mil reader: recursive descent over the grammar in runtime/format/README.md (MIL text).
 //
 // The text is tokenized once (tokens are views into it); the parser then builds the Program,
 // binds every reference to a function input or an earlier output, and converts inline

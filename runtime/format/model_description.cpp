@@ -1,5 +1,5 @@
-// CoreML.Specification.ModelDescription -> ModelInfo. Field numbers: formats.md 3.2 and 3.3
-// (Model.proto, FeatureTypes.proto).
+// CoreML.Specification.ModelDescription -> ModelInfo. Field numbers:
+// runtime/format/README.md, Protobuf fields (Model.proto, FeatureTypes.proto).
 #include "format/model_description.h"
 
 #include "shardgate/limits.h"

@@ -1,4 +1,5 @@
-// Manifest.json of an .mlpackage -> where the root model and its weights live (formats.md 3.1).
+// Manifest.json of an .mlpackage -> where the root model and its weights live
+// (runtime/format/README.md, Package).
 // The root model is found through rootModelIdentifier -> itemInfoEntries -> path, relative to
 // Data/; the author directory is not assumed to be com.apple.CoreML.
 #include "core/json.h"

@@ -1,8 +1,8 @@
 // A small, bounds-checked reader of the protobuf wire format, enough for Core ML model files.
 //
-// We read one known schema (Model.proto / MIL.proto / FeatureTypes.proto, field numbers in
-// formats.md 3.2-3.4), so there is no descriptor machinery: decoders walk the fields of a
-// message and pick the numbers they know; everything else is skipped. Every length is checked
+// We read one known schema (Model.proto / MIL.proto / FeatureTypes.proto; the field numbers
+// are in runtime/format/README.md), so there is no descriptor machinery: decoders walk the
+// fields of a message and pick the numbers they know; everything else is skipped. Every length is checked
 // against the bytes left in the enclosing message, nesting is limited, and every error names
 // the file, the absolute byte offset and the message path being read, e.g.
 //   "model.mlmodel: offset 1234: Model.mlProgram.functions[main].block.operations[7]:

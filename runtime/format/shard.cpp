@@ -1,6 +1,7 @@
-// Shard::open: finds the program of an .mlmodelc or .mlpackage, hands it to the matching
-// reader and resolves weight literals against the shard's blob files (formats.md 1.1, 2.4,
-// 3.1). Weight files are mapped lazily, one mapping per file for the shard's lifetime.
+// Shard::open: finds the program of an .mlmodelc or .mlpackage, hands it to the matching reader and
+// resolves weight literals against the shard's blob files (runtime/format/README.md: Compiled model
+// directory, Package, Blob storage v2). Weight files are mapped lazily, one mapping per file for
+// the shard's lifetime.
 #include "shardgate/shard.h"
 
 #include "shardgate/io.h"

@@ -1,5 +1,6 @@
-// Activation ops (formats.md 4.3, coremltools iOS15 activation definitions). fp32 math;
-// alpha/beta are read as given (iOS17 keeps them fp32 next to fp16 x).
+// Activation ops (runtime/ops/README.md, Normalization and activations; coremltools iOS15
+// activation definitions). fp32 math; alpha/beta are read as given (iOS17 keeps them fp32 next to
+// fp16 x).
 #include "ops/elementwise.h"
 #include "ops/kernels.h"
 

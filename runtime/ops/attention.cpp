@@ -1,6 +1,6 @@
-// scaled_dot_product_attention (formats.md 4.7, iOS18): softmax(q·kᵀ / sqrt(E) + mask)·v per
-// batch matrix. A bool mask marks the key positions that participate (false adds −inf); a
-// float mask is added. Both products go through gemm_x_wt.
+// scaled_dot_product_attention (runtime/ops/README.md, Attention and state; iOS18): softmax(q·kᵀ /
+// sqrt(E) + mask)·v per batch matrix. A bool mask marks the key positions that participate (false
+// adds −inf); a float mask is added. Both products go through gemm_x_wt.
 #include "core/parallel.h"
 #include "ops/broadcast.h"
 #include "ops/kernel_util.h"

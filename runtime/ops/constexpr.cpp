@@ -1,5 +1,5 @@
-// Compile-time weight ops: const and the constexpr_* decoders (formats.md 4.1, semantics of
-// coremltools' iOS16/iOS18 constexpr op definitions and optimize/_utils.py).
+// Compile-time weight ops: const and the constexpr_* decoders (runtime/ops/README.md, Compile-time
+// weights; semantics of coremltools' iOS16/iOS18 constexpr op definitions and optimize/_utils.py).
 //
 // Every decoder walks its output once, in row-major order, reading packed sub-byte fields with
 // a sequential LSB-first bit cursor, so decoding is linear in the weight size. Decoded values

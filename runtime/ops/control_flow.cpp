@@ -1,7 +1,7 @@
-// Kernels of the "control_flow" family: cond and while_loop (formats.md 4.8). The bodies are
-// nested blocks of the op; the kernel decides which block runs how often and the executor runs
-// it (OpContext::run_block), so the blocks' ops go through the same kernels, fp16 storage and
-// non-finite checks as every other op.
+// Kernels of the "control_flow" family: cond and while_loop (runtime/ops/README.md, Control flow).
+// The bodies are nested blocks of the op; the kernel decides which block runs how often and the
+// executor runs it (OpContext::run_block), so the blocks' ops go through the same kernels, fp16
+// storage and non-finite checks as every other op.
 #include "ops/kernels.h"
 
 #include <cstdint>

@@ -1,8 +1,8 @@
-// conv (formats.md 4.2): 1-D, 2-D and 3-D convolution with groups, strides, dilations, the four
-// pad types and an optional bias. Each (batch, group) pair becomes one product of gemm_x_wt:
-// rows = output positions (im2col of the input), weight rows = the group's output channels.
-// A 1×1, stride-1, unpadded conv (the ANE-style linear layer) skips im2col: its columns are
-// the transposed input, so it costs what linear costs.
+// conv (runtime/ops/README.md, Linear algebra): 1-D, 2-D and 3-D convolution with groups, strides,
+// dilations, the four pad types and an optional bias. Each (batch, group) pair becomes one product
+// of gemm_x_wt: rows = output positions (im2col of the input), weight rows = the group's output
+// channels. A 1×1, stride-1, unpadded conv (the ANE-style linear layer) skips im2col: its columns
+// are the transposed input, so it costs what linear costs.
 #include "core/parallel.h"
 #include "ops/kernel_util.h"
 #include "ops/linear_kernel.h"

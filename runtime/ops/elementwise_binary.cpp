@@ -1,7 +1,7 @@
-// Elementwise binary ops with numpy broadcasting (formats.md 4.4). Float operands are computed
-// in fp32; two integer operands stay integer (int32 results, floor_div toward -inf, mod with
-// the divisor's sign, division by zero gives 0 as numpy does). Comparisons and logical ops
-// produce bool.
+// Elementwise binary ops with numpy broadcasting (runtime/ops/README.md, Elementwise). Float
+// operands are computed in fp32; two integer operands stay integer (int32 results, floor_div toward
+// -inf, mod with the divisor's sign, division by zero gives 0 as numpy does). Comparisons and
+// logical ops produce bool.
 #include "ops/broadcast.h"
 #include "ops/kernel_util.h"
 #include "ops/kernels.h"

@@ -1,6 +1,6 @@
-// Elementwise unary ops (formats.md 4.4). Float math in fp32; abs/sign/square/ceil/floor/round
-// keep integer inputs integer; rsqrt/inverse/log add their epsilon (explicit or default) even
-// when it is not written, as Core ML does.
+// Elementwise unary ops (runtime/ops/README.md, Elementwise). Float math in fp32;
+// abs/sign/square/ceil/floor/round keep integer inputs integer; rsqrt/inverse/log add their epsilon
+// (explicit or default) even when it is not written, as Core ML does.
 #include "ops/elementwise.h"
 #include "ops/kernels.h"
 

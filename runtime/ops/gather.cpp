@@ -1,7 +1,7 @@
-// Kernels of the "gather" family (formats.md 4.6): gather, gather_along_axis, gather_nd,
-// one_hot. Elements are moved in their stored dtype (fp16 stays fp16 bits, ints stay ints).
-// An embedding lookup (gather along axis 0 of a compressed table) decodes only the rows it
-// reads: a palettized vocabulary table is never expanded.
+// Kernels of the "gather" family (runtime/ops/README.md, Shape and data movement): gather,
+// gather_along_axis, gather_nd, one_hot. Elements are moved in their stored dtype (fp16 stays fp16
+// bits, ints stay ints). An embedding lookup (gather along axis 0 of a compressed table) decodes
+// only the rows it reads: a palettized vocabulary table is never expanded.
 //
 // Negative indices: iOS15/16 wrap them (−1 is the last element); from iOS17 on a negative
 // index counts as out of range. An out-of-range index is always reported as an error naming

@@ -1,6 +1,7 @@
-// Kernels of the "linear" family: linear, matmul, einsum (formats.md 4.2). All three reduce
-// to gemm_x_wt() (linear_kernel.h); this file only maps shapes, transposes and broadcasting
-// onto it. linear's weight and matmul's transposed rank-2 y may arrive as streamed weights.
+// Kernels of the "linear" family: linear, matmul, einsum (runtime/ops/README.md, Linear algebra).
+// All three reduce to gemm_x_wt() (linear_kernel.h); this file only maps shapes, transposes and
+// broadcasting onto it. linear's weight and matmul's transposed rank-2 y may arrive as streamed
+// weights.
 #include "core/parallel.h"
 #include "ops/broadcast.h"
 #include "ops/kernel_util.h"

@@ -3,7 +3,7 @@
 // Shape of the work in LLM shards: M = 8 tokens (or a few conv positions), N and K in the
 // thousands, W streamed once from memory in fp16. The kernel therefore walks W row by row,
 // widens 8 weights at a time in registers, and feeds each widened vector to up to 8 token
-// accumulators (kernels.md 1.4). Activations are repacked as [k/8][token][8] so the token rows
+// accumulators (bench/README.md has its speed). Activations are repacked as [k/8][token][8] so the token rows
 // do not alias in L1. W rows are processed in blocks sized for L2 so that, when M spans several
 // token blocks, a block of W is reused from cache instead of streamed again.
 #include "ops/linear_kernel.h"

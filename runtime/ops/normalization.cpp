@@ -1,5 +1,6 @@
-// Kernels of the "normalization" family (formats.md 4.3): layer_norm, l2_norm, batch_norm,
-// instance_norm, local_response_norm. Statistics use the population variance (divide by n), in fp32.
+// Kernels of the "normalization" family (runtime/ops/README.md, Normalization and activations):
+// layer_norm, l2_norm, batch_norm, instance_norm, local_response_norm. Statistics use the
+// population variance (divide by n), in fp32.
 #include "core/parallel.h"
 #include "ops/kernel_util.h"
 #include "ops/kernels.h"
@@ -125,7 +126,7 @@ Status op_batch_norm(OpContext& ctx) {
   SG_OP_CHECK(ctx, x.rank() >= 2, ErrorCode::kShape, "x must be [N, C, *D], got {}",
               shape_str(x.shape()));
   const int64_t C = x.dim(1);
-  SG_OP_CHECK(ctx, ctx.has("mean") && ctx.has("variance"), ErrorCode::kShape,
+  SG_OP_CHECK(ctx, ctx.has("mean") && ctx.has("variance"), ErrorCode::kMissingParameter,
               "batch_norm needs 'mean' and 'variance'");
   SG_ASSIGN_OR_RETURN(Tensor mean, optional_param(ctx, "mean", C, "one per channel"));
   SG_ASSIGN_OR_RETURN(Tensor var, optional_param(ctx, "variance", C, "one per channel"));

@@ -1,4 +1,4 @@
-// quantize / dequantize (iOS17 activation quantization, formats.md 4.1):
+// quantize / dequantize (iOS17 activation quantization, runtime/ops/README.md, Compile-time weights):
 //   quantize:   q = clip(round_half_even(x / scale) + zero_point) to the int8/uint8 range
 //   dequantize: x = (q − zero_point) · scale
 // scale and zero_point are scalars, or vectors of length input.shape[axis] applied along axis.

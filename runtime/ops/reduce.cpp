@@ -1,7 +1,7 @@
-// Reductions (formats.md 4.5): `axes` (default: all; negative allowed), `keep_dims`. Float
-// inputs accumulate in double in input order and produce fp32; integer inputs produce int32.
-// reduce_argmax/argmin take one `axis` (default -1) and return the first index of the extreme
-// (a NaN counts as the extreme, like numpy).
+// Reductions (runtime/ops/README.md, Reductions): `axes` (default: all; negative allowed),
+// `keep_dims`. Float inputs accumulate in double in input order and produce fp32; integer inputs
+// produce int32. reduce_argmax/argmin take one `axis` (default -1) and return the first index of
+// the extreme (a NaN counts as the extreme, like numpy).
 #include "ops/kernel_util.h"
 #include "ops/kernels.h"
 

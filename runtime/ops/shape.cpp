@@ -1,6 +1,7 @@
-// Shape and data-movement ops (formats.md 4.6). Elements are moved as stored (fp16 stays fp16
-// bits); operands of different dtypes (an fp16 weight next to an fp32 activation in the
-// reference mode) are widened to fp32 first. Every index and size is validated before use.
+// Shape and data-movement ops (runtime/ops/README.md, Shape and data movement). Elements are moved
+// as stored (fp16 stays fp16 bits); operands of different dtypes (an fp16 weight next to an fp32
+// activation in the reference mode) are widened to fp32 first. Every index and size is validated
+// before use.
 #include "ops/kernel_util.h"
 #include "ops/kernels.h"
 #include "ops/slice_index.h"

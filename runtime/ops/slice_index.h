@@ -1,8 +1,8 @@
-// slice_by_index addressing (formats.md 4.6), shared by the kernels that take a begin / end /
-// stride / begin_mask / end_mask / squeeze_mask description of a strided slice. Each dim
-// follows Python's slice(begin, end, stride).indices(dim): negative values count from the end,
-// out-of-range values clamp; begin_mask / end_mask mean "from the start" / "to the end";
-// squeeze_mask takes the single element at begin and drops the dim.
+// slice_by_index addressing (runtime/ops/README.md, Shape and data movement), shared by the kernels
+// that take a begin / end / stride / begin_mask / end_mask / squeeze_mask description of a strided
+// slice. Each dim follows Python's slice(begin, end, stride).indices(dim): negative values count
+// from the end, out-of-range values clamp; begin_mask / end_mask mean "from the start" / "to the
+// end"; squeeze_mask takes the single element at begin and drops the dim.
 #pragma once
 
 #include "shardgate/op_context.h"

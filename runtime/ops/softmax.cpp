@@ -1,5 +1,6 @@
-// softmax (formats.md 4.3): exp(x − max) / Σ exp(x − max) along `axis` (default −1). The max
-// is subtracted first, as the reference does, so large logits do not overflow.
+// softmax (runtime/ops/README.md, Normalization and activations): exp(x − max) / Σ exp(x − max)
+// along `axis` (default −1). The max is subtracted first, as the reference does, so large logits do
+// not overflow.
 #include "core/parallel.h"
 #include "ops/kernel_util.h"
 #include "ops/softmax_kernel.h"

@@ -1,6 +1,7 @@
-// Kernels of the "state" family (formats.md 4.7, iOS18): read_state, write_state and
-// slice_update, the three ops of the KV-cache pattern read_state → slice_update → write_state.
-// State buffers live in the executor's StateStore; these kernels only go through OpContext.
+// Kernels of the "state" family (runtime/ops/README.md, Attention and state; iOS18): read_state,
+// write_state and slice_update, the three ops of the KV-cache pattern read_state → slice_update →
+// write_state. State buffers live in the executor's StateStore; these kernels only go through
+// OpContext.
 #include "ops/kernel_util.h"
 #include "ops/slice_index.h"
 #include "ops/kernels.h"

@@ -1,7 +1,8 @@
-// topk and argsort (formats.md 4.6). Ordering is stable: equal values keep their index order,
-// which is what numpy's stable argsort (the reference) gives. NaN sorts after every number in
-// both directions, as numpy's argsort(x) and argsort(−x) place it last. With sort=false the
-// selection is still returned sorted: any order is allowed then, and sorted is deterministic.
+// topk and argsort (runtime/ops/README.md, Shape and data movement). Ordering is stable: equal
+// values keep their index order, which is what numpy's stable argsort (the reference) gives. NaN
+// sorts after every number in both directions, as numpy's argsort(x) and argsort(−x) place it last.
+// With sort=false the selection is still returned sorted: any order is allowed then, and sorted is
+// deterministic.
 #include "ops/kernel_util.h"
 #include "ops/kernels.h"
 

@@ -1,6 +1,7 @@
-// Compute-plan dumps: our JSON (placement.md 1.8, reports/schema/compute-plan-dump.schema.json)
-// and Apple's ModelRunner array form (1.7). The structure is checked by hand so every message
-// names the file and the JSON path of the offending value.
+// Compute-plan dumps: our JSON (reports/schema/compute-plan-dump.schema.json) and Apple's
+// ModelRunner array form, both described in runtime/placement/README.md (Compute-plan dumps). The
+// structure is checked by hand so every message names the file and the JSON path of the offending
+// value.
 #include "core/json.h"
 #include "shardgate/io.h"
 #include "shardgate/placement.h"

@@ -1,4 +1,4 @@
-// probe: seeded unit-norm inputs, one row per seed, and the degenerate rule of product.md: a
+// probe: seeded unit-norm inputs, one row per seed, and the degenerate rule (README.md, Metrics): a
 // seed where both shards output all zeros (an MoE pack that got no token) is reported and not
 // gated; every seed degenerate is "no evidence" (fail); exactly one side zero is cosine 0.
 // Realistic inputs (a given base plus seeded perturbations), --input-rms, and the

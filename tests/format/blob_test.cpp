@@ -15,7 +15,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Builds blob storage bytes the way coremltools' writer lays them out (formats.md 2.4),
+// Builds blob storage bytes the way coremltools' writer lays them out (runtime/format/README.md, Blob storage v2),
 // with knobs to break each field.
 class BlobBuilder {
  public:

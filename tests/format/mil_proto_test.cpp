@@ -207,7 +207,7 @@ TEST(MilProto, CorpusAgreesWithCompiledMetadata) {
     ASSERT_EQ(m->program.functions.size(), 1u);
     const Function& fn = m->program.functions[0];
     EXPECT_EQ(fn.name, "main");
-    // Spec 6 -> CoreML5 -> ios15, spec 7 -> CoreML6 -> ios16 (formats.md 0).
+    // Spec 6 -> CoreML5 -> ios15, spec 7 -> CoreML6 -> ios16 (runtime/format/README.md).
     EXPECT_EQ(fn.opset, m->info.spec_version == 6 ? "ios15" : "ios16");
     EXPECT_EQ(m->program.version, "1");
 

@@ -325,7 +325,7 @@ TEST(MilText, OtherElementTypes) {
   ASSERT_EQ(s.dtype(), DType::kString);
   EXPECT_EQ(s.shape(), (Shape{2}));
   EXPECT_EQ(s.strings(), (std::vector<std::string>{"a\"b\\c", ""}));
-  // Sub-byte literals are packed LSB-first like blob storage (formats.md 2.5).
+  // Sub-byte literals are packed LSB-first like blob storage (runtime/format/README.md).
   const Tensor& u = const_val(p, "u").tensor;
   ASSERT_EQ(u.nbytes(), 2u);
   EXPECT_EQ(static_cast<int>(u.raw()[0]), 0xf1);
@@ -489,7 +489,7 @@ TEST(MilText, ListTupleDictTypesAndLiterals) {
   EXPECT_EQ(i32s(d.entries[1].second.tensor), std::vector<int32_t>{-2});
 }
 
-// The function attribute the compiler emits for flexible inputs (formats.md 1.8, Kokoro).
+// The function attribute the compiler emits for flexible inputs (seen in a Kokoro TTS model).
 TEST(MilText, FlexibleShapeInformation) {
   const std::string text =
       "program(1.0)\n{\n"

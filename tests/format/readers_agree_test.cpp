@@ -1,6 +1,6 @@
 // The two program readers agree: for each corpus model, parse_mil_text(model.mil of the
 // .mlmodelc) and parse_model_proto(model.mlmodel of the .mlpackage it was compiled from) give
-// the same program (formats.md 5).
+// the same program (runtime/format/README.md).
 //
 // Differences inherent to the formats are normalised explicitly, and only these:
 //  1. Program.version: the text header says "1.0" (chosen by the compiler), the protobuf

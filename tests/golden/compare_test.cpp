@@ -1,4 +1,4 @@
-// The comparison engine's rules (product.md): per-position rows, NaN/Inf located by tensor,
+// The comparison engine's rules (README.md, Metrics): per-position rows, NaN/Inf located by tensor,
 // flat index and position, shape and dtype-class mismatches as input errors, degenerate rows
 // excluded, all-degenerate checks failing, and compare_sources over the test dumps.
 #include "shardgate/fidelity.h"

@@ -1,4 +1,4 @@
-// The fixed metric rules of product.md on hand-made vectors whose answers are known exactly:
+// The fixed metric rules (README.md, Metrics) on hand-made vectors whose answers are known exactly:
 // zero vectors, one zero vector, identical vectors, ties in argmax / top-k, percentile edges.
 #include "shardgate/metrics.h"
 

@@ -37,7 +37,7 @@ Tensor u32s(const std::vector<uint32_t>& v) {
 }
 
 // A sub-byte tensor holding `v`: element i occupies stream bits [i*n, (i+1)*n), stream bit k
-// being bit k%8 of byte k/8 (formats.md 2.5).
+// being bit k%8 of byte k/8 (runtime/format/README.md, Sub-byte packing).
 Tensor packed(DType dtype, const Shape& shape, const std::vector<uint32_t>& v) {
   Tensor t = Tensor::zeros(dtype, shape).value();
   const int n = dtype_bits(dtype);

@@ -123,7 +123,7 @@ inline uint64_t seed_of(std::string_view text) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Blob storage (formats.md 2.1, 2.2), read directly from the bytes.
+// Blob storage (runtime/format/README.md, Blob storage v2), read directly from the bytes.
 
 struct BlobRecord {
   uint64_t offset = 0;  // of the 64-byte metadata record

@@ -1,6 +1,6 @@
 // The seeded variant lists, one generator per kind of file in a shard. Each generator takes
-// the pristine bytes and returns edits aimed at what its reader must check (formats.md 1.3,
-// 2.1-2.4, 3.1): header fields, record fields, offsets, dims, length prefixes, cut points,
+// the pristine bytes and returns edits aimed at what its reader must check (runtime/format/
+// README.md): header fields, record fields, offsets, dims, length prefixes, cut points,
 // plus random flips. Variants are described, not materialised, so thousands cost no memory.
 #pragma once
 
@@ -87,7 +87,7 @@ inline std::vector<Variant> weight_bin_variants(const std::string& file, const s
                    pos < needed_end ? Expect::kError : Expect::kAny});
   };
 
-  // Storage header (formats.md 2.1).
+  // Storage header (runtime/format/README.md, Blob storage v2).
   for (uint64_t pos : {1, 4, 7, 8, 32, 63}) cut(pos, "inside the storage header");
   if (size >= 64) {
     const uint32_t count = read_le32(b, 0);
@@ -102,7 +102,7 @@ inline std::vector<Variant> weight_bin_variants(const std::string& file, const s
                    Expect::kAny});
   }
 
-  // Metadata records (formats.md 2.2), on a few referenced records.
+  // Metadata records, on a few referenced records.
   const uint64_t max64 = ~uint64_t{0};
   std::vector<BlobRecord> targets = spread(hit, records_to_hit);
   // Sub-byte blobs (int4, uint4, ...) have the padding rule: make sure one is hit.
@@ -146,7 +146,7 @@ inline std::vector<Variant> weight_bin_variants(const std::string& file, const s
       out.push_back({file, at + "padding " + std::to_string(v), overwrite(r.offset + 24, le64(v)),
                      r.sub_byte() ? Expect::kError : Expect::kAny});
     }
-    // formats.md 2.2: reserved bytes may hold garbage in older files; readers must not care.
+    // Reserved bytes may hold garbage in older files; readers must not care.
     out.push_back({file, at + "reserved bytes garbage",
                    overwrite(r.offset + 32, std::string(32, '\xA5')), Expect::kClean});
   }
@@ -167,7 +167,7 @@ inline std::vector<Variant> weight_bin_variants(const std::string& file, const s
   return out;
 }
 
-// model.mil text (formats.md 1.3).
+// model.mil text (runtime/format/README.md, MIL text).
 inline std::vector<Variant> model_mil_variants(const std::string& file, const std::string& t,
                                                uint64_t seed) {
   std::vector<Variant> out;
@@ -243,7 +243,7 @@ inline std::vector<Variant> model_mil_variants(const std::string& file, const st
   return out;
 }
 
-// model.mlmodel protobuf (formats.md 3.2, 3.4).
+// model.mlmodel protobuf (runtime/format/README.md, Protobuf fields).
 inline std::vector<Variant> model_proto_variants(const std::string& file, const std::string& b,
                                                  uint64_t seed) {
   std::vector<Variant> out;
@@ -293,7 +293,7 @@ inline std::vector<Variant> model_proto_variants(const std::string& file, const 
   return out;
 }
 
-// Manifest.json of an .mlpackage (formats.md 3.1).
+// Manifest.json of an .mlpackage (runtime/format/README.md, Package).
 inline std::vector<Variant> manifest_variants(const std::string& file, const std::string& t,
                                               uint64_t seed) {
   std::vector<Variant> out;

@@ -1,4 +1,4 @@
-// weight.bin: MIL blob storage version 2 (formats.md section 2), memory-mapped and
+// weight.bin: MIL blob storage version 2 (runtime/format/README.md), memory-mapped and
 // bounds-checked. Every check has its own message naming the file and the byte offset.
 #pragma once
 

@@ -38,10 +38,10 @@ enum class DType : uint8_t {
 std::string_view dtype_name(DType t);
 std::optional<DType> dtype_from_name(std::string_view name);
 
-// Protobuf MILSpec.DataType enum value (formats.md 3.4) -> DType.
+// Protobuf MILSpec.DataType enum value (runtime/format/README.md) -> DType.
 std::optional<DType> dtype_from_proto(int value);
 
-// Blob storage BlobDataType code (formats.md 2.3) -> DType.
+// Blob storage BlobDataType code (runtime/format/README.md) -> DType.
 std::optional<DType> dtype_from_blob_code(uint32_t code);
 
 // Bits per element; 0 for string.

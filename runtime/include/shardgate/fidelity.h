@@ -6,7 +6,7 @@
 // metric values only; thresholds and verdicts come from a GatePolicy (gate_policy.h), so a
 // saved report can be re-gated without re-running anything.
 //
-// Rules (product.md): shape or dtype-class mismatch is an input error (kShape, exit 2), never a
+// Rules (README.md, Metrics): shape or dtype-class mismatch is an input error (kShape, exit 2), never a
 // silent reshape; NaN/Inf in either tensor fails the check and names the tensor, the first flat
 // index and its position; rows where both vectors are zero are "degenerate" and excluded from
 // the gate; a check whose rows are all degenerate fails ("no evidence").

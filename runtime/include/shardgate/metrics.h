@@ -3,7 +3,7 @@
 // Pure functions over spans of doubles (callers convert fp16/fp32 tensors first); every sum is
 // accumulated in double precision. The caller guarantees equal lengths and finite values
 // (fidelity.h checks shapes and scans for NaN/Inf before calling). Zero-vector rules follow
-// product.md: both vectors zero is "degenerate" (cosine undefined, reported, not gated);
+// README.md (Metrics): both vectors zero is "degenerate" (cosine undefined, reported, not gated);
 // exactly one zero gives cosine 0. Non-finite results (+inf SNR for identical vectors, +inf norm
 // ratio against a zero reference) are returned as IEEE infinities; reports spell them "inf".
 #pragma once

@@ -1,6 +1,6 @@
 // ANE placement: the rule table that predicts where each op of an ML program runs, the import
 // of compute-plan dumps captured on a Mac, residency counts, shard contract checks and the
-// residency gate (placement.md sections 1.3, 1.4, 1.8 and 2).
+// residency gate (runtime/placement/README.md).
 //
 // Placement only reads the program and value types: it never maps or reads weight data, so
 // listing many large shards stays cheap.
@@ -38,7 +38,7 @@ const char* placement_name(Placement p);  // "ANE", "ANE_RISK", "CPU", "GPU", "G
 bool placement_on_ane(Placement p);       // ANE or ANE_RISK
 bool placement_is_fallback(Placement p);  // CPU, GPU or GPU_OR_CPU
 
-// Confidence of a rule (placement.md legend).
+// Confidence of a rule (runtime/placement/README.md, Where placement facts come from).
 enum class Confidence : uint8_t { kApple, kAppleCoreAI, kUser, kFolklore };
 const char* confidence_name(Confidence c);  // "A", "A*", "U", "F"
 
@@ -96,7 +96,7 @@ enum class PlacementSource : uint8_t { kPredicted, kPlan };
 const char* placement_source_name(PlacementSource s);  // "predicted" / "plan"
 
 struct OpPlacement {
-  // Identity (placement.md 1.4): function -> block path -> first output name.
+  // Identity (placement README): function -> block path -> first output name.
   std::string function;
   std::vector<int64_t> block_path;  // {-1} for a function's top block, then nested block indices
   int64_t index = 0;                // statement index within its block
@@ -167,7 +167,7 @@ Result<std::vector<OpPlacement>> predict_placement(const Program& program, const
                                                    const PredictOptions& options = {});
 
 // ---------------------------------------------------------------------------------------------
-// Compute-plan dumps (placement.md 1.7 and 1.8)
+// Compute-plan dumps (runtime/placement/README.md, Compute-plan dumps)
 
 struct PlanOp {
   std::string function;

@@ -42,7 +42,7 @@ struct ValueType {
 };
 
 // A literal stored in blob storage: BLOBFILE(path = ..., offset = ...). `offset` is the offset
-// of the blob's metadata record, not of its data (formats.md 2.4).
+// of the blob's metadata record, not of its data (runtime/format/README.md).
 struct BlobRef {
   std::string path;  // as written, e.g. "@model_path/weights/weight.bin"
   uint64_t offset = 0;

@@ -31,7 +31,7 @@ enum class ErrorCode {
 
 const char* error_code_name(ErrorCode code);
 
-// Process exit codes shared by both executables (product.md): 0 pass, 1 gate failed,
+// Process exit codes shared by both executables (README.md): 0 pass, 1 gate failed,
 // 2 bad input or usage, 3 internal error.
 inline constexpr int kExitPass = 0;
 inline constexpr int kExitGateFailed = 1;

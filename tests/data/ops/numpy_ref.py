@@ -1,5 +1,5 @@
 """numpy (float64) references shared by the oracle generators: conv and the lstm recurrence.
-Written from the op definitions (formats.md 4.2; coremltools defs/iOS15/conv.py and
+Written from the op definitions (runtime/ops/README.md, Linear algebra; coremltools defs/iOS15/conv.py and
 defs/iOS15/recurrent.py), not from the C++ kernels."""
 import numpy as np
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes a SYNTHETIC compute-plan dump for a corpus shard, following
-reports/schema/compute-plan-dump.schema.json (placement.md 1.8).
+reports/schema/compute-plan-dump.schema.json (runtime/placement/README.md).
 
 This is not a capture: no Mac ran MLComputePlan. The op list comes from the shard's own
 .mlpackage protobuf read with coremltools (independent of shardgate's readers), the hash from the

@@ -1,8 +1,8 @@
 """Conversion to Core ML, weight compression with coremltools.optimize, and numpy decoding of
 the compressed weights read back from the compressed program.
 
-The decoders below are our own numpy code written from the op definitions (docs/formats.md
-section 4): they read the raw arrays (int8/int4 data + scales, uint4 indices + LUTs) that
+The decoders below are our own numpy code written from the op definitions (runtime/ops/README.md,
+Compile-time weights): they read the raw arrays (int8/int4 data + scales, uint4 indices + LUTs) that
 coremltools put into the program and never call coremltools' own decompression helpers.
 """
 import coremltools as ct

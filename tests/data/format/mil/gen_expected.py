@@ -2,7 +2,7 @@
 
 Oracles independent of the C++ reader:
   * <model>.ops.txt: the op graph of each corpus model, read with coremltools' protobuf
-    classes from the .mlpackage the .mlmodelc was compiled from (same graph, formats.md 5);
+    classes from the .mlpackage the .mlmodelc was compiled from (same graph; runtime/format/README.md);
   * literals.txt: element bit patterns of number literals, converted by numpy from the exact
     value of the literal text (float.fromhex / float()).
 
@@ -70,7 +70,7 @@ def value_str(v):
 
 
 def opset_text(opset):
-    # Protobuf "CoreML6" is printed "ios16" in model.mil (formats.md 0).
+    # Protobuf "CoreML6" is printed "ios16" in model.mil (runtime/format/README.md).
     return "ios%d" % (int(opset[len("CoreML"):]) + 10) if opset.startswith("CoreML") else opset
 
 

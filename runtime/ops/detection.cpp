@@ -68,8 +68,9 @@ Status op_non_maximum_suppression(OpContext& ctx) {
     return ios17 ? sc[(n * K + k) * B + b] : sc[(n * B + b) * K + k];
   };
   const int64_t M = max_boxes;
-  SG_ASSIGN_OR_RETURN(Tensor out_boxes, kern::new_tensor(ctx, DType::kF32, ios17 ? Shape{N, 4, M} : Shape{N, M, 4}));
-  SG_ASSIGN_OR_RETURN(Tensor out_scores, kern::new_tensor(ctx, DType::kF32, ios17 ? Shape{N, K, M} : Shape{N, M, K}));
+  // Rows past the kept boxes stay zero.
+  SG_ASSIGN_OR_RETURN(Tensor out_boxes, kern::zeros_tensor(ctx, DType::kF32, ios17 ? Shape{N, 4, M} : Shape{N, M, 4}));
+  SG_ASSIGN_OR_RETURN(Tensor out_scores, kern::zeros_tensor(ctx, DType::kF32, ios17 ? Shape{N, K, M} : Shape{N, M, K}));
   std::vector<int64_t> indices(static_cast<size_t>(N * M), -1), counts(static_cast<size_t>(N), 0);
   for (int64_t n = 0; n < N; ++n) {
     std::vector<double> best(static_cast<size_t>(B));

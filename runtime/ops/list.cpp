@@ -66,7 +66,7 @@ Result<Tensor> prepare_write(OpContext& ctx, const Tensor& ls, const Shape& valu
   }
   Shape grown{length};
   grown.insert(grown.end(), elem.begin(), elem.end());
-  SG_ASSIGN_OR_RETURN(Tensor out, kern::new_tensor(ctx, ls.dtype(), grown));
+  SG_ASSIGN_OR_RETURN(Tensor out, kern::zeros_tensor(ctx, ls.dtype(), grown));  // new slots are zeros
   if (ls.numel() > 0) std::memcpy(out.mutable_raw(), ls.raw(), ls.nbytes());  // same element shape
   return out;
 }
@@ -113,7 +113,7 @@ Status op_make_list(OpContext& ctx) {
     }
   }
   for (int64_t d : shape) SG_OP_CHECK(ctx, d >= 0, ErrorCode::kShape, "elem_shape holds a negative dim");
-  SG_ASSIGN_OR_RETURN(Tensor out, kern::new_tensor(ctx, *dtype, shape));
+  SG_ASSIGN_OR_RETURN(Tensor out, kern::zeros_tensor(ctx, *dtype, shape));  // slots never written are zeros
   ctx.set_output(0, std::move(out));
   return Status::ok();
 }

@@ -15,7 +15,6 @@
 namespace sg {
 namespace {
 
-using kern::new_tensor;
 using kern::normalize_axis;
 
 // out[c] = x[src(c)] for every output coordinate c; src returns -1 for a zero element.
@@ -24,7 +23,8 @@ Result<Tensor> move_elements(const OpContext& ctx, const Tensor& x, const Shape&
   const size_t es = kern::element_size(x.dtype());
   SG_OP_CHECK(ctx, es > 0, ErrorCode::kUnsupported, "cannot move elements of dtype {}",
               dtype_name(x.dtype()));
-  SG_ASSIGN_OR_RETURN(Tensor out, new_tensor(ctx, x.dtype(), out_shape));
+  // Elements whose source is -1 (padding) are the zeros of the fresh tensor.
+  SG_ASSIGN_OR_RETURN(Tensor out, kern::zeros_tensor(ctx, x.dtype(), out_shape));
   std::vector<int64_t> c(out_shape.size(), 0);
   std::byte* dst = out.mutable_raw();
   const std::byte* in = x.raw();

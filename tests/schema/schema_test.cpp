@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <functional>
 #include <string>
@@ -93,6 +94,20 @@ TEST(ReportSchemas, ComputePlanDumpSampleValidatesAndABadBlockPathDoesNot) {
   op["block_path"] = json::array({-1});
   op["cost"] = 1.5;  // a share of the plan's cost
   EXPECT_FALSE(valid(schema, plan));
+  op["cost"] = 0.5;
+  ASSERT_TRUE(valid(schema, plan));
+  // if/then: schema 1 needs the compiled model.mil's hash, schema 2 the compiled build.
+  auto names = [&](const std::string& missing) {
+    const std::string want = "$.model: missing required '" + missing + "'";
+    const std::vector<std::string> v = json_schema_violations(schema, plan.dump());
+    return std::find(v.begin(), v.end(), want) != v.end();
+  };
+  plan["model"].erase("sha256_model_mil");
+  EXPECT_TRUE(names("sha256_model_mil"));
+  EXPECT_FALSE(names("compiled"));
+  plan["schema"] = "ane-validator/placement-dump@2";
+  EXPECT_TRUE(names("compiled"));
+  EXPECT_FALSE(names("sha256_model_mil"));
 }
 
 // A mutation of a gate file: the schema must refuse it, and so must the reader.

@@ -15,8 +15,9 @@ using Json = nlohmann::json;
 const std::set<std::string> kImplemented = {
     "type",     "required", "properties",    "additionalProperties", "minProperties",
     "items",    "prefixItems", "minItems",   "maxItems",             "enum",
-    "const",    "$ref",     "oneOf",         "minimum",              "maximum",
-    "minLength", "pattern"};
+    "const",    "$ref",     "oneOf",         "allOf",                "if",
+    "then",     "else",     "minimum",       "maximum",              "minLength",
+    "pattern"};
 const std::set<std::string> kAnnotations = {"$schema",     "$id",     "$defs",    "title",
                                             "description", "default", "$comment", "examples"};
 
@@ -36,10 +37,10 @@ void unsupported(const Json& schema, const std::string& at, std::vector<std::str
       }
     }
   }
-  for (const char* one : {"items", "additionalProperties"}) {
+  for (const char* one : {"items", "additionalProperties", "if", "then", "else"}) {
     if (auto s = schema.find(one); s != schema.end()) unsupported(*s, at + "/" + one, out);
   }
-  for (const char* list : {"prefixItems", "oneOf"}) {
+  for (const char* list : {"prefixItems", "oneOf", "allOf"}) {
     if (auto l = schema.find(list); l != schema.end() && l->is_array()) {
       for (size_t i = 0; i < l->size(); ++i) {
         unsupported((*l)[i], at + "/" + list + "/" + std::to_string(i), out);
@@ -99,6 +100,17 @@ class Checker {
         passing += tmp.empty() ? 1 : 0;
       }
       if (passing != 1) out.push_back(at + ": matches " + std::to_string(passing) + " of oneOf");
+    }
+    if (auto all = schema.find("allOf"); all != schema.end()) {
+      for (const auto& s : *all) check(s, v, at, out);
+    }
+    // if / then / else: the document is checked against "then" when it satisfies "if", else
+    // against "else" (either may be absent).
+    if (auto cond = schema.find("if"); cond != schema.end()) {
+      std::vector<std::string> tmp;
+      check(*cond, v, at, tmp);
+      const char* branch = tmp.empty() ? "then" : "else";
+      if (auto b = schema.find(branch); b != schema.end()) check(*b, v, at, out);
     }
     if (v.is_number()) {
       if (auto m = schema.find("minimum"); m != schema.end() && v.get<double>() < m->get<double>()) {

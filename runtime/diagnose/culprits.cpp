@@ -53,12 +53,25 @@ std::map<const Op*, std::pair<const Op*, const char*>> align(const Function& can
   return out;
 }
 
+// A value a run produced: a function output or a captured intermediate (nullptr when neither).
+const Tensor* produced(const RunResult& run, const std::string& name) {
+  for (const auto* values : {&run.outputs, &run.captured}) {
+    auto it = values->find(name);
+    if (it != values->end()) return &it->second;
+  }
+  return nullptr;
+}
+
 void compare(const Tensor& c, const Tensor& b, OpComparison& r) {
   r.dtype = std::string(dtype_name(c.dtype()));
   r.shape = c.shape();
+  if (c.shape() != b.shape()) {
+    r.cosine = r.norm_ratio = r.rel_l2 = r.snr_db = kNaN;
+    return;
+  }
   auto cv = to_double_vector(c);
   auto bv = to_double_vector(b);
-  if (!cv.is_ok() || !bv.is_ok() || c.shape() != b.shape()) {
+  if (!cv.is_ok() || !bv.is_ok()) {
     r.cosine = r.norm_ratio = r.rel_l2 = r.snr_db = kNaN;
     return;
   }
@@ -145,15 +158,14 @@ Result<CulpritResult> find_culprits(const std::shared_ptr<const Shard>& candidat
     c.output = op->outputs[0].name;
     c.baseline_output = base_op.outputs[0].name;
     c.matched_by = a->second.second;
-    auto cv = cres.outputs.count(c.output) ? cres.outputs.find(c.output) : cres.captured.find(c.output);
-    auto bv = bres.outputs.count(c.baseline_output) ? bres.outputs.find(c.baseline_output)
-                                                    : bres.captured.find(c.baseline_output);
-    if (cv == cres.captured.end() || bv == bres.captured.end()) {
+    const Tensor* cv = produced(cres, c.output);
+    const Tensor* bv = produced(bres, c.baseline_output);
+    if (cv == nullptr || bv == nullptr) {
       r.notes.push_back(fmt::format("#{} {} '{}': output not captured (not a tensor)", op->index,
                                     op->type, c.output));
       continue;
     }
-    compare(cv->second, bv->second, c);
+    compare(*cv, *bv, c);
     // The runtime values it reads; compile-time ones are weights (listed when compressed).
     bool inputs_pass = true;
     std::set<std::string> weights;

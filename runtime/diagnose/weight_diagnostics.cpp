@@ -8,6 +8,8 @@
 #include "shardgate/half.h"
 #include "shardgate/weight_codes.h"
 
+#include "core/subbyte.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -120,15 +122,14 @@ void for_each_group_run(const WeightCodes& c, Fn&& fn) {
 // Adds the codes of elements [first, first + n) to `hist` (2^bits counters), indexed by
 // code - smallest code. 8- and 4-bit codes are read straight from the packed bytes.
 void count_codes(const WeightCodes& c, int64_t first, int64_t n, uint32_t* hist) {
-  const auto* p = reinterpret_cast<const uint8_t*>(c.codes.raw());
   const uint32_t flip = c.is_signed ? (1u << (c.bits - 1)) : 0u;  // two's complement -> offset
   if (c.bits == 8) {
+    const auto* p = reinterpret_cast<const uint8_t*>(c.codes.raw());
     for (int64_t e = first; e < first + n; ++e) ++hist[p[e] ^ flip];
   } else if (c.bits == 4) {
-    for (int64_t e = first; e < first + n; ++e) ++hist[((p[e >> 1] >> ((e & 1) * 4)) & 15u) ^ flip];
+    for (int64_t e = first; e < first + n; ++e) ++hist[subbyte::nibble(c.codes.raw(), e) ^ flip];
   } else {
-    const int64_t lo = c.is_signed ? -(int64_t{1} << (c.bits - 1)) : 0;
-    for (int64_t e = first; e < first + n; ++e) ++hist[c.code_at(e) - lo];
+    for (int64_t e = first; e < first + n; ++e) ++hist[subbyte::get(c.codes.raw(), c.bits, e) ^ flip];
   }
 }
 

@@ -6,6 +6,7 @@
 #include "shardgate/executor.h"
 #include "shardgate/ops.h"
 
+#include "core/subbyte.h"
 #include "exec/shard_op_context.h"
 #include "ops/constexpr_stream.h"
 
@@ -172,13 +173,11 @@ int64_t WeightCodes::group_count() const {
 }
 
 int64_t WeightCodes::code_at(int64_t e) const {
-  const auto* p = reinterpret_cast<const uint8_t*>(codes.raw());
-  if (bits == 8) return is_signed ? static_cast<int8_t>(p[e]) : p[e];
-  // Sub-byte codes are packed LSB-first and may straddle a byte (3- and 6-bit codes).
-  const int64_t bit = e * bits;
-  uint32_t word = p[bit >> 3];
-  if ((bit & 7) + bits > 8) word |= static_cast<uint32_t>(p[(bit >> 3) + 1]) << 8;
-  const uint32_t v = (word >> (bit & 7)) & ((1u << bits) - 1u);
+  if (bits == 8) {
+    const auto byte = static_cast<uint8_t>(codes.raw()[e]);
+    return is_signed ? static_cast<int8_t>(byte) : byte;
+  }
+  const uint32_t v = subbyte::get(codes.raw(), bits, e);
   if (is_signed && (v >> (bits - 1)) != 0) return static_cast<int64_t>(v) - (int64_t{1} << bits);
   return v;
 }

@@ -2,6 +2,7 @@
 #include "shardgate/culprit_report.h"
 
 #include "report/escape.h"
+#include "report/report_numbers.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -11,17 +12,7 @@
 namespace sg {
 namespace {
 
-nlohmann::json number(double v) {
-  if (std::isnan(v)) return "nan";
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  return v;
-}
-
-std::string fixed(double v, int digits) {
-  if (std::isnan(v)) return "-";
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  return fmt::format("{:.{}f}", v, digits);
-}
+using report_numbers::text;
 
 std::string op_label(const OpComparison& o) {
   return fmt::format("#{} {} '{}'", o.op_index, o.op_type, o.output);
@@ -56,10 +47,10 @@ std::string culprit_report_json(const CulpritReport& report) {
     for (const OpComparison& o : r.ops) {
       ops.push_back({{"op_index", o.op_index}, {"op_type", o.op_type}, {"output", o.output},
                      {"baseline_output", o.baseline_output}, {"matched_by", o.matched_by},
-                     {"dtype", o.dtype}, {"shape", o.shape}, {"cosine", number(o.cosine)},
-                     {"norm_ratio", number(o.norm_ratio)}, {"rel_l2", number(o.rel_l2)},
-                     {"snr_db", number(o.snr_db)}, {"input_cosine", number(o.input_cosine)},
-                     {"added_error", number(o.added_error)}, {"fails", o.fails},
+                     {"dtype", o.dtype}, {"shape", o.shape}, {"cosine", report_numbers::json(o.cosine)},
+                     {"norm_ratio", report_numbers::json(o.norm_ratio)}, {"rel_l2", report_numbers::json(o.rel_l2)},
+                     {"snr_db", report_numbers::json(o.snr_db)}, {"input_cosine", report_numbers::json(o.input_cosine)},
+                     {"added_error", report_numbers::json(o.added_error)}, {"fails", o.fails},
                      {"source", o.source}, {"compressed_weights", o.compressed_weights}});
     }
     nlohmann::json sources = nlohmann::json::array();
@@ -97,7 +88,7 @@ std::string culprit_report_table(const CulpritReport& report, size_t top, bool a
     }
     for (const OpComparison* o : sources) {
       out += fmt::format("      source op: {}  cosine {} (inputs {})", op_label(*o),
-                         fixed(o->cosine, 6), fixed(o->input_cosine, 6));
+                         text(o->cosine, 6), text(o->input_cosine, 6));
       if (!o->compressed_weights.empty()) out += fmt::format("  weights: {}", weights_of(*o));
       out += "\n";
     }
@@ -105,13 +96,13 @@ std::string culprit_report_table(const CulpritReport& report, size_t top, bool a
     if (!added.empty()) out += "      most error added (1 - cosine of output minus of worst input):\n";
     for (const OpComparison* o : added) {
       out += fmt::format("        {:<48} +{:.6f}  cosine {}{}\n", op_label(*o), o->added_error,
-                         fixed(o->cosine, 6),
+                         text(o->cosine, 6),
                          o->compressed_weights.empty() ? "" : "  weights: " + weights_of(*o));
     }
     if (all) {
       for (const OpComparison& o : r.ops) {
         out += fmt::format("        {:<48} cos {:>9} in {:>9} snr {:>7} {}{}\n", op_label(o),
-                           fixed(o.cosine, 6), fixed(o.input_cosine, 6), fixed(o.snr_db, 1),
+                           text(o.cosine, 6), text(o.input_cosine, 6), text(o.snr_db, 1),
                            o.fails ? "FAIL" : "ok", o.source ? " SOURCE" : "");
       }
     }
@@ -134,7 +125,7 @@ std::string culprit_report_markdown(const CulpritReport& report, size_t top) {
     }
     for (const OpComparison* o : rows) {
       out += fmt::format("| {} | {} | {} | {} | {} | {} |\n", md_escape(op_label(*o)),
-                         fixed(o->cosine, 6), fixed(o->input_cosine, 6), fixed(o->added_error, 6),
+                         text(o->cosine, 6), text(o->input_cosine, 6), text(o->added_error, 6),
                          o->source ? "yes" : "", md_escape(weights_of(*o)));
     }
     out += "\n";
@@ -154,7 +145,7 @@ std::string culprit_report_junit(const CulpritReport& report) {
         ++failures;
         cases += fmt::format(
             "      <failure message=\"{}\"/>\n",
-            xml_escape(fmt::format("cosine {} < {}{}", fixed(o.cosine, 6), r.min_cosine,
+            xml_escape(fmt::format("cosine {} < {}{}", text(o.cosine, 6), r.min_cosine,
                                    o.source ? " (source op: every input passes)" : "")));
       }
       cases += "    </testcase>\n";

@@ -2,6 +2,7 @@
 #include "shardgate/weight_report.h"
 
 #include "report/escape.h"
+#include "report/report_numbers.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -11,17 +12,7 @@
 namespace sg {
 namespace {
 
-nlohmann::json number(double v) {
-  if (std::isnan(v)) return "nan";
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  return v;
-}
-
-std::string fixed(double v, int digits) {
-  if (std::isnan(v)) return "-";
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  return fmt::format("{:.{}f}", v, digits);
-}
+using report_numbers::text;
 
 std::string flag_ids(const WeightDiagnostic& w) {
   std::string s;
@@ -42,22 +33,22 @@ nlohmann::json weight_json(const WeightDiagnostic& w) {
       {"groups", w.groups},
       {"group_elements", w.group_elements},
       {"code_bits", w.code_bits},
-      {"effective_bits", number(w.effective_bits)},
-      {"codes_used", number(w.codes_used)},
-      {"outlier_ratio", number(w.outlier_ratio)},
+      {"effective_bits", report_numbers::json(w.effective_bits)},
+      {"codes_used", report_numbers::json(w.codes_used)},
+      {"outlier_ratio", report_numbers::json(w.outlier_ratio)},
       {"outlier_group", w.outlier_group},
-      {"tensor_outlier_ratio", number(w.tensor_outlier_ratio)},
-      {"rms", number(w.rms)},
-      {"step", {{"min", number(w.step_min)}, {"median", number(w.step_median)}, {"max", number(w.step_max)}}},
-      {"typical_steps", number(w.typical_codes)},
-      {"est_rel_error", number(w.est_rel_error)},
+      {"tensor_outlier_ratio", report_numbers::json(w.tensor_outlier_ratio)},
+      {"rms", report_numbers::json(w.rms)},
+      {"step", {{"min", report_numbers::json(w.step_min)}, {"median", report_numbers::json(w.step_median)}, {"max", report_numbers::json(w.step_max)}}},
+      {"typical_steps", report_numbers::json(w.typical_codes)},
+      {"est_rel_error", report_numbers::json(w.est_rel_error)},
   };
   nlohmann::json flags = nlohmann::json::array();
   for (const WeightFlag& f : w.flags) flags.push_back({{"id", f.id}, {"message", f.message}});
   j["flags"] = flags;
   if (w.has_baseline) {
-    j["baseline"] = {{"name", w.baseline_name}, {"rel_error", number(w.rel_error)},
-                     {"sqnr_db", number(w.sqnr_db)}};
+    j["baseline"] = {{"name", w.baseline_name}, {"rel_error", report_numbers::json(w.rel_error)},
+                     {"sqnr_db", report_numbers::json(w.sqnr_db)}};
   } else if (!w.baseline_name.empty()) {
     j["baseline"] = {{"note", w.baseline_name}};
   }
@@ -114,8 +105,8 @@ std::string weight_report_table(const WeightReport& report, bool all) {
         header = true;
       }
       out += fmt::format("      {:<34} {:<46} {:>6} {:>8} {:>8} {:>8}  {}\n", w.key, w.form,
-                         fixed(w.effective_bits, 2), fixed(w.outlier_ratio, 1),
-                         fixed(w.est_rel_error, 3), w.has_baseline ? fixed(w.rel_error, 3) : "-",
+                         text(w.effective_bits, 2), text(w.outlier_ratio, 1),
+                         text(w.est_rel_error, 3), w.has_baseline ? text(w.rel_error, 3) : "-",
                          flag_ids(w));
       for (const WeightFlag& f : w.flags) out += fmt::format("        {}: {}\n", f.id, f.message);
     }
@@ -135,8 +126,8 @@ std::string weight_report_markdown(const WeightReport& report) {
            "|---|---|---:|---:|---:|---:|---|\n";
     for (const WeightDiagnostic& w : s.weights) {
       out += fmt::format("| {} | {} | {} | {} | {} | {} | {} |\n", md_escape(w.key),
-                         md_escape(w.form), fixed(w.effective_bits, 2), fixed(w.outlier_ratio, 1),
-                         fixed(w.est_rel_error, 3), w.has_baseline ? fixed(w.rel_error, 3) : "-",
+                         md_escape(w.form), text(w.effective_bits, 2), text(w.outlier_ratio, 1),
+                         text(w.est_rel_error, 3), w.has_baseline ? text(w.rel_error, 3) : "-",
                          md_escape(flag_ids(w)));
     }
     for (const WeightDiagnostic& w : s.weights) {

@@ -225,6 +225,12 @@ Result<std::string> BaselineArgs::baseline_of(const std::string& candidate) cons
   return candidate.substr(0, at) + to + candidate.substr(at + from.size());
 }
 
+Result<std::string> BaselineArgs::step_baseline_of(const std::string& shard) const {
+  SG_CHECK(!replace.empty(), ErrorCode::kUsage,
+           "no baseline known for {} (--baseline names one shard; use --baseline-replace)", shard);
+  return baseline_of(shard);
+}
+
 Result<GatePolicy> build_gate_policy(const GateArgs& gate, const ThresholdArgs& thresholds) {
   GatePolicy policy = builtin_gate_policy();
   // Same precedence as ane-validator: --gate, else gates/fidelity.json of the current

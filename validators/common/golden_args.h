@@ -42,6 +42,9 @@ struct BaselineArgs {
   // The baseline path of `candidate` ("" when neither option was given). Usage error when
   // OLD does not occur in the candidate's path.
   Result<std::string> baseline_of(const std::string& candidate) const;
+  // The baseline of another shard of the candidate's chain (--inputs-from runs the earlier
+  // steps with their baselines): only --baseline-replace can name it.
+  Result<std::string> step_baseline_of(const std::string& shard) const;
 };
 
 struct ThresholdArgs {

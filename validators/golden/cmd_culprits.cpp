@@ -65,13 +65,7 @@ int run_culprits(const CulpritsOptions& o) {
     chain = std::move(*c);
   }
   const std::function<Result<std::string>(const std::string&)> baseline_of =
-      [&o](const std::string& shard) -> Result<std::string> {
-    // Earlier steps run with their own baselines: only --baseline-replace names those.
-    if (o.baseline.replace.empty()) {
-      return make_error(ErrorCode::kUsage, "no baseline known for {} (--baseline names one shard; use --baseline-replace)", shard);
-    }
-    return o.baseline.baseline_of(shard);
-  };
+      [&o](const std::string& shard) { return o.baseline.step_baseline_of(shard); };
 
   CulpritReport report;
   report.tool_version = cli::kGoldenValidatorVersion;

@@ -28,8 +28,7 @@ namespace {
 
 struct ProbeCommandOptions {
   std::vector<std::string> candidates;
-  std::string baseline;
-  std::string baseline_replace;
+  cli::BaselineArgs baseline;
   std::string function = "main";
   int64_t seeds = 5;
   uint64_t seed = 0;
@@ -47,23 +46,6 @@ struct ProbeCommandOptions {
   cli::SelectionArgs selection;
   cli::GoldenCommonArgs common;
 };
-
-// --baseline-replace OLD=NEW: the baseline path is the candidate path with the last OLD
-// replaced by NEW (e.g. _lut4=_fp16).
-Result<std::string> baseline_for(const ProbeCommandOptions& o, const std::string& candidate) {
-  if (!o.baseline.empty()) return o.baseline;
-  const size_t eq = o.baseline_replace.find('=');
-  SG_CHECK(eq != std::string::npos && eq > 0, ErrorCode::kUsage,
-           "--baseline-replace {}: expected OLD=NEW", o.baseline_replace);
-  const std::string from = o.baseline_replace.substr(0, eq);
-  const std::string to = o.baseline_replace.substr(eq + 1);
-  // `candidate` comes from expand_shard_paths: no trailing '/'.
-  const size_t at = candidate.rfind(from);
-  SG_CHECK(at != std::string::npos, ErrorCode::kUsage,
-           "--baseline-replace {}: '{}' does not occur in candidate {}", o.baseline_replace, from,
-           candidate);
-  return candidate.substr(0, at) + to + candidate.substr(at + from.size());
-}
 
 // Sequence mode (--calls / --chunk, --carry): probe_calls per candidate, under one or both
 // subnormal views.
@@ -93,7 +75,7 @@ int probe_sequence(const ProbeCommandOptions& o, const std::vector<std::string>&
       both ? std::vector<Precision>{Precision::kFp16, Precision::kFp16Ftz}
            : std::vector<Precision>{o.exec.precision_value()};
   for (const std::string& candidate : candidates) {
-    auto baseline = baseline_for(o, candidate);
+    auto baseline = o.baseline.baseline_of(candidate);
     if (!baseline) return cli::report_error(baseline.status());
     for (size_t view = 0; view < precisions.size(); ++view) {
       pc.precision = precisions[view];
@@ -123,10 +105,6 @@ int run_probe(const ProbeCommandOptions& o) {
   if (Status s = o.exec.validate(); !s.is_ok()) {
     return cli::report_error(s);
   }
-  if (o.baseline.empty() == o.baseline_replace.empty()) {
-    return cli::report_error(make_error(
-        ErrorCode::kUsage, "probe: give exactly one of --baseline SHARD and --baseline-replace OLD=NEW"));
-  }
   auto policy = cli::build_gate_policy(o.common);
   if (!policy) return cli::report_error(policy.status());
   auto expanded = cli::expand_shard_paths(o.candidates);
@@ -138,11 +116,8 @@ int run_probe(const ProbeCommandOptions& o) {
                                         o.selection.shard_index, o.selection.shard_count,
                                         expanded->size()));
   }
-  if (!o.baseline.empty() && candidates.size() > 1) {
-    return cli::report_error(make_error(
-        ErrorCode::kUsage,
-        "probe: --baseline names one shard but {} candidates were given; use --baseline-replace",
-        candidates.size()));
+  if (Status s = o.baseline.validate(candidates.size(), /*required=*/true); !s.is_ok()) {
+    return cli::report_error(s);
   }
   auto files = read_named_inputs(o.inputs);
   if (!files) return cli::report_error(files.status());
@@ -205,15 +180,10 @@ int run_probe(const ProbeCommandOptions& o) {
     run.inputs.push_back({"goldens", goldens->path(), sha ? *sha : std::string()});
   }
   const std::function<Result<std::string>(const std::string&)> baseline_of =
-      [&o](const std::string& shard) -> Result<std::string> {
-    if (o.baseline_replace.empty()) {
-      return make_error(ErrorCode::kUsage, "no baseline known for {} (--baseline names one shard)", shard);
-    }
-    return baseline_for(o, shard);
-  };
+      [&o](const std::string& shard) { return o.baseline.step_baseline_of(shard); };
   std::vector<ReportShard> executed;
   for (const std::string& candidate : candidates) {
-    auto baseline = baseline_for(o, candidate);
+    auto baseline = o.baseline.baseline_of(candidate);
     if (!baseline) return cli::report_error(baseline.status());
     po.labels.clear();
     if (candidates.size() > 1) {
@@ -327,12 +297,7 @@ void add_probe_command(CLI::App& app, CommandResult& result) {
                   "Quantized shard(s): paths, globs or directories of shards")
       ->option_text("SHARD...")
       ->required();
-  sub->add_option("--baseline", options->baseline, "The FP16 baseline shard (one candidate)")
-      ->option_text("SHARD");
-  sub->add_option("--baseline-replace", options->baseline_replace,
-                  "Baseline of each candidate: its path with the last OLD replaced by NEW, e.g. "
-                  "_lut4=_fp16")
-      ->option_text("OLD=NEW");
+  options->baseline.add_to(*sub);
   sub->add_option("--function", options->function, "Function to probe")->default_val("main");
   sub->add_option("--seeds", options->seeds, "Number of seeds")
       ->check(CLI::Range(int64_t{1}, int64_t{100000}))

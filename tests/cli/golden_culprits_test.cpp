@@ -37,5 +37,17 @@ TEST(GoldenCulpritsCli, UsageErrorsAreExitTwo) {
   EXPECT_NE(range.output.find("outside [-1, 1]"), std::string::npos) << range.output;
 }
 
+// probe takes its baseline options from the same argument group (cli::BaselineArgs).
+TEST(GoldenCulpritsCli, ProbeChecksItsBaselineOptionsTheSameWay) {
+  const std::string probe = std::string(SG_BINARY_DIR "/validators/golden-validator probe ");
+  CliRun both = run_command(probe + "goldens/sample/shards/L0_attn_int8.mlpackage --baseline a "
+                                    "--baseline-replace _int8=_fp16");
+  EXPECT_EQ(both.code, 2) << both.output;
+  EXPECT_NE(both.output.find("not both"), std::string::npos) << both.output;
+  CliRun absent = run_command(probe + "goldens/sample/shards/L0_attn_int8.mlpackage --baseline-replace _q8=_fp16");
+  EXPECT_EQ(absent.code, 2) << absent.output;
+  EXPECT_NE(absent.output.find("'_q8' does not occur"), std::string::npos) << absent.output;
+}
+
 }  // namespace
 }  // namespace sg

@@ -3,6 +3,7 @@
 
 #include "support/cli_run.h"
 #include "support/json_schema_lite.h"
+#include "support/temp_dir_test.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -15,14 +16,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class GoldenDiffCli : public ::testing::Test {
+class GoldenDiffCli : public testing::TempDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("sg_diff_" + std::to_string(::getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
+  GoldenDiffCli() : TempDirTest("sg_diff_") {}
   std::string out(const std::string& name) const { return (dir_ / name).string(); }
   static CliRun golden(const std::string& args) {
     return run_command(std::string(SG_BINARY_DIR "/validators/golden-validator ") + args);
@@ -34,7 +30,6 @@ class GoldenDiffCli : public ::testing::Test {
   }
   static void save(const std::string& path, const nlohmann::json& j) { std::ofstream(path) << j.dump(1); }
   const std::string kGate = " --gate " SG_SOURCE_DIR "/gates/regression.json";
-  fs::path dir_;
 };
 
 TEST_F(GoldenDiffCli, IdenticalReportsHaveNothingToSay) {

@@ -8,6 +8,8 @@
 #include "shardgate/npy.h"
 #include "shardgate/readers.h"
 
+#include "support/temp_dir_test.h"
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -48,20 +50,9 @@ std::string error_of(const R& r) {
   return r.status().message();
 }
 
-class ShapeLimits : public ::testing::Test {
+class ShapeLimits : public sg::testing::TempDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("sg_shape_limits_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-  fs::path dir_;
+  ShapeLimits() : TempDirTest("sg_shape_limits_") {}
 };
 
 std::string mil_with_input(const std::string& dims) {

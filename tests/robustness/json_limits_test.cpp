@@ -10,6 +10,8 @@
 #include "shardgate/placement.h"
 #include "shardgate/readers.h"
 
+#include "support/temp_dir_test.h"
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -108,20 +110,9 @@ std::vector<Kind> kinds() {
   };
 }
 
-class JsonLimits : public ::testing::Test {
+class JsonLimits : public sg::testing::TempDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("sg_json_limits_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-  fs::path dir_;
+  JsonLimits() : TempDirTest("sg_json_limits_") {}
 };
 
 TEST_F(JsonLimits, DeepNestingIsAnInputErrorForEveryKind) {

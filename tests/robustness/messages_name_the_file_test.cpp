@@ -5,6 +5,8 @@
 //    ("memory budget: tensor [4] of int32 needs ..."), not even that it was reading a model.
 #include "support/cli_run.h"
 
+#include "support/temp_dir_test.h"
+
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -21,20 +23,9 @@ const std::string kSample = SG_SOURCE_DIR "/goldens/sample/";
 
 sg::CliRun run(const std::string& args) { return sg::run_command("timeout -s KILL 60 " + args); }
 
-class MessagesNameTheFile : public ::testing::Test {
+class MessagesNameTheFile : public sg::testing::TempDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("sg_names_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-  fs::path dir_;
+  MessagesNameTheFile() : TempDirTest("sg_names_") {}
 };
 
 TEST_F(MessagesNameTheFile, ExecInputOfTheWrongShape) {

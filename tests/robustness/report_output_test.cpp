@@ -6,6 +6,8 @@
 #include "shardgate/io.h"
 #include "support/cli_run.h"
 
+#include "support/temp_dir_test.h"
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 #include <fcntl.h>
@@ -49,21 +51,13 @@ std::string run_id_of(const std::string& text, bool json) {
   return at == std::string::npos ? "" : text.substr(at + tag.size(), 16);
 }
 
-class ReportOutput : public ::testing::Test {
+class ReportOutput : public sg::testing::TempDirTest {
  protected:
+  ReportOutput() : TempDirTest("sg_report_output_") {}
   void SetUp() override {
     ASSERT_TRUE(fs::exists(kAne) && fs::exists(kGolden)) << "build the validators first";
-    dir_ = fs::temp_directory_path() /
-           ("sg_report_output_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
+    TempDirTest::SetUp();
   }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-  fs::path dir_;
 };
 
 TEST_F(ReportOutput, CharacterDeviceTargetIsWrittenNotReplaced) {

@@ -1,10 +1,11 @@
 // A CLI test fixture for golden-validator: a fresh temporary directory per test for reports
-// and outputs, and reading a JSON report back after validating it against the published
+// and outputs (TempDirTest), and reading a JSON report back after validating it against the published
 // golden-report schema (so every CLI test also checks the schema).
 #pragma once
 
 #include "shardgate/io.h"
 #include "support/json_schema_lite.h"
+#include "support/temp_dir_test.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -16,19 +17,11 @@
 
 namespace sg::testing {
 
-class GoldenCliFixture : public ::testing::Test {
+class GoldenCliFixture : public TempDirTest {
  protected:
   // `prefix` keeps the directories of different test files apart in /tmp.
-  explicit GoldenCliFixture(std::string prefix) : prefix_(std::move(prefix)) {}
+  explicit GoldenCliFixture(std::string prefix) : TempDirTest(std::move(prefix)) {}
 
-  void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           (prefix_ + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
   std::string out(const std::string& name) const { return (dir_ / name).string(); }
 
   nlohmann::json report(const std::string& name) const {
@@ -42,11 +35,6 @@ class GoldenCliFixture : public ::testing::Test {
     }
     return nlohmann::json::parse(*text);
   }
-
-  std::filesystem::path dir_;
-
- private:
-  std::string prefix_;
 };
 
 }  // namespace sg::testing

@@ -221,6 +221,10 @@ int residency_exit_code(const ResidencyReport& report) {
   return failed ? kExitGateFailed : kExitPass;
 }
 
+std::string residency_summary_json(const ResidencySummary& summary) {
+  return summary_json(summary).dump();
+}
+
 std::string residency_report_json(const ResidencyReport& report) {
   ojson j;
   j["schema_version"] = kResidencyReportSchemaVersion;

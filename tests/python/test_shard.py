@@ -3,6 +3,9 @@ op counts coremltools reported when the fixtures were generated, and numpy forwa
 
 import collections
 import json
+import shutil
+import subprocess
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -98,3 +101,48 @@ def test_bad_input_raises_shardgate_error_naming_the_file(tmp_path, fixtures):
     assert "hidden" in str(e.value) and e.value.exit_code == 2
     with pytest.raises(TypeError):
         shard.run({"hidden": np.array([["a"]])})
+
+
+PLAN_DIR = Path(__file__).resolve().parents[1] / "data" / "placement" / "mac"
+
+
+def test_plan_dump_of_the_package_is_accepted(sample):
+    # The dump validators/mac/dump_compute_plan.py wrote for this very package (through the fake
+    # Apple runtime, tests/mac): its ops come from the plan, not from the rule table.
+    shard = shardgate.Shard(str(sample / "shards" / "L0_attn_lut4.mlpackage"))
+    ops = shard.placement(plan=str(PLAN_DIR / "L0_attn_lut4.mlpackage.json"))
+    compute = [op for op in ops if op["op_class"] == "compute"]
+    assert compute and all(op["source"] == "plan" for op in compute)
+
+
+def test_plan_dump_of_another_build_is_refused(tmp_path, sample):
+    # The same program with one weight byte changed is another build: a plan measured on the
+    # original must not vouch for it (ane-validator refuses it the same way).
+    copy = tmp_path / "L0_attn_lut4.mlpackage"
+    shutil.copytree(sample / "shards" / "L0_attn_lut4.mlpackage", copy)
+    weights = copy / "Data" / "com.apple.CoreML" / "weights" / "weight.bin"
+    data = bytearray(weights.read_bytes())
+    data[-1] ^= 0x01
+    weights.write_bytes(bytes(data))
+    shard = shardgate.Shard(str(copy))
+    for call in (shard.placement, shard.residency):
+        with pytest.raises(shardgate.Error) as e:
+            call(plan=str(PLAN_DIR / "L0_attn_lut4.mlpackage.json"))
+        assert "another build" in str(e.value) and "weights/weight.bin" in str(e.value)
+        assert e.value.exit_code == 2
+
+
+@pytest.mark.parametrize("where", ["sample/L0_attn_lut4", "fixtures/moe_int4blk"])
+def test_residency_is_the_summary_ane_validator_reports(tmp_path, sample, fixtures, cli_dir, where):
+    # One passing shard and one with CPU fallbacks (per-block int4 weights, topk).
+    root, name = where.split("/")
+    path = (sample / "shards" if root == "sample" else fixtures) / f"{name}.mlpackage"
+    report = tmp_path / "ane.json"
+    subprocess.run([str(cli_dir / "ane-validator"), str(path), "--json", str(report)],
+                   check=False, capture_output=True)
+    want = json.loads(report.read_text())["shards"][0]
+    got = shardgate.Shard(str(path)).residency()
+    assert got["model_verdict"] == want["model_verdict"]
+    assert got["shard_failures"] == want["shard_failures"]
+    del got["model_verdict"], got["shard_failures"]
+    assert got == want["summary"]

@@ -42,6 +42,8 @@ ResidencyCounts residency_counts(const ResidencyReport& report);
 std::string residency_report_json(const ResidencyReport& report);
 std::string residency_report_junit(const ResidencyReport& report);
 std::string residency_report_markdown(const ResidencyReport& report);
+// One shard's "summary" object of the JSON report, as JSON text (the Python binding returns it).
+std::string residency_summary_json(const ResidencySummary& summary);
 
 // One line per shard: verdict, counts, residency, threshold, placement source.
 std::string residency_summary_line(const ShardCheck& shard);

@@ -6,6 +6,7 @@
 #include "shardgate/fidelity.h"
 #include "shardgate/placement.h"
 #include "shardgate/program.h"
+#include "shardgate/residency_report.h"
 #include "shardgate/shard.h"
 
 #include <pybind11/stl.h>
@@ -59,33 +60,16 @@ py::dict op_row(const sg::OpPlacement& op) {
   return d;
 }
 
-py::dict summary_dict(const sg::ResidencySummary& s) {
-  py::dict d;
-  d["total_ops"] = s.total_ops;
-  d["compile_time_ops"] = s.compile_time_ops;
-  d["compute_ops"] = s.compute_ops;
-  d["on_ane"] = s.on_ane;
-  d["at_risk"] = s.at_risk;
-  d["fallbacks"] = s.fallbacks;
-  d["unknown"] = s.unknown;
-  d["residency_pct"] = s.residency_pct ? py::object(py::float_(*s.residency_pct)) : py::object(py::none());
-  d["cost_weighted_pct"] =
-      s.cost_weighted_pct ? py::object(py::float_(*s.cost_weighted_pct)) : py::object(py::none());
-  return d;
-}
-
-// Predicted placement, or the plan's when a compute-plan dump is given (which must match the
-// shard: the same refusal ane-validator makes).
-std::vector<sg::OpPlacement> placement_of(const sg::Shard& shard, const std::string& plan) {
-  sg::ModelFacts facts;
-  facts.info = &shard.info();
-  facts.weight_bytes = shard.weight_file_bytes();
-  std::vector<sg::OpPlacement> ops = take(sg::predict_placement(shard.program(), facts));
-  if (!plan.empty()) {
-    const sg::ComputePlanDump dump = take(sg::load_compute_plan(plan));
-    take(sg::apply_compute_plan(ops, dump, shard.program_sha256()));
-  }
-  return ops;
+// The shard checked as ane-validator checks it (check_shard): predicted placement, or the
+// plan's when a compute-plan dump is given. A dump of another build of the shard (another
+// program, or the same program with other weights) is refused with ane-validator's message.
+sg::ShardCheck checked(const std::shared_ptr<sg::Shard>& shard, const std::string& plan) {
+  sg::ShardCheckOptions options;
+  options.shard = shard;
+  options.plan_path = plan;
+  sg::ShardCheck check = sg::check_shard(shard->path(), options);
+  if (check.error) throw NativeError(*check.error);
+  return check;
 }
 
 }  // namespace
@@ -111,16 +95,23 @@ void bind_shard(py::module_& m) {
       .def("fingerprint", [](const sg::Shard& s) { return take(s.fingerprint()); })
       .def(
           "placement",
-          [](const sg::Shard& s, const std::string& plan) {
+          [](const ShardPtr& s, const std::string& plan) {
             py::list rows;
-            for (const sg::OpPlacement& op : placement_of(s, plan)) rows.append(op_row(op));
+            for (const sg::OpPlacement& op : checked(s, plan).ops) rows.append(op_row(op));
             return rows;
           },
           py::arg("plan") = "")
       .def(
           "residency",
-          [](const sg::Shard& s, const std::string& plan) {
-            return summary_dict(sg::summarize_residency(placement_of(s, plan)));
+          [](const ShardPtr& s, const std::string& plan) {
+            // The summary ane-validator's JSON report gives for this shard, with the model-level
+            // verdict and the shard-level limits it broke (weights over the per-shard limit).
+            const sg::ShardCheck check = checked(s, plan);
+            py::dict d = py::module_::import("json").attr("loads")(
+                sg::residency_summary_json(check.summary));
+            d["model_verdict"] = std::string(sg::model_verdict_name(check.model_verdict));
+            d["shard_failures"] = check.shard_failures;
+            return d;
           },
           py::arg("plan") = "")
       .def(

@@ -153,6 +153,12 @@ TEST_F(GoldenCli, StrictFailsWhenTheCandidateLacksReferenceTensors) {
   const CliRun lax = golden(base);
   EXPECT_EQ(lax.code, 0) << lax.output;
   EXPECT_NE(lax.output.find("not in candidate: input_ids, embed, hidden.1"), std::string::npos) << lax.output;
+  // The PASS line itself says what went unchecked.
+  EXPECT_NE(lax.output.find("PASS: all 1 checks passed (8 rows, 0 degenerate); 6 reference tensors "
+                            "without a candidate, not checked (--strict fails them): input_ids, "
+                            "embed, hidden.1, hidden.2, hidden.3, logits"),
+            std::string::npos)
+      << lax.output;
   const CliRun strict = golden(base + " --strict");
   EXPECT_EQ(strict.code, 1) << strict.output;
   EXPECT_NE(strict.output.find("--strict"), std::string::npos) << strict.output;

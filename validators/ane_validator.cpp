@@ -8,6 +8,8 @@
 //
 // Exit codes: 0 pass, 1 gate failed, 2 bad input or usage, 3 internal error.
 #include "common/args.h"
+#include "common/gate_lookup.h"
+#include "common/help_text.h"
 #include "shardgate/io.h"
 #include "shardgate/placement.h"
 #include "shardgate/report_output.h"
@@ -28,7 +30,8 @@ namespace {
 
 constexpr const char* kTool = "ane-validator";
 constexpr const char* kVersion = "0.1.0";
-constexpr const char* kDefaultGateFile = "gates/residency.json";
+// Found as gates/residency.json above the shards (find_gate_file), never in the cwd.
+constexpr const char* kDefaultGateFile = "residency.json";
 
 struct Options {
   std::vector<std::string> shards;
@@ -166,10 +169,13 @@ sg::Result<std::map<std::string, AssignedPlan>> assign_plans(
   return plan_of;
 }
 
-sg::Result<sg::ResidencyPolicy> load_policy(const Options& opt) {
+// --gate, else the gates/residency.json governing the shards, else the built-in default (100 %).
+sg::Result<sg::ResidencyPolicy> load_policy(const Options& opt, const std::vector<std::string>& shards) {
   if (!opt.gate.gate_file.empty()) return sg::load_residency_policy(opt.gate.gate_file);
-  if (sg::path_exists(kDefaultGateFile)) return sg::load_residency_policy(kDefaultGateFile);
-  return sg::ResidencyPolicy{};  // built-in default: 100% residency
+  auto found = sg::cli::find_gate_file(shards, kDefaultGateFile);
+  if (!found) return found.status();
+  if (!found->empty()) return sg::load_residency_policy(*found);
+  return sg::ResidencyPolicy{};
 }
 
 int run(int argc, char** argv) {
@@ -209,6 +215,10 @@ int run(int argc, char** argv) {
   opt.gate.add_to(app);
   opt.log.add_to(app);
   opt.selection.add_to(app);
+  if (sg::Status s = sg::cli::apply_help_footers(app, kTool); !s.is_ok()) {
+    std::cerr << kTool << ": " << s.message() << "\n";
+    return sg::kExitInternal;
+  }
   if (auto code = sg::cli::parse_command_line(app, argc, argv)) return *code;
 
   if (auto s = opt.selection.validate(); !s) return usage_error(s);
@@ -234,7 +244,7 @@ int run(int argc, char** argv) {
                     "nothing checked", opt.selection.shard_index, opt.selection.shard_count,
                     expanded->size())));
   }
-  auto policy = load_policy(opt);
+  auto policy = load_policy(opt, *expanded);
   if (!policy) return usage_error(policy.status());
   auto plans = assign_plans(opt, *expanded, shards);
   if (!plans) return usage_error(plans.status());

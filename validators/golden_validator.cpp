@@ -3,6 +3,7 @@
 // Exit codes: 0 gate passed, 1 gate failed, 2 bad input or usage, 3 internal error.
 #include "common/args.h"
 #include "common/golden_args.h"
+#include "common/help_text.h"
 #include "golden/commands.h"
 #include "shardgate/status.h"
 
@@ -29,6 +30,10 @@ int main(int argc, char** argv) {
     sg::golden_cli::add_weights_command(app, result);
     sg::golden_cli::add_culprits_command(app, result);
     sg::golden_cli::add_diff_command(app, result);
+    if (sg::Status s = sg::cli::apply_help_footers(app, "golden-validator"); !s.is_ok()) {
+      std::cerr << "golden-validator: " << s.message() << "\n";
+      return sg::kExitInternal;
+    }
 
     sg::cli::set_command_line(argc, argv);
     if (auto stop = sg::cli::parse_command_line(app, argc, argv)) return *stop;

@@ -4,10 +4,12 @@
 #include "shardgate/report_output.h"
 
 #include <CLI/CLI.hpp>
+#include <fnmatch.h>
 #include <glob.h>
 
 #include <algorithm>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <set>
 
@@ -33,7 +35,7 @@ Status ReportArgs::write(const std::string& json_text, const std::string& junit_
 }
 
 void GateArgs::add_to(CLI::App& app) {
-  app.add_option("--gate", gate_file, "Gate policy (JSON) to apply instead of the default one")
+  app.add_option("--gate", gate_file, "Gate policy (JSON). Default: gates/<residency|fidelity>.json found from the directory of the shards, chain or reference upward to the repository root (never the current directory), else the built-in policy")
       ->option_text("FILE");
   app.add_flag("--strict", strict, "Results that are only 'at risk' fail the gate too");
 }
@@ -100,6 +102,23 @@ std::optional<int> parse_command_line(CLI::App& app, int argc, const char* const
   // prints for people goes to standard error instead (before parsing, since subcommands run
   // from CLI11's callbacks).
   if (report_to_stdout(argc, argv)) std::cout.rdbuf(std::cerr.rdbuf());
+  // A tool with subcommands names a first word that is none of them (CLI11 alone would say
+  // "A subcommand is required", as if none had been given).
+  const std::vector<CLI::App*> subcommands = app.get_subcommands([](CLI::App*) { return true; });
+  if (!subcommands.empty() && argc > 1 && argv[1][0] != '-') {
+    const std::string word = argv[1];
+    std::string names;
+    bool known = false;
+    for (CLI::App* c : subcommands) {
+      known = known || c->check_name(word);
+      names += (names.empty() ? "" : ", ") + c->get_name();
+    }
+    if (!known) {
+      std::cerr << app.get_name() << ": usage error: unknown subcommand '" << word
+                << "' (subcommands: " << names << ")\nRun with --help for usage.\n";
+      return kExitBadInput;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -138,6 +157,19 @@ bool is_model_path(const std::string& path) {
 
 namespace {
 
+// "a//b/c/" -> {"a", "b", "c"}.
+std::vector<std::string> split_segments(const std::string& path) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= path.size()) {
+    size_t end = path.find('/', start);
+    if (end == std::string::npos) end = path.size();
+    if (end > start) out.push_back(path.substr(start, end - start));
+    start = end + 1;
+  }
+  return out;
+}
+
 Result<std::vector<std::string>> glob_paths(const std::string& pattern) {
   glob_t g{};
   int rc = ::glob(pattern.c_str(), GLOB_MARK, nullptr, &g);
@@ -153,6 +185,87 @@ Result<std::vector<std::string>> glob_paths(const std::string& pattern) {
   return out;
 }
 
+
+bool has_globstar(const std::string& pattern) {
+  for (const std::string& seg : split_segments(pattern)) {
+    if (seg == "**") return true;
+  }
+  return false;
+}
+
+// Every model directory (.mlmodelc / .mlpackage) below `root` at any depth, with its path
+// relative to root as segments. Models are not entered (a package holds no shard), hidden
+// directories (.git, .cache) are skipped, symbolic links to directories are not followed (a
+// cycle cannot hang the walk).
+Status walk_models(const std::string& root,
+                   const std::function<void(const std::string&, const std::vector<std::string>&)>& visit) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, ec);
+  SG_CHECK(!ec, ErrorCode::kIO, "{}: cannot list the directory: {}", root, ec.message());
+  for (; it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    SG_CHECK(!ec, ErrorCode::kIO, "{}: cannot list the directory: {}", root, ec.message());
+    const fs::directory_entry& entry = *it;
+    const std::string name = entry.path().filename().string();
+    std::error_code type_ec;
+    const bool dir = entry.is_directory(type_ec) && !entry.is_symlink(type_ec);
+    if (!dir) continue;
+    if (!name.empty() && name[0] == '.') {
+      it.disable_recursion_pending();
+      continue;
+    }
+    if (is_model_path(name)) {
+      it.disable_recursion_pending();
+      std::vector<std::string> rel;
+      for (const fs::path& part : entry.path().lexically_relative(root)) rel.push_back(part.string());
+      visit(entry.path().string(), rel);
+    }
+  }
+  SG_CHECK(!ec, ErrorCode::kIO, "{}: cannot list the directory: {}", root, ec.message());
+  return Status::ok();
+}
+
+// Whether path segments match pattern segments, "**" standing for any number of segments
+// (none too) and every other segment matched by fnmatch (a leading '.' is matched only
+// explicitly). Dynamic programming: no pattern makes it exponential.
+bool segments_match(const std::vector<std::string>& pat, const std::vector<std::string>& path) {
+  const size_t P = pat.size(), S = path.size();
+  // ok[i][j]: pat[i..] matches path[j..].
+  std::vector<std::vector<char>> ok(P + 1, std::vector<char>(S + 1, 0));
+  ok[P][S] = 1;
+  for (size_t i = P; i-- > 0;) {
+    for (size_t j = S + 1; j-- > 0;) {
+      if (pat[i] == "**") {
+        ok[i][j] = ok[i + 1][j] || (j < S && ok[i][j + 1]);
+      } else {
+        ok[i][j] = j < S && ok[i + 1][j + 1] &&
+                   ::fnmatch(pat[i].c_str(), path[j].c_str(), FNM_PERIOD) == 0;
+      }
+    }
+  }
+  return ok[0][0];
+}
+
+// A pattern with a "**" segment: the models below the pattern's literal prefix whose path
+// matches it (glob(3) has no "**").
+Result<std::vector<std::string>> globstar_models(const std::string& pattern) {
+  const std::vector<std::string> segs = split_segments(pattern);
+  size_t literal = 0;
+  while (literal < segs.size() && segs[literal].find_first_of("*?[") == std::string::npos) ++literal;
+  std::string root = pattern[0] == '/' ? "/" : "";
+  for (size_t i = 0; i < literal; ++i) root += (i && root != "/" ? "/" : "") + segs[i];
+  if (root.empty()) root = ".";
+  std::error_code ec;
+  SG_CHECK(std::filesystem::is_directory(root, ec), ErrorCode::kUsage,
+           "{}: the pattern matches no path ({} is not a directory)", pattern, root);
+  const std::vector<std::string> rest(segs.begin() + static_cast<std::ptrdiff_t>(literal), segs.end());
+  std::vector<std::string> out;
+  SG_TRY(walk_models(root, [&](const std::string& model, const std::vector<std::string>& rel) {
+    if (segments_match(rest, rel)) out.push_back(root == "." ? model.substr(2) : model);
+  }));
+  SG_CHECK(!out.empty(), ErrorCode::kUsage, "{}: the pattern matches no path", pattern);
+  return out;
+}
 }  // namespace
 
 Result<std::vector<std::string>> expand_shard_paths(const std::vector<std::string>& args) {
@@ -160,7 +273,12 @@ Result<std::vector<std::string>> expand_shard_paths(const std::vector<std::strin
   for (const std::string& arg : args) {
     SG_CHECK(!arg.empty(), ErrorCode::kUsage, "an empty shard path was given");
     if (arg.find_first_of("*?[") != std::string::npos) {
-      SG_ASSIGN_OR_RETURN(std::vector<std::string> matches, glob_paths(arg));
+      std::vector<std::string> matches;
+      if (has_globstar(arg)) {
+        SG_ASSIGN_OR_RETURN(matches, globstar_models(arg));
+      } else {
+        SG_ASSIGN_OR_RETURN(matches, glob_paths(arg));
+      }
       // A glob over a folder of shards also meets licences and notes: keep the models.
       size_t before = paths.size();
       for (const std::string& m : matches) {
@@ -174,13 +292,12 @@ Result<std::vector<std::string>> expand_shard_paths(const std::vector<std::strin
     std::error_code ec;
     if (!is_model_path(path) && std::filesystem::is_directory(path, ec)) {
       size_t before = paths.size();
-      for (const auto& entry : std::filesystem::directory_iterator(path, ec)) {
-        std::string child = entry.path().string();
-        if (is_model_path(child) && entry.is_directory(ec)) paths.insert(child);
-      }
-      SG_CHECK(!ec, ErrorCode::kIO, "{}: cannot list the directory: {}", path, ec.message());
+      SG_TRY(walk_models(path, [&](const std::string& model, const std::vector<std::string>&) {
+        paths.insert(model);
+      }));
       SG_CHECK(paths.size() > before, ErrorCode::kUsage,
-               "{}: the directory is not a model and holds no .mlmodelc or .mlpackage", path);
+               "{}: the directory is not a model and holds no .mlmodelc or .mlpackage at any "
+               "depth", path);
       continue;
     }
     paths.insert(path);

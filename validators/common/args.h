@@ -73,10 +73,13 @@ struct SelectionArgs {
 std::optional<int> parse_command_line(CLI::App& app, int argc, const char* const* argv);
 
 // Expands shard arguments. An argument containing glob characters (* ? [) stands for the models
-// it matches (other files, such as licences, are skipped); a directory that is not itself a
-// model (.mlmodelc / .mlpackage) stands for the models directly inside it; any other path is
-// kept as-is, so opening it later reports what is wrong with it. The result is sorted and free
-// of duplicates. A glob or directory that yields no model is a usage error naming the argument.
+// it matches (other files, such as licences, are skipped); a "**" segment matches any number of
+// directories ("shards/**/*_int8.mlpackage"). A directory that is not itself a model
+// (.mlmodelc / .mlpackage) stands for the models at any depth inside it. Walks skip hidden
+// directories, do not enter models and do not follow symbolic links to directories. Any other
+// path is kept as-is, so opening it later reports what is wrong with it. The result is sorted
+// and free of duplicates. A glob or directory that yields no model is a usage error naming the
+// argument.
 Result<std::vector<std::string>> expand_shard_paths(const std::vector<std::string>& args);
 
 // Whether `path` names a model directory: it ends in .mlmodelc or .mlpackage (a trailing '/'

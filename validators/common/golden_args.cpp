@@ -2,6 +2,8 @@
 // (golden_args.h).
 #include "common/golden_args.h"
 
+#include "common/gate_lookup.h"
+
 #include "shardgate/io.h"
 #include "shardgate/report_output.h"
 
@@ -231,13 +233,15 @@ Result<std::string> BaselineArgs::step_baseline_of(const std::string& shard) con
   return baseline_of(shard);
 }
 
-Result<GatePolicy> build_gate_policy(const GateArgs& gate, const ThresholdArgs& thresholds) {
+Result<GatePolicy> build_gate_policy(const GateArgs& gate, const ThresholdArgs& thresholds,
+                                     const std::vector<std::string>& anchors) {
   GatePolicy policy = builtin_gate_policy();
-  // Same precedence as ane-validator: --gate, else gates/fidelity.json of the current
-  // directory (a repository checkout), else the built-in defaults. The report names the source.
-  const std::string file = !gate.gate_file.empty() ? gate.gate_file
-                           : path_exists(kDefaultFidelityGate) ? std::string(kDefaultFidelityGate)
-                                                               : std::string();
+  // Same precedence as ane-validator: --gate, else the gates/fidelity.json that governs the
+  // work (found upward from it), else the built-in defaults. The report names the source.
+  std::string file = gate.gate_file;
+  if (file.empty()) {
+    SG_ASSIGN_OR_RETURN(file, find_gate_file(anchors, kDefaultFidelityGate));
+  }
   if (!file.empty()) {
     SG_ASSIGN_OR_RETURN(policy, load_gate_policy(file));
   }
@@ -245,8 +249,9 @@ Result<GatePolicy> build_gate_policy(const GateArgs& gate, const ThresholdArgs& 
   return policy;
 }
 
-Result<GatePolicy> build_gate_policy(const GoldenCommonArgs& args) {
-  SG_ASSIGN_OR_RETURN(GatePolicy policy, build_gate_policy(args.gate, args.thresholds));
+Result<GatePolicy> build_gate_policy(const GoldenCommonArgs& args,
+                                     const std::vector<std::string>& anchors) {
+  SG_ASSIGN_OR_RETURN(GatePolicy policy, build_gate_policy(args.gate, args.thresholds, anchors));
   if (args.metrics.topk > 0) policy.topk = args.metrics.topk;
   return policy;
 }

@@ -26,8 +26,9 @@ class App;
 namespace sg::cli {
 
 inline constexpr const char* kGoldenValidatorVersion = "0.1.0";
-// The policy used when --gate is not given and this file exists in the current directory.
-inline constexpr const char* kDefaultFidelityGate = "gates/fidelity.json";
+// The policy used when --gate is not given and gates/<this> is found above the chain or the
+// reference (find_gate_file).
+inline constexpr const char* kDefaultFidelityGate = "fidelity.json";
 
 // Which FP16 shard each candidate was converted from: --baseline SHARD (one candidate) or
 // --baseline-replace OLD=NEW (the candidate's path with its last OLD replaced by NEW).
@@ -101,11 +102,15 @@ struct GoldenCommonArgs {
   void add_to(CLI::App& app);
 };
 
-// --gate FILE, else ./gates/fidelity.json when present, else the built-in policy; then the
-// threshold options applied on top.
-Result<GatePolicy> build_gate_policy(const GateArgs& gate, const ThresholdArgs& thresholds);
+// --gate FILE, else gates/fidelity.json found from the anchors' directories upward to the
+// repository root (find_gate_file: the chain manifest, the reference dump or the shards the
+// command judges; never the current directory), else the built-in policy; then the threshold
+// options applied on top.
+Result<GatePolicy> build_gate_policy(const GateArgs& gate, const ThresholdArgs& thresholds,
+                                     const std::vector<std::string>& anchors);
 // The same, then an explicit --topk wins over the policy's k (like every command-line threshold).
-Result<GatePolicy> build_gate_policy(const GoldenCommonArgs& args);
+Result<GatePolicy> build_gate_policy(const GoldenCommonArgs& args,
+                                     const std::vector<std::string>& anchors);
 
 // The end of every comparing command: records the gate file among the run's inputs, builds the
 // report and emits it (see emit_golden_report); returns the exit code.

@@ -22,7 +22,7 @@ struct CompareOptions {
 
 int run_compare(const CompareOptions& o) {
   if (Status s = o.common.log.validate(); !s.is_ok()) return cli::report_error(s, "compare", o.common);
-  auto policy = cli::build_gate_policy(o.common);
+  auto policy = cli::build_gate_policy(o.common, {o.reference});
   if (!policy) return cli::report_error(policy.status(), "compare", o.common);
   auto open_options = o.input.options();
   if (!open_options) return cli::report_error(open_options.status(), "compare", o.common);

@@ -1,6 +1,7 @@
 // golden-validator diff: regressions between two JSON reports of one tool (report_diff.h).
 // Exit codes: 0 no regression, 1 a regression beyond the gate's tolerances, 2 bad input.
 #include "common/args.h"
+#include "common/gate_lookup.h"
 #include "common/golden_args.h"
 #include "golden/commands.h"
 #include "shardgate/report_diff.h"
@@ -16,7 +17,8 @@ namespace sg::golden_cli {
 namespace {
 
 // The tolerances used when --gate is not given and this file exists in the current directory.
-constexpr const char* kDefaultRegressionGate = "gates/regression.json";
+// Found as gates/regression.json above the new report (find_gate_file), never in the cwd.
+constexpr const char* kDefaultRegressionGate = "regression.json";
 
 struct DiffOptions {
   std::string old_report, new_report;
@@ -29,11 +31,15 @@ struct DiffOptions {
 int run_diff(const DiffOptions& o) {
   if (Status s = o.log.validate(); !s.is_ok()) return cli::report_error(s);
   std::string gate = o.gate;
-  if (gate.empty() && std::filesystem::exists(kDefaultRegressionGate)) gate = kDefaultRegressionGate;
   if (gate.empty()) {
-    return cli::report_error(make_error(ErrorCode::kUsage,
-                                        "diff: no tolerances: give --gate FILE ({} is not here)",
-                                        kDefaultRegressionGate));
+    auto found = cli::find_gate_file({o.new_report}, kDefaultRegressionGate);
+    if (!found) return cli::report_error(found.status());
+    gate = *found;
+  }
+  if (gate.empty()) {
+    return cli::report_error(make_error(
+        ErrorCode::kUsage, "diff: no tolerances: give --gate FILE (no gates/{} above {})",
+        kDefaultRegressionGate, o.new_report));
   }
   auto policy = load_regression_policy(gate);
   if (!policy) return cli::report_error(policy.status());
@@ -64,7 +70,7 @@ void add_diff_command(CLI::App& app, CommandResult& result) {
               "ane-validator), even when both pass; exit 1 on a regression beyond the tolerances");
   sub->add_option("old", o->old_report, "The earlier JSON report")->option_text("OLD.json")->required();
   sub->add_option("new", o->new_report, "The later JSON report")->option_text("NEW.json")->required();
-  sub->add_option("--gate", o->gate, "Regression tolerances (default: gates/regression.json when present)")
+  sub->add_option("--gate", o->gate, "Regression tolerances (default: gates/regression.json found from NEW.json's directory upward to the repository root)")
       ->option_text("FILE");
   sub->add_flag("--all", o->all, "List what got better too");
   o->reports.add_to(*sub);

@@ -105,10 +105,10 @@ int run_probe(const ProbeCommandOptions& o) {
   if (Status s = o.exec.validate(); !s.is_ok()) {
     return cli::report_error(s);
   }
-  auto policy = cli::build_gate_policy(o.common);
-  if (!policy) return cli::report_error(policy.status());
   auto expanded = cli::expand_shard_paths(o.candidates);
   if (!expanded) return cli::report_error(expanded.status());
+  auto policy = cli::build_gate_policy(o.common, *expanded);
+  if (!policy) return cli::report_error(policy.status());
   const std::vector<std::string> candidates = o.selection.select(*expanded);
   if (candidates.empty()) {
     return cli::report_error(make_error(ErrorCode::kUsage,

@@ -31,7 +31,7 @@ int run_run(const RunCommandOptions& o) {
       !s.is_ok()) {
     return cli::report_error(s, "run", o.common);
   }
-  auto policy = cli::build_gate_policy(o.common);
+  auto policy = cli::build_gate_policy(o.common, {o.chain});
   if (!policy) return cli::report_error(policy.status(), "run", o.common);
   auto chain = load_chain_manifest(o.chain);
   if (!chain) return cli::report_error(chain.status(), "run", o.common);

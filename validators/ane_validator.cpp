@@ -10,6 +10,7 @@
 #include "common/args.h"
 #include "common/gate_lookup.h"
 #include "common/help_text.h"
+#include "common/progress.h"
 #include "shardgate/io.h"
 #include "shardgate/placement.h"
 #include "shardgate/report_output.h"
@@ -263,6 +264,8 @@ int run(int argc, char** argv) {
   report.shard_index = opt.selection.shard_index;
   report.shard_count = opt.selection.shard_count;
   int level = opt.log.level();
+  sg::cli::Progress progress(std::cerr, static_cast<int64_t>(shards.size()), level,
+                             sg::cli::stderr_is_terminal());
   for (const std::string& path : shards) {
     sg::ShardCheckOptions options = base;
     options.fingerprint = !opt.no_fingerprint;
@@ -278,6 +281,7 @@ int run(int argc, char** argv) {
     }
     sg::ShardCheck check = sg::check_shard(path, options);
     bool ok = !check.error && check.verdict.passed;
+    progress.finish();  // the shard's lines go where the live line was
     if (level >= 0 || !ok) {
       std::cout << sg::residency_summary_line(check) << "\n" << sg::residency_failure_lines(check);
       if (level >= 1 && !check.fingerprint.empty()) {
@@ -289,8 +293,11 @@ int run(int argc, char** argv) {
       }
     }
     if (opt.ops && !check.error) std::cout << sg::residency_op_table(check);
+    std::cout.flush();
+    progress.done("shard " + sg::path_basename(path), sg::shard_verdict(check));
     report.shards.push_back(std::move(check));
   }
+  progress.finish();
   int code = sg::residency_exit_code(report);
 
   std::vector<sg::ReportOutput> outputs;

@@ -3,8 +3,10 @@
 // reads the dump back and verifies every file. The manifest's provenance names the tool, the
 // command line, the chain (sha256) and every baseline shard with its fingerprint.
 #include "common/golden_args.h"
+#include "common/progress.h"
 #include "golden/commands.h"
 #include "golden/exec_args.h"
+#include "golden/step_progress.h"
 #include "shardgate/chain.h"
 #include "shardgate/golden.h"
 #include "shardgate/io.h"
@@ -67,14 +69,14 @@ Status record(const RecordOptions& o) {
   ro.precision = o.exec.precision_value();
   ro.threads = o.exec.threads;
   ro.goldens = source.get();
-  if (o.log.level() > 0) {
-    ro.on_step = [](const ChainStepRecord& r) {
-      std::cerr << fmt::format("  step {:<16} {:8.3f} s\n", r.id, r.seconds);
-    };
-  }
+  cli::Progress progress(std::cerr, static_cast<int64_t>(chain.steps.size()), o.log.level(),
+                         cli::stderr_is_terminal());
+  ro.on_step = [&](const ChainStepRecord& r) { progress.done(step_label(chain, r), step_detail(r)); };
   std::map<std::string, std::string> fingerprints;  // shard path -> Shard::fingerprint()
   ro.fingerprints = &fingerprints;
-  SG_ASSIGN_OR_RETURN(ChainRunResult result, run_chain(chain, ro));
+  auto ran = run_chain(chain, ro);
+  progress.finish();  // what follows (an error, the summary) starts on a clean line
+  SG_ASSIGN_OR_RETURN(ChainRunResult result, std::move(ran));
   if (result.first_nonfinite) {
     return make_error(ErrorCode::kNumeric,
                       "{}: the baseline chain produced a non-finite value (step '{}', {}); "

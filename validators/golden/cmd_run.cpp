@@ -2,8 +2,10 @@
 // position, first failing layer and position, trend), teacher-forced on request, or both views
 // in one report.
 #include "common/golden_args.h"
+#include "common/progress.h"
 #include "golden/commands.h"
 #include "golden/exec_args.h"
+#include "golden/step_progress.h"
 #include "shardgate/chain.h"
 #include "shardgate/golden.h"
 
@@ -56,25 +58,25 @@ int run_run(const RunCommandOptions& o) {
   fo.threads = o.exec.threads;
   fo.metrics = o.common.metrics.options(*policy);
   const int level = o.common.log.level();
-  if (level > 0) {
-    fo.on_step = [](ChainMode mode, const ChainStepRecord& r) {
-      std::cerr << fmt::format("  [{}] step {:<16} {:8.3f} s", chain_mode_name(mode), r.id, r.seconds);
-      if (!r.is_combine) {
-        std::cerr << fmt::format("  {} ops, peak {:.1f} MiB", r.stats.ops_run,
-                                 static_cast<double>(r.stats.peak_value_bytes) / (1 << 20));
-      }
-      std::cerr << "\n";
-    };
-  }
+  // Every step of every view: the modes, and the run again with subnormals flushed.
+  const int64_t total = static_cast<int64_t>(chain->steps.size() * fo.modes.size()) *
+                        (o.exec.both_subnormal_views() ? 2 : 1);
+  cli::Progress progress(std::cerr, total, level, cli::stderr_is_terminal());
+  fo.on_step = [&](ChainMode mode, const ChainStepRecord& r) {
+    progress.done(fmt::format("[{}] {}", chain_mode_name(mode), step_label(*chain, r)), step_detail(r));
+  };
   auto run = run_chain_fidelity(*chain, **goldens, fo);
+  if (!run) progress.finish();  // the error goes on a clean line
   if (!run) return cli::report_error(run.status(), "run", o.common);
   if (o.exec.both_subnormal_views()) {
     // The same chain again with subnormal results flushed; both views are gated.
     fo.precision = Precision::kFp16Ftz;
     auto flushed = run_chain_fidelity(*chain, **goldens, fo);
+    if (!flushed) progress.finish();
     if (!flushed) return cli::report_error(flushed.status(), "run", o.common);
     run = join_subnormal_views(std::move(*run), std::move(*flushed));
   }
+  progress.finish();
   print_notes(run->notes, level);
   return cli::finish_golden_report(std::move(*run), std::move(*policy), o.common);
 }

@@ -13,14 +13,22 @@
 #include "core/subbyte.h"
 #include "ops/constexpr_stream.h"
 #include "ops/kernel_util.h"
+#include "ops/kernel_variants.h"
+#include "shardgate/cpu.h"
 
 #include <bit>
 #include <cmath>
 #include <cstring>
 #include <vector>
 
-#if defined(__SSSE3__) || defined(__F16C__) || defined(__AVX2__)
+#if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
+// Vector decoders are compiled for their ISA by function attribute and chosen at run time from
+// cpu_level() (shardgate/cpu.h), so the portable build uses them too.
+#define SG_DECODE_X86 1
+#define SG_TARGET_F16C __attribute__((target("avx,f16c")))
+#define SG_TARGET_AVX2 __attribute__((target("avx2")))
+#define SG_TARGET_SSSE3 __attribute__((target("ssse3")))
 #endif
 
 namespace sg {
@@ -364,12 +372,12 @@ Result<StreamedWeight> lut_ios16_stream(OpContext& ctx) {
   return w;
 }
 
-#if defined(__SSSE3__)
+#if SG_DECODE_X86
 // 4-bit indices into a 16-entry fp16 table, 16 weights per step: the table is split into its
 // low and high bytes, each a 16-byte pshufb table, and the two looked-up byte vectors are
 // interleaved back into fp16 values. Pure data movement, so the bits equal the scalar loop's.
 // n is a multiple of 16; packed holds n / 2 bytes (element 2i in the low nibble of byte i).
-inline void decode_lut4_fp16_sse(const uint16_t* table, const std::byte* packed, int64_t n,
+SG_TARGET_SSSE3 void decode_lut4_fp16_sse(const uint16_t* table, const std::byte* packed, int64_t n,
                                  uint16_t* out) {
   const __m128i even = _mm_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, -1, -1, -1, -1, -1, -1, -1, -1);
   const __m128i odd = _mm_setr_epi8(1, 3, 5, 7, 9, 11, 13, 15, -1, -1, -1, -1, -1, -1, -1, -1);
@@ -402,6 +410,7 @@ void decode_scalar_lut_rows(const LutLayout& l, const std::byte* packed, int bit
   const int64_t col_block = l.block[k - 1];
   const int64_t col_stride = l.group_stride[k - 1];
   const int64_t palettes = l.palettes;
+  [[maybe_unused]] const bool use_ssse3 = cpu_level() >= CpuLevel::kAvx2;  // AVX2 CPUs have SSSE3
   for (int64_t r = r0; r < r1; ++r) {
     int64_t group = 0;
     int64_t rest = r;
@@ -414,9 +423,9 @@ void decode_scalar_lut_rows(const LutLayout& l, const std::byte* packed, int bit
     T* row = out + (r - r0) * cols;
     for (int64_t c0 = 0; c0 < cols; c0 += col_block) {
       const T* table = lut + (group + (c0 / col_block) * col_stride) * palettes;
-#if defined(__SSSE3__)
+#if SG_DECODE_X86
       if constexpr (Bits == 4 && sizeof(T) == 2) {
-        if (col_block % 16 == 0 && (e0 + c0) % 2 == 0) {
+        if (use_ssse3 && col_block % 16 == 0 && (e0 + c0) % 2 == 0) {
           decode_lut4_fp16_sse(table, packed + (e0 + c0) / 2, col_block, row + c0);
           continue;
         }
@@ -516,29 +525,33 @@ double code_value(DType dtype, uint32_t code) {
 // One scale block of constexpr_blockwise_shift_scale: out[i] = apply(d[i], b). The F16C path
 // performs apply()'s steps in the same order with the same fp16 roundings (vcvtps2ph rounds to
 // nearest even, like f32_to_f16), 8 elements at a time, so both paths give the same bits.
+#if SG_DECODE_X86
+SG_TARGET_F16C inline __m256 round_f16_8(__m256 x) {
+  return _mm256_cvtph_ps(_mm256_cvtps_ph(x, _MM_FROUND_TO_NEAREST_INT));
+}
+
+// The first n - n % 8 elements of shift_scale_span with F16C; returns how many were done.
 template <typename T>
-void shift_scale_span(const ShiftScale& ss, int64_t b, const float* d, int64_t n, T* out) {
+SG_TARGET_F16C int64_t shift_scale_span_f16c(const ShiftScale& ss, int64_t b, const float* d, int64_t n,
+                                             T* out) {
   int64_t i = 0;
-#if defined(__F16C__) && defined(__AVX__)
   const float sv = ss.scale[static_cast<size_t>(b)];
   const bool has_offset = !ss.offset.empty();
   const float ov = has_offset ? ss.offset[static_cast<size_t>(b)] : 0.0f;
   const __m256 s = _mm256_set1_ps(sv);
-  constexpr int kRound = _MM_FROUND_TO_NEAREST_INT;
-  auto r16 = [](__m256 x) { return _mm256_cvtph_ps(_mm256_cvtps_ph(x, kRound)); };
   if constexpr (sizeof(T) == 2) {
     const __m256 o = _mm256_set1_ps(ss.offset_wider ? ov : round_to_f16(ov));
     for (; i + 8 <= n; i += 8) {
-      const __m256 x = r16(_mm256_loadu_ps(d + i));
+      const __m256 x = round_f16_8(_mm256_loadu_ps(d + i));
       __m256 v;
       if (!has_offset) {
         v = _mm256_mul_ps(s, x);
       } else if (ss.offset_wider) {
         v = _mm256_mul_ps(s, _mm256_sub_ps(x, o));
       } else {
-        v = _mm256_mul_ps(s, r16(_mm256_sub_ps(x, o)));
+        v = _mm256_mul_ps(s, round_f16_8(_mm256_sub_ps(x, o)));
       }
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), _mm256_cvtps_ph(v, kRound));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
     }
   } else {
     const __m256 o = _mm256_set1_ps(ov);
@@ -547,15 +560,13 @@ void shift_scale_span(const ShiftScale& ss, int64_t b, const float* d, int64_t n
       _mm256_storeu_ps(out + i, has_offset ? _mm256_mul_ps(s, _mm256_sub_ps(x, o)) : _mm256_mul_ps(s, x));
     }
   }
-#endif
-  for (; i < n; ++i) out[i] = to_out<T>(ss.apply(d[i], b));
+  return i;
 }
 
-#if defined(__AVX2__)
 // Integer codes e .. e + n of an int4/uint4/int8/uint8 tensor widened to their float values,
 // 8 at a time; returns how many were done (the caller finishes the rest element by element).
 // 4-bit codes are read 8 per 4 bytes, so the run must start on a whole byte.
-inline int64_t widen_codes_avx2(const std::byte* raw, DType dtype, int64_t e, int64_t n, float* d) {
+SG_TARGET_AVX2 int64_t widen_codes_avx2(const std::byte* raw, DType dtype, int64_t e, int64_t n, float* d) {
   int64_t c = 0;
   if (dtype == DType::kI8 || dtype == DType::kU8) {
     for (; c + 8 <= n; c += 8) {
@@ -587,6 +598,18 @@ inline int64_t widen_codes_avx2(const std::byte* raw, DType dtype, int64_t e, in
 }
 #endif
 
+// One scale block of constexpr_blockwise_shift_scale: out[i] = apply(d[i], b). The F16C path
+// performs apply()'s steps in the same order with the same fp16 roundings (vcvtps2ph rounds to
+// nearest even, like f32_to_f16), 8 elements at a time, so both paths give the same bits.
+template <typename T>
+void shift_scale_span(const ShiftScale& ss, int64_t b, const float* d, int64_t n, T* out) {
+  int64_t i = 0;
+#if SG_DECODE_X86
+  if (cpu_level() >= CpuLevel::kAvx2) i = shift_scale_span_f16c(ss, b, d, n, out);
+#endif
+  for (; i < n; ++i) out[i] = to_out<T>(ss.apply(d[i], b));
+}
+
 // constexpr_blockwise_shift_scale, rows [r0, r1) into out (T: fp16 bits or fp32): each scale
 // block's data values are widened to floats (integer codes through a table of their values),
 // then scaled by shift_scale_span.
@@ -608,6 +631,7 @@ void decode_shift_scale_rows(const ShiftScale& ss, const Tensor& data, int64_t r
     }
   }
   std::vector<float> d(static_cast<size_t>(col_block));
+  [[maybe_unused]] const bool use_avx2 = cpu_level() >= CpuLevel::kAvx2;
   for (int64_t r = r0; r < r1; ++r) {
     int64_t base = 0;
     int64_t rest = r;
@@ -621,8 +645,8 @@ void decode_shift_scale_rows(const ShiftScale& ss, const Tensor& data, int64_t r
     for (int64_t c0 = 0; c0 < cols; c0 += col_block) {
       const int64_t b = base + (c0 / col_block) * col_stride;
       int64_t c = 0;
-#if defined(__AVX2__)
-      if (integer) c = widen_codes_avx2(data.raw(), dtype, e0 + c0, col_block, d.data());
+#if SG_DECODE_X86
+      if (integer && use_avx2) c = widen_codes_avx2(data.raw(), dtype, e0 + c0, col_block, d.data());
 #endif
       for (; c < col_block; ++c) {
         const int64_t e = e0 + c0 + c;
@@ -1007,6 +1031,15 @@ Result<std::optional<WeightCodes>> codes_constexpr(OpContext& producer) {
   if (type == "constexpr_blockwise_shift_scale") return shift_scale_codes(producer);
   if (type == "constexpr_affine_dequantize") return affine_codes(producer);
   return std::optional<WeightCodes>();
+}
+
+const char* weight_decode_variant_name(CpuLevel level) {
+#if SG_DECODE_X86
+  if (level >= CpuLevel::kAvx2) return "weight_decode_8__ssse3_avx2_f16c";
+#else
+  (void)level;
+#endif
+  return "weight_decode_1__scalar";
 }
 
 }  // namespace sg

@@ -9,14 +9,21 @@
 #include "ops/linear_kernel.h"
 
 #include "core/parallel.h"
+#include "shardgate/cpu.h"
 #include "shardgate/half.h"
 
 #include <algorithm>
 #include <vector>
 
-#if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
+#if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
-#define SG_GEMM_AVX2 1
+#define SG_GEMM_X86 1
+// Vector variants are compiled for their instruction set by function attribute, not by -m
+// flags on the file: the rest of the file (and every inline function it shares with other
+// files) stays baseline x86-64, so nothing outside these functions can use an instruction the
+// CPU lacks. Which variant runs is decided per call from cpu_level().
+#define SG_TARGET_AVX2 __attribute__((target("avx2,fma,f16c")))
+#define SG_TARGET_AVX512 __attribute__((target("avx512f,avx512vl,avx2,fma,f16c")))
 #endif
 
 namespace sg {
@@ -46,41 +53,11 @@ void pack_tokens(const float* x, int64_t ldx, int64_t m0, int mb, int64_t K, flo
   }
 }
 
-#if SG_GEMM_AVX2
-inline __m256 load8(const uint16_t* p) {
-  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
-}
-inline __m256 load8(const float* p) { return _mm256_loadu_ps(p); }
+// ---------------------------------------------------------------------------------------------
+// scalar: the reference variant. The same 8 lanes and reduction tree as the vector variants;
+// the product is rounded before the add (no fused multiply-add on the baseline ISA).
+namespace scalar {
 
-// (a0+a4) + (a2+a6) + ((a1+a5) + (a3+a7)): the fixed reduction tree shared with the scalar path.
-inline float hsum8(__m256 v) {
-  const __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-  const __m128 t = _mm_add_ps(s, _mm_movehl_ps(s, s));
-  return _mm_cvtss_f32(_mm_add_ss(t, _mm_shuffle_ps(t, t, 1)));
-}
-
-// out[t] = Σ_k xp[t, k] · w[k] for the mb tokens packed in xp.
-template <int MB, typename WT>
-void dot_tokens(const float* xp, int64_t K, const WT* w, float* out) {
-  __m256 acc[MB];
-  for (int t = 0; t < MB; ++t) acc[t] = _mm256_setzero_ps();
-  const int64_t full = K / kLanes;
-  for (int64_t kb = 0; kb < full; ++kb) {
-    const __m256 wv = load8(w + kb * kLanes);
-    const float* xb = xp + kb * MB * kLanes;
-    for (int t = 0; t < MB; ++t) acc[t] = _mm256_fmadd_ps(wv, _mm256_loadu_ps(xb + t * kLanes), acc[t]);
-  }
-  if (const int64_t rest = K - full * kLanes; rest > 0) {
-    alignas(32) float tail[kLanes] = {};
-    for (int64_t j = 0; j < rest; ++j) tail[j] = widen(w[full * kLanes + j]);
-    const __m256 wv = _mm256_load_ps(tail);
-    const float* xb = xp + full * MB * kLanes;
-    for (int t = 0; t < MB; ++t) acc[t] = _mm256_fmadd_ps(wv, _mm256_loadu_ps(xb + t * kLanes), acc[t]);
-  }
-  for (int t = 0; t < MB; ++t) out[t] = hsum8(acc[t]);
-}
-#else
-// Portable path with the same lane structure and reduction tree as the AVX2 path.
 template <int MB, typename WT>
 void dot_tokens(const float* xp, int64_t K, const WT* w, float* out) {
   float acc[MB][kLanes] = {};
@@ -101,31 +78,60 @@ void dot_tokens(const float* xp, int64_t K, const WT* w, float* out) {
     out[t] = ((a[0] + a[4]) + (a[2] + a[6])) + ((a[1] + a[5]) + (a[3] + a[7]));
   }
 }
-#endif
 
-template <typename WT>
-void dot_dispatch(int mb, const float* xp, int64_t K, const WT* w, float* out) {
-  switch (mb) {
-    case 1: dot_tokens<1>(xp, K, w, out); break;
-    case 2: dot_tokens<2>(xp, K, w, out); break;
-    case 3: dot_tokens<3>(xp, K, w, out); break;
-    case 4: dot_tokens<4>(xp, K, w, out); break;
-    case 5: dot_tokens<5>(xp, K, w, out); break;
-    case 6: dot_tokens<6>(xp, K, w, out); break;
-    case 7: dot_tokens<7>(xp, K, w, out); break;
-    default: dot_tokens<8>(xp, K, w, out); break;
-  }
+}  // namespace scalar
+
+#if SG_GEMM_X86
+// ---------------------------------------------------------------------------------------------
+// avx2: one weight row at a time, 8 fp32 lanes, FMA, F16C widening.
+namespace avx2 {
+
+SG_TARGET_AVX2 inline __m256 load8(const uint16_t* p) {
+  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+SG_TARGET_AVX2 inline __m256 load8(const float* p) { return _mm256_loadu_ps(p); }
+
+// (a0+a4) + (a2+a6) + ((a1+a5) + (a3+a7)): the fixed reduction tree shared with scalar.
+SG_TARGET_AVX2 inline float hsum8(__m256 v) {
+  const __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  const __m128 t = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  return _mm_cvtss_f32(_mm_add_ss(t, _mm_shuffle_ps(t, t, 1)));
 }
 
-#if SG_GEMM_AVX2 && defined(__AVX512VL__)
-// With 32 vector registers (AVX-512VL), 3 weight rows × 8 tokens = 24 accumulators fit, so each
-// activation load feeds 3 FMAs instead of 1. Every accumulator still sums its own (row, token)
-// pair over k in the same lane order and the same tree as dot_tokens, so the result is
-// bit-identical to the one-row path.
+// out[t] = Σ_k xp[t, k] · w[k] for the mb tokens packed in xp.
+template <int MB, typename WT>
+SG_TARGET_AVX2 void dot_tokens(const float* xp, int64_t K, const WT* w, float* out) {
+  __m256 acc[MB];
+  for (int t = 0; t < MB; ++t) acc[t] = _mm256_setzero_ps();
+  const int64_t full = K / kLanes;
+  for (int64_t kb = 0; kb < full; ++kb) {
+    const __m256 wv = load8(w + kb * kLanes);
+    const float* xb = xp + kb * MB * kLanes;
+    for (int t = 0; t < MB; ++t) acc[t] = _mm256_fmadd_ps(wv, _mm256_loadu_ps(xb + t * kLanes), acc[t]);
+  }
+  if (const int64_t rest = K - full * kLanes; rest > 0) {
+    alignas(32) float tail[kLanes] = {};
+    for (int64_t j = 0; j < rest; ++j) tail[j] = widen(w[full * kLanes + j]);
+    const __m256 wv = _mm256_load_ps(tail);
+    const float* xb = xp + full * MB * kLanes;
+    for (int t = 0; t < MB; ++t) acc[t] = _mm256_fmadd_ps(wv, _mm256_loadu_ps(xb + t * kLanes), acc[t]);
+  }
+  for (int t = 0; t < MB; ++t) out[t] = hsum8(acc[t]);
+}
+
+}  // namespace avx2
+
+// ---------------------------------------------------------------------------------------------
+// avx512: with 32 vector registers (AVX-512VL), 3 weight rows × 8 tokens = 24 accumulators
+// fit, so each activation load feeds 3 FMAs instead of 1. Every accumulator still sums its own
+// (row, token) pair over k in the same lane order and the same tree as avx2::dot_tokens, so
+// the result is bit-identical to the avx2 variant.
+namespace avx512 {
+
 constexpr int kRowGroup = 3;
 
 template <typename WT>
-void dot_rows8(const float* xp, int64_t K, const WT* w, int64_t ldw, float* out) {
+SG_TARGET_AVX512 void dot_rows8(const float* xp, int64_t K, const WT* w, int64_t ldw, float* out) {
   static_assert(kRowGroup == 3 && kTokenBlock == 8);
   // Three named accumulator arrays rather than one [3][8] array: GCC keeps arrays of this
   // size in registers but spills a 768-byte one to the stack on every iteration.
@@ -137,9 +143,9 @@ void dot_rows8(const float* xp, int64_t K, const WT* w, int64_t ldw, float* out)
   const WT* w2 = w + 2 * ldw;
   const int64_t full = K / kLanes;
   for (int64_t kb = 0; kb < full; ++kb) {
-    const __m256 v0 = load8(w0 + kb * kLanes);
-    const __m256 v1 = load8(w1 + kb * kLanes);
-    const __m256 v2 = load8(w2 + kb * kLanes);
+    const __m256 v0 = avx2::load8(w0 + kb * kLanes);
+    const __m256 v1 = avx2::load8(w1 + kb * kLanes);
+    const __m256 v2 = avx2::load8(w2 + kb * kLanes);
     const float* xb = xp + kb * 8 * kLanes;
 #pragma GCC unroll 8
     for (int t = 0; t < 8; ++t) {
@@ -166,21 +172,71 @@ void dot_rows8(const float* xp, int64_t K, const WT* w, int64_t ldw, float* out)
     }
   }
   for (int t = 0; t < 8; ++t) {
-    out[t] = hsum8(a0[t]);
-    out[8 + t] = hsum8(a1[t]);
-    out[16 + t] = hsum8(a2[t]);
+    out[t] = avx2::hsum8(a0[t]);
+    out[8 + t] = avx2::hsum8(a1[t]);
+    out[16 + t] = avx2::hsum8(a2[t]);
   }
 }
-#else
-constexpr int kRowGroup = 1;
 
-template <typename WT>
-void dot_rows8(const float* xp, int64_t K, const WT* w, int64_t, float* out) {
-  dot_tokens<kTokenBlock>(xp, K, w, out);
-}
+}  // namespace avx512
 #endif
 
-template <typename WT>
+// ---------------------------------------------------------------------------------------------
+// A variant is a tag type: how many weight rows a full token block takes at a time, the
+// product of one row with up to 8 tokens, and of kRowGroup rows with 8 tokens.
+struct ScalarVariant {
+  static constexpr int kRowGroup = 1;
+  template <int MB, typename WT>
+  static void dot(const float* xp, int64_t K, const WT* w, float* out) {
+    scalar::dot_tokens<MB>(xp, K, w, out);
+  }
+  template <typename WT>
+  static void rows(const float* xp, int64_t K, const WT* w, int64_t, float* out) {
+    scalar::dot_tokens<kTokenBlock>(xp, K, w, out);
+  }
+};
+
+#if SG_GEMM_X86
+struct Avx2Variant {
+  static constexpr int kRowGroup = 1;
+  template <int MB, typename WT>
+  static void dot(const float* xp, int64_t K, const WT* w, float* out) {
+    avx2::dot_tokens<MB>(xp, K, w, out);
+  }
+  template <typename WT>
+  static void rows(const float* xp, int64_t K, const WT* w, int64_t, float* out) {
+    avx2::dot_tokens<kTokenBlock>(xp, K, w, out);
+  }
+};
+
+struct Avx512Variant {
+  static constexpr int kRowGroup = avx512::kRowGroup;
+  template <int MB, typename WT>
+  static void dot(const float* xp, int64_t K, const WT* w, float* out) {
+    avx2::dot_tokens<MB>(xp, K, w, out);
+  }
+  template <typename WT>
+  static void rows(const float* xp, int64_t K, const WT* w, int64_t ldw, float* out) {
+    avx512::dot_rows8(xp, K, w, ldw, out);
+  }
+};
+#endif
+
+template <typename V, typename WT>
+void dot_dispatch(int mb, const float* xp, int64_t K, const WT* w, float* out) {
+  switch (mb) {
+    case 1: V::template dot<1>(xp, K, w, out); break;
+    case 2: V::template dot<2>(xp, K, w, out); break;
+    case 3: V::template dot<3>(xp, K, w, out); break;
+    case 4: V::template dot<4>(xp, K, w, out); break;
+    case 5: V::template dot<5>(xp, K, w, out); break;
+    case 6: V::template dot<6>(xp, K, w, out); break;
+    case 7: V::template dot<7>(xp, K, w, out); break;
+    default: V::template dot<8>(xp, K, w, out); break;
+  }
+}
+
+template <typename V, typename WT>
 void gemm_typed(const float* x, int64_t M, int64_t ldx, const WeightRows& w, const float* bias,
                 float* y, int64_t ldy) {
   const int64_t N = w.n, K = w.k;
@@ -194,6 +250,7 @@ void gemm_typed(const float* x, int64_t M, int64_t ldx, const WeightRows& w, con
   }
   const int64_t row_bytes = std::max<int64_t>(1, K * static_cast<int64_t>(sizeof(WT)));
   // Whole row groups per block, so long rows (few per block) still run kRowGroup at a time.
+  constexpr int kRowGroup = V::kRowGroup;
   const int64_t fit = std::max<int64_t>(kRowGroup, kRowBlockBytes / row_bytes / kRowGroup * kRowGroup);
   const int64_t rows_per_block = std::min<int64_t>(fit, N);
   const int64_t nblocks = (N + rows_per_block - 1) / rows_per_block;
@@ -226,7 +283,7 @@ void gemm_typed(const float* x, int64_t M, int64_t ldx, const WeightRows& w, con
           // Full token blocks: kRowGroup weight rows at a time.
           float grp[kRowGroup * kTokenBlock];
           for (; n + kRowGroup <= n1; n += kRowGroup) {
-            dot_rows8(xp, K, rows + (n - n0) * ld, ld, grp);
+            V::rows(xp, K, rows + (n - n0) * ld, ld, grp);
             for (int r = 0; r < kRowGroup; ++r) {
               const float b = bias != nullptr ? bias[n + r] : 0.0f;
               for (int t = 0; t < mb; ++t) y[(m0 + t) * ldy + n + r] = grp[r * kTokenBlock + t] + b;
@@ -234,7 +291,7 @@ void gemm_typed(const float* x, int64_t M, int64_t ldx, const WeightRows& w, con
           }
         }
         for (; n < n1; ++n) {
-          dot_dispatch(mb, xp, K, rows + (n - n0) * ld, out);
+          dot_dispatch<V>(mb, xp, K, rows + (n - n0) * ld, out);
           const float b = bias != nullptr ? bias[n] : 0.0f;
           for (int t = 0; t < mb; ++t) y[(m0 + t) * ldy + n] = out[t] + b;
         }
@@ -243,10 +300,30 @@ void gemm_typed(const float* x, int64_t M, int64_t ldx, const WeightRows& w, con
   });
 }
 
+template <typename V>
+void gemm_variant(const float* x, int64_t M, int64_t ldx, const WeightRows& w, const float* bias,
+                  float* y, int64_t ldy) {
+  if (w.dtype == DType::kF16) {
+    gemm_typed<V, uint16_t>(x, M, ldx, w, bias, y, ldy);
+  } else {
+    gemm_typed<V, float>(x, M, ldx, w, bias, y, ldy);
+  }
+}
+
 }  // namespace
 
-void gemm_x_wt(const float* x, int64_t M, int64_t ldx, const WeightRows& w, const float* bias,
-               float* y, int64_t ldy) {
+const char* gemm_x_wt_variant_name(CpuLevel level) {
+#if SG_GEMM_X86
+  if (level == CpuLevel::kAvx512) return "gemm_x_wt_8x3__avx512vl";
+  if (level == CpuLevel::kAvx2) return "gemm_x_wt_8x1__avx2_fma_f16c";
+#else
+  (void)level;
+#endif
+  return "gemm_x_wt_8x1__scalar";
+}
+
+void gemm_x_wt_at(CpuLevel level, const float* x, int64_t M, int64_t ldx, const WeightRows& w,
+                  const float* bias, float* y, int64_t ldy) {
   if (M <= 0 || w.n <= 0) return;
   if (w.k <= 0) {
     for (int64_t m = 0; m < M; ++m) {
@@ -254,11 +331,18 @@ void gemm_x_wt(const float* x, int64_t M, int64_t ldx, const WeightRows& w, cons
     }
     return;
   }
-  if (w.dtype == DType::kF16) {
-    gemm_typed<uint16_t>(x, M, ldx, w, bias, y, ldy);
-  } else {
-    gemm_typed<float>(x, M, ldx, w, bias, y, ldy);
-  }
+#if SG_GEMM_X86
+  if (level == CpuLevel::kAvx512) return gemm_variant<Avx512Variant>(x, M, ldx, w, bias, y, ldy);
+  if (level == CpuLevel::kAvx2) return gemm_variant<Avx2Variant>(x, M, ldx, w, bias, y, ldy);
+#else
+  (void)level;
+#endif
+  gemm_variant<ScalarVariant>(x, M, ldx, w, bias, y, ldy);
+}
+
+void gemm_x_wt(const float* x, int64_t M, int64_t ldx, const WeightRows& w, const float* bias,
+               float* y, int64_t ldy) {
+  gemm_x_wt_at(cpu_level(), x, M, ldx, w, bias, y, ldy);
 }
 
 Result<WeightOperand> WeightOperand::get(OpContext& ctx, std::string_view name) {

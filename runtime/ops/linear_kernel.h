@@ -11,6 +11,7 @@
 // thread count or on how the output is partitioned.
 #pragma once
 
+#include "shardgate/cpu.h"
 #include "shardgate/op_context.h"
 #include "shardgate/status.h"
 #include "shardgate/tensor.h"
@@ -39,6 +40,13 @@ struct WeightRows {
 // Runs on parallel_threads() threads split over n.
 void gemm_x_wt(const float* x, int64_t M, int64_t ldx, const WeightRows& w, const float* bias,
                float* y, int64_t ldy);
+// The same product computed by the variant of one CPU level (shardgate/cpu.h; a level above
+// the CPU's must not be asked for): gemm_x_wt calls it with cpu_level(); tests compare the
+// variants with each other and with their references.
+void gemm_x_wt_at(CpuLevel level, const float* x, int64_t M, int64_t ldx, const WeightRows& w,
+                  const float* bias, float* y, int64_t ldy);
+// "gemm_x_wt_8x3__avx512vl": tokens per block x weight rows per group, then the ISA.
+const char* gemm_x_wt_variant_name(CpuLevel level);
 
 // dst[c, r] = src[r, c] for a [rows, cols] matrix whose rows are lds elements apart; dst is
 // dense [cols, rows]. Used to bring a [K, N] operand into the [N, K] rows gemm_x_wt reads.

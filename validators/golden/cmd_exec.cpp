@@ -12,6 +12,7 @@
 #include "golden/commands.h"
 #include "golden/exec_args.h"
 #include "golden/exec_calls.h"
+#include "shardgate/cpu.h"
 #include "shardgate/executor.h"
 #include "shardgate/fidelity.h"
 #include "shardgate/npy.h"
@@ -112,6 +113,10 @@ void print_profile(const RunStats& stats) {
   const double pct = total > 0 ? 100.0 / total : 0.0;
   std::cout << fmt::format("\n  profile: {} ops, {:.3f} ms in kernels\n", stats.op_times.size(),
                            total * 1e3);
+  // Which vector variants ran (run-time CPU dispatch, shardgate/cpu.h).
+  std::cout << fmt::format("  kernels: {} (cpu level {} of {}; SG_CPU_LEVEL lowers it)\n",
+                           fmt::join(active_kernel_variants(), ", "), cpu_level_name(cpu_level()),
+                           cpu_level_name(cpu_level_detected()));
   std::cout << fmt::format("  {:>9} {:>6} {:>6}  {:<28} {}\n", "ms", "%", "calls", "op", "output");
   for (size_t i = 0; i < ops.size() && i < 15; ++i) {
     const OpTime& t = *ops[i];

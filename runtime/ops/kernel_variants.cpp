@@ -1,0 +1,16 @@
+// active_kernel_variants (shardgate/cpu.h): the variant each dispatched kernel family runs at
+// the current CPU level. A family with variants adds its name function here.
+#include "core/half_variants.h"
+#include "ops/kernel_variants.h"
+#include "ops/linear_kernel.h"
+#include "shardgate/cpu.h"
+
+namespace sg {
+
+std::vector<std::string> active_kernel_variants() {
+  const CpuLevel level = cpu_level();
+  return {gemm_x_wt_variant_name(level), half_span_variant_name(level),
+          weight_decode_variant_name(level)};
+}
+
+}  // namespace sg

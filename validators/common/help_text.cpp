@@ -25,7 +25,7 @@ constexpr std::array kHelp = {
                 "golden-validator compare --candidate device_dump/ --reference goldens/ --json -"},
     CommandHelp{"ane-validator", "every shard passed its residency gate",
                 "a shard failed its gate (an op off the ANE, residency under the minimum, a check)",
-                "ane-validator 'goldens/sample/shards/*_lut4.mlpackage' --markdown -",
+                "ane-validator 'goldens/sample/shards/**/L*_attn_lut4.mlpackage' --markdown -",
                 "ane-validator model.mlpackage --plan model.mlpackage.json --ops --json report.json"},
     CommandHelp{"compare", kGateExit0, kGateExit1,
                 "golden-validator compare --candidate device_dump/ --reference goldens/ --strict",

@@ -5,6 +5,8 @@
 #include "shardgate/golden.h"
 #include "shardgate/io.h"
 
+#include <set>
+
 namespace sg {
 namespace {
 
@@ -42,7 +44,33 @@ Result<FidelityRun> run_chain_fidelity(const ChainManifest& chain, const GoldenS
   bool teacher_forced = false;
   for (ChainMode m : options.modes) teacher_forced = teacher_forced || m == ChainMode::kTeacherForced;
   SG_TRY(preflight_chain(chain, &goldens, teacher_forced));
+  const bool teacher_forced_only = options.modes.size() == 1 && teacher_forced;
+  SG_CHECK(options.slice_count >= 1 && options.slice_index >= 0 &&
+               options.slice_index < options.slice_count,
+           ErrorCode::kUsage, "slice {} of {}: the index must be in [0, count)",
+           options.slice_index, options.slice_count);
+  SG_CHECK(teacher_forced_only || options.slice_count == 1, ErrorCode::kUsage,
+           "{}: only a teacher-forced run can be split across jobs (free-running steps are "
+           "sequential: each reads what the steps before it produced)",
+           chain.path);
   FidelityRun run;
+  std::optional<std::set<std::string>> only_steps;
+  if (teacher_forced_only) {
+    SG_ASSIGN_OR_RETURN(std::vector<SliceGroup> groups, teacher_forced_groups(chain, goldens));
+    RunSlice slice;
+    slice.index = options.slice_index;
+    slice.count = options.slice_count;
+    slice.groups_total = static_cast<int64_t>(groups.size());
+    for (const ChainStep& step : chain.steps) slice.chain_steps.push_back(step.id);
+    for (const ChainCheckpoint& cp : chain.checkpoints) slice.chain_checkpoints.push_back(cp.golden);
+    only_steps.emplace();
+    for (SliceGroup& g : groups) {
+      if (g.index % slice.count != slice.index) continue;
+      only_steps->insert(g.steps.begin(), g.steps.end());
+      slice.groups.push_back(std::move(g));
+    }
+    run.slice = std::move(slice);
+  }
   run.command = "run";
   run.options = options.metrics;
   SG_ASSIGN_OR_RETURN(const std::string chain_sha, sha256_file(chain.path));
@@ -69,6 +97,7 @@ Result<FidelityRun> run_chain_fidelity(const ChainManifest& chain, const GoldenS
     ro.threads = options.threads;
     ro.goldens = &goldens;
     ro.fingerprints = &fingerprints;
+    ro.only_steps = only_steps;
     if (options.on_step) ro.on_step = [&](const ChainStepRecord& r) { options.on_step(mode, r); };
     SG_ASSIGN_OR_RETURN(ChainRunResult result, run_chain(chain, ro));
     // What this view answers and which input every shard was given.
@@ -104,6 +133,12 @@ Result<FidelityRun> run_chain_fidelity(const ChainManifest& chain, const GoldenS
     if (label_all || mode == ChainMode::kTeacherForced) labels.emplace_back("mode", chain_mode_name(mode));
     for (size_t i = 0; i < chain.checkpoints.size(); ++i) {
       const ChainCheckpoint& cp = chain.checkpoints[i];
+      const ChainStep* producer = chain.producer(cp.tensor);
+      // A CI slice checks the checkpoints its own steps made.
+      // (One made by no step, a chain input, belongs to slice 0.)
+      if (only_steps && (producer ? !only_steps->count(producer->id) : options.slice_index != 0)) {
+        continue;
+      }
       const GoldenEntry* entry = goldens.find(cp.golden);
       const Tensor& reference = references[i];
       const Tensor& candidate = result.tensors.at(cp.tensor);
@@ -111,7 +146,6 @@ Result<FidelityRun> run_chain_fidelity(const ChainManifest& chain, const GoldenS
       id.checkpoint = cp.golden;
       id.kind = cp.kind;
       id.layer = cp.layer;
-      const ChainStep* producer = chain.producer(cp.tensor);
       id.shard = producer ? producer->id : "";
       id.labels = labels;
       auto check = compare_tensors(id, candidate, reference, entry->position_axis, options.metrics);

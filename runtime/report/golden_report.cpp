@@ -131,6 +131,7 @@ Result<GoldenReport> make_golden_report(FidelityRun run, GatePolicy policy, bool
     report.evaluation.summary.message =
         std::string(kTeacherForcedScope) + ": " + report.evaluation.summary.message;
   }
+  if (run.slice && run.slice->empty()) report.evaluation.summary.message = run.slice->empty_note();
   report.views_finding = views_finding(run, report.evaluation);
   if (!report.views_finding.empty()) {
     const std::string& f = report.views_finding;
@@ -159,8 +160,19 @@ GoldenReport golden_error_report(const std::string& command, const Status& statu
   return report;
 }
 
+bool is_empty_slice(const GoldenReport& report) {
+  return !report.error && report.run.slice && report.run.slice->empty();
+}
+
+std::string report_verdict_name(const GoldenReport& report) {
+  if (report.error) return "error";
+  if (is_empty_slice(report)) return "empty-slice";
+  return verdict_name(report.evaluation.summary.verdict);
+}
+
 int report_exit_code(const GoldenReport& report) {
   if (report.error) return report.error->exit_code;
+  if (is_empty_slice(report)) return kExitPass;
   return report.evaluation.summary.verdict == Verdict::kPass ? kExitPass : kExitGateFailed;
 }
 

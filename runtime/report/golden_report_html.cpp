@@ -156,7 +156,8 @@ std::string golden_report_html(const GoldenReport& report) {
   }
   std::string out;
   out += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
-  out += fmt::format("<title>golden-validator {}: {}</title>\n", xml_escape(run.command), pass ? "PASS" : "FAIL");
+  out += fmt::format("<title>golden-validator {}: {}</title>\n", xml_escape(run.command),
+                     report_util::verdict_word(report));
   out += "<style>\n"
          "body{font-family:system-ui,sans-serif;margin:2em;color:#222}\n"
          ".pass{color:#1a7f37}.fail{color:#c62828}\n"
@@ -167,11 +168,14 @@ std::string golden_report_html(const GoldenReport& report) {
          ".legend span{display:inline-block;width:14px;height:14px;vertical-align:middle;margin:0 4px 0 12px}\n"
          "</style>\n</head>\n<body>\n";
   out += fmt::format("<h1>golden-validator {}: <span class=\"{}\">{}</span></h1>\n", xml_escape(run.command),
-                     pass ? "pass" : "fail", pass ? "PASS" : "FAIL");
+                     pass || is_empty_slice(report) ? "pass" : "fail", report_util::verdict_word(report));
   out += fmt::format("<p>{}</p>\n<ul>\n", xml_escape(ev.summary.message));
   for (const ReportInput& in : run.inputs) {
     out += fmt::format("<li>{}: <code>{}</code> <small>sha256 {}</small></li>\n", xml_escape(in.role),
                        xml_escape(in.path), xml_escape(in.sha256));
+  }
+  if (const std::string slice = report_util::slice_text(report); !slice.empty()) {
+    out += fmt::format("<li>{}</li>\n", xml_escape(slice));
   }
   out += fmt::format("<li>policy: <code>{}</code></li>\n", xml_escape(report.policy.source));
   out += fmt::format("<li>tool: golden-validator {}</li>\n", xml_escape(report.tool_version));

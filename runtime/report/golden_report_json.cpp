@@ -104,6 +104,19 @@ OJson check_json(const CheckResult& c, const CheckVerdict& v) {
   return j;
 }
 
+OJson slice_json(const RunSlice& slice) {
+  OJson groups = OJson::array();
+  for (const SliceGroup& g : slice.groups) groups.push_back({{"index", g.index}, {"steps", g.steps}});
+  return {{"index", slice.index},
+          {"count", slice.count},
+          {"unit", "teacher-forced step group"},
+          {"groups_total", slice.groups_total},
+          {"steps_total", slice.chain_steps.size()},
+          {"groups", groups},
+          {"chain_steps", slice.chain_steps},
+          {"chain_checkpoints", slice.chain_checkpoints}};
+}
+
 }  // namespace
 
 std::string golden_report_json(const GoldenReport& report) {
@@ -136,6 +149,7 @@ std::string golden_report_json(const GoldenReport& report) {
   }
   root["views"] = views;
   root["views_finding"] = report.views_finding.empty() ? OJson(nullptr) : OJson(report.views_finding);
+  if (run.slice) root["slice"] = slice_json(*run.slice);
   root["options"] = {{"topk", run.options.topk}, {"strict", report.strict}};
   root["policy"] = {{"source", report.policy.source},
                     {"sha256", report.policy.sha256},
@@ -149,7 +163,7 @@ std::string golden_report_json(const GoldenReport& report) {
                        {"candidate_only", run.candidate_only}};
   root["notes"] = run.notes;
   OJson summary;
-  summary["verdict"] = report.error ? "error" : verdict_name(s.verdict);
+  summary["verdict"] = report_verdict_name(report);
   summary["checks"] = s.checks;
   summary["passed"] = s.passed;
   summary["failed"] = s.failed;
@@ -280,6 +294,33 @@ Result<std::vector<std::string>> string_list(const Json& obj, const char* key,
   return out;
 }
 
+Result<RunSlice> parse_slice(const Json& j, const std::string& path) {
+  SG_TRY(json_util::expect_object(j, path, "slice"));
+  RunSlice slice;
+  for (auto [key, field] : {std::pair{"index", &slice.index}, std::pair{"count", &slice.count},
+                            std::pair{"groups_total", &slice.groups_total}}) {
+    SG_CHECK(j.contains(key), ErrorCode::kFormat, "{}: slice: missing '{}'", path, key);
+    SG_ASSIGN_OR_RETURN(*field, json_util::as_int(j[key], path, std::string("slice.") + key));
+  }
+  SG_CHECK(slice.count >= 1 && slice.index >= 0 && slice.index < slice.count, ErrorCode::kFormat,
+           "{}: slice: index {} is not in [0, count {})", path, slice.index, slice.count);
+  auto groups = j.find("groups");
+  SG_CHECK(groups != j.end() && groups->is_array(), ErrorCode::kFormat,
+           "{}: slice.groups: expected an array", path);
+  for (size_t i = 0; i < groups->size(); ++i) {
+    const std::string gp = json_util::index("slice.groups", i);
+    SG_TRY(json_util::expect_object((*groups)[i], path, gp));
+    SliceGroup g;
+    SG_CHECK((*groups)[i].contains("index"), ErrorCode::kFormat, "{}: {}: missing 'index'", path, gp);
+    SG_ASSIGN_OR_RETURN(g.index, json_util::as_int((*groups)[i]["index"], path, gp + ".index"));
+    SG_ASSIGN_OR_RETURN(g.steps, string_list((*groups)[i], "steps", path, gp));
+    slice.groups.push_back(std::move(g));
+  }
+  SG_ASSIGN_OR_RETURN(slice.chain_steps, string_list(j, "chain_steps", path, "slice"));
+  SG_ASSIGN_OR_RETURN(slice.chain_checkpoints, string_list(j, "chain_checkpoints", path, "slice"));
+  return slice;
+}
+
 }  // namespace
 
 Result<GoldenReport> parse_golden_report_json(std::string_view json_text, const std::string& path) {
@@ -384,6 +425,9 @@ Result<GoldenReport> parse_golden_report_json(std::string_view json_text, const 
     SG_ASSIGN_OR_RETURN(run.candidate_only, string_list(*u, "candidate_only", path, "unmatched"));
   }
   SG_ASSIGN_OR_RETURN(run.notes, string_list(root, "notes", path, ""));
+  if (auto sl = root.find("slice"); sl != root.end() && !sl->is_null()) {
+    SG_ASSIGN_OR_RETURN(run.slice, parse_slice(*sl, path));
+  }
   // Verdicts, the summary's view label and the views finding are recomputed, never trusted.
   SG_ASSIGN_OR_RETURN(GoldenReport rebuilt,
                       make_golden_report(std::move(report.run), report.policy, report.strict,

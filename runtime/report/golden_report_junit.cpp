@@ -29,6 +29,21 @@ std::string golden_report_junit(const GoldenReport& report) {
         xml_escape(report_util::command_line_text(report.command_line)),
         xml_escape(report.error->kind), xml_escape(report.error->message), report.error->exit_code);
   }
+  if (is_empty_slice(report)) {
+    // Nothing selected in this CI job: one skipped case saying so, never a failure or a pass.
+    const std::string suite = "golden-validator." + run.command;
+    return fmt::format(
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
+        "<testsuites name=\"golden-validator\" tests=\"1\" failures=\"0\" errors=\"0\">\n"
+        "  <testsuite name=\"{0}\" tests=\"1\" failures=\"0\" errors=\"0\" skipped=\"1\">\n"
+        "    <properties>\n      <property name=\"tool_version\" value=\"{1}\"/>\n"
+        "      <property name=\"command_line\" value=\"{2}\"/>\n    </properties>\n"
+        "    <testcase classname=\"{0}\" name=\"slice {3} of {4}\">\n"
+        "      <skipped message=\"{5}\"/>\n    </testcase>\n  </testsuite>\n</testsuites>\n",
+        xml_escape(suite), xml_escape(report.tool_version),
+        xml_escape(report_util::command_line_text(report.command_line)), run.slice->index,
+        run.slice->count, xml_escape(ev.summary.message));
+  }
   const bool extra_failure = ev.summary.verdict != Verdict::kPass && failures == 0;
   std::vector<std::vector<report_util::UnstableRow>> unstable(run.checks.size());
   int64_t skipped = 0;
@@ -61,6 +76,9 @@ std::string golden_report_junit(const GoldenReport& report) {
                        xml_escape(report_util::command_line_text(report.command_line)));
   }
   out += fmt::format("      <property name=\"summary\" value=\"{}\"/>\n", xml_escape(ev.summary.message));
+  if (const std::string slice = report_util::slice_text(report); !slice.empty()) {
+    out += fmt::format("      <property name=\"slice\" value=\"{}\"/>\n", xml_escape(slice));
+  }
   for (const ReportView& v : run.views) {
     out += fmt::format("      <property name=\"view:{}\" value=\"{}. Inputs: {}\"/>\n", xml_escape(v.mode),
                        xml_escape(v.answers), xml_escape(report_util::feeds_text(v)));

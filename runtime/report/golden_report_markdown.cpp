@@ -22,11 +22,16 @@ std::string golden_report_markdown(const GoldenReport& report) {
     return out;
   }
   std::string out = fmt::format("## golden-validator {}: {}\n\n", run.command,
-                                pass ? "✅ PASS" : "❌ FAIL");
+                                is_empty_slice(report) ? "⏭️ EMPTY SLICE"
+                                : pass                 ? "✅ PASS"
+                                                       : "❌ FAIL");
   out += md_escape(ev.summary.message) + "\n\n";
   for (const ReportInput& in : run.inputs) {
     out += fmt::format("- {}: `{}`{}\n", in.role, in.path,
                        in.sha256.empty() ? "" : " (sha256 `" + in.sha256.substr(0, 12) + "`)");
+  }
+  if (const std::string slice = report_util::slice_text(report); !slice.empty()) {
+    out += fmt::format("- {}\n", md_escape(slice));
   }
   out += fmt::format("- policy: `{}`\n", report.policy.source);
   out += fmt::format("- tool: golden-validator {}\n", report.tool_version);

@@ -53,8 +53,10 @@ std::string golden_report_table(const GoldenReport& report, const TableOptions& 
   const GateEvaluation& ev = report.evaluation;
   std::string out;
   out += fmt::format("golden-validator {}: {}\n", run.command,
-                     colored(ev.summary.verdict == Verdict::kPass ? "PASS" : "FAIL",
-                             ev.summary.verdict == Verdict::kPass ? Verdict::kPass : Verdict::kFail,
+                     colored(report_util::verdict_word(report),
+                             ev.summary.verdict == Verdict::kPass || is_empty_slice(report)
+                                 ? Verdict::kPass
+                                 : Verdict::kFail,
                              options.color));
   for (const ReportInput& in : run.inputs) {
     out += fmt::format("  {:<10} {}{}\n", in.role, in.path,
@@ -69,6 +71,9 @@ std::string golden_report_table(const GoldenReport& report, const TableOptions& 
                      report.command_line.empty()
                          ? std::string()
                          : ": " + report_util::command_line_text(report.command_line));
+  if (const std::string slice = report_util::slice_text(report); !slice.empty()) {
+    out += fmt::format("  {:<10} {}\n", "slice", slice);
+  }
   if (options.list_shards) {
     for (const ReportShard& sh : run.shards) {
       out += fmt::format("  {:<10} {} {} (fingerprint {})\n", "shard", sh.id, sh.path, sh.fingerprint);
@@ -193,8 +198,10 @@ std::string golden_report_table(const GoldenReport& report, const TableOptions& 
   }
   if (!report.views_finding.empty()) out += fmt::format("\n  {}\n", report.views_finding);
   out += fmt::format("\n{}: {}\n",
-                     colored(ev.summary.verdict == Verdict::kPass ? "PASS" : "FAIL",
-                             ev.summary.verdict == Verdict::kPass ? Verdict::kPass : Verdict::kFail,
+                     colored(report_util::verdict_word(report),
+                             ev.summary.verdict == Verdict::kPass || is_empty_slice(report)
+                                 ? Verdict::kPass
+                                 : Verdict::kFail,
                              options.color),
                      ev.summary.message);
   return out;

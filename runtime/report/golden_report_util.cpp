@@ -149,4 +149,23 @@ std::string layer_text(const CheckIdentity& id) {
   return id.layer ? std::to_string(*id.layer) : std::string("-");
 }
 
+std::string verdict_word(const GoldenReport& report) {
+  if (is_empty_slice(report)) return "EMPTY SLICE";
+  return report.evaluation.summary.verdict == Verdict::kPass ? "PASS" : "FAIL";
+}
+
+std::string slice_text(const GoldenReport& report) {
+  const auto& slice = report.run.slice;
+  if (!slice || slice->count <= 1) return "";
+  std::vector<int64_t> groups;
+  std::vector<std::string> steps;
+  for (const SliceGroup& g : slice->groups) {
+    groups.push_back(g.index);
+    steps.insert(steps.end(), g.steps.begin(), g.steps.end());
+  }
+  return fmt::format("slice {} of {} (CI fan-out): teacher-forced step groups [{}] of {} (steps {})",
+                     slice->index, slice->count, fmt::join(groups, ", "), slice->groups_total,
+                     steps.empty() ? std::string("none") : fmt::format("{}", fmt::join(steps, ", ")));
+}
+
 }  // namespace sg::report_util

@@ -69,4 +69,10 @@ std::vector<UnstableRow> unstable_rows(const GoldenReport& report, size_t i);
 // "L3" for layer 3, "-" for none.
 std::string layer_text(const CheckIdentity& id);
 
+// The verdict word of headers and summary lines: "PASS", "FAIL" or "EMPTY SLICE".
+std::string verdict_word(const GoldenReport& report);
+// "slice 1 of 5 (CI fan-out): teacher-forced step groups 1 of 6 (steps L0.attn, ...)", or ""
+// for a report that is not one slice of several.
+std::string slice_text(const GoldenReport& report);
+
 }  // namespace sg::report_util

@@ -50,11 +50,19 @@ Status LogArgs::validate() const {
   return Status::ok();
 }
 
-void SelectionArgs::add_to(CLI::App& app) {
-  app.add_option("--shard-index", shard_index, "Which slice of the shards to check (0-based)")
+void SelectionArgs::add_to(CLI::App& app, const std::string& items) {
+  app.add_option("--shard-index", shard_index,
+                 "Which slice of the " + items + " to check (0-based; item p is in slice p % N)")
       ->option_text("I");
-  app.add_option("--shard-count", shard_count, "Split the shards into N slices (CI splitting)")
+  app.add_option("--shard-count", shard_count,
+                 "Split the " + items + " into N slices (CI fan-out; an empty slice exits 0 with "
+                 "a note)")
       ->option_text("N");
+}
+
+std::string SelectionArgs::empty_note(size_t total, const std::string& items) const {
+  return fmt::format("slice {} of {} selects none of the {} {}: nothing to check in this job",
+                     shard_index, shard_count, total, items);
 }
 
 Status SelectionArgs::validate() const {

@@ -59,12 +59,18 @@ struct SelectionArgs {
   int64_t shard_index = 0;
   int64_t shard_count = 1;
 
-  void add_to(CLI::App& app);
+  // `items` names what is split in the help ("shards"; golden-validator run: "teacher-forced
+  // step groups").
+  void add_to(CLI::App& app, const std::string& items = "shards");
   // Usage error when count < 1 or index is outside [0, count).
   Status validate() const;
   bool selects(size_t position) const;
   // The items this slice keeps, in their original order.
   std::vector<std::string> select(const std::vector<std::string>& items) const;
+  // An empty slice (more slices than items) is not an error, so a CI matrix sized for the
+  // largest model does not fail on a smaller one: "slice 6 of 7 selects none of the 5 shards:
+  // nothing to check in this job".
+  std::string empty_note(size_t total, const std::string& items = "shards") const;
 };
 
 // Parses argv into `app`. Returns an exit code when the tool must stop now: 0 after --help /

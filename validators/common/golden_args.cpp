@@ -322,7 +322,9 @@ int emit_golden_report(const GoldenReport& report, const ReportArgs& reports,
   }
   if (Status s = write_reports(outputs); !s.is_ok()) return report_error(s);
   if (log.level() < 0) {
-    std::cout << (report.evaluation.summary.verdict == Verdict::kPass ? "PASS: " : "FAIL: ")
+    std::cout << (is_empty_slice(report)                               ? "EMPTY SLICE: "
+                  : report.evaluation.summary.verdict == Verdict::kPass ? "PASS: "
+                                                                         : "FAIL: ")
               << report.evaluation.summary.message << "\n";
   } else {
     TableOptions t;

@@ -1,6 +1,7 @@
 // golden-validator run: a chain of shards end to end against golden dumps (per layer, per
 // position, first failing layer and position, trend), teacher-forced on request, or both views
-// in one report.
+// in one report. A teacher-forced run can be one slice of a CI fan-out (--shard-index/-count;
+// the slices' reports are combined by `merge`).
 #include "common/golden_args.h"
 #include "common/progress.h"
 #include "golden/commands.h"
@@ -22,6 +23,7 @@ struct RunCommandOptions {
   std::string goldens;
   bool teacher_forced = false;
   bool both = false;
+  cli::SelectionArgs selection;  // --shard-index/--shard-count: teacher-forced only
   ExecArgs exec;
   cli::GoldenInputArgs input;
   cli::GoldenCommonArgs common;
@@ -32,6 +34,16 @@ int run_run(const RunCommandOptions& o) {
   if (Status s = o.exec.validate(o.both ? "run --both already reports two views" : "");
       !s.is_ok()) {
     return cli::report_error(s, "run", o.common);
+  }
+  if (Status s = o.selection.validate(); !s.is_ok()) return cli::report_error(s, "run", o.common);
+  if (o.selection.shard_count > 1 && !o.teacher_forced) {
+    return cli::report_error(
+        make_error(ErrorCode::kUsage,
+                   "--shard-count {}: only run --teacher-forced can be split across jobs; "
+                   "free-running steps are sequential (each reads what the steps before it "
+                   "produced), so {} cannot be sliced",
+                   o.selection.shard_count, o.both ? "--both" : "a free-running run"),
+        "run", o.common);
   }
   auto policy = cli::build_gate_policy(o.common, {o.chain});
   if (!policy) return cli::report_error(policy.status(), "run", o.common);
@@ -54,12 +66,24 @@ int run_run(const RunCommandOptions& o) {
   } else if (o.teacher_forced) {
     fo.modes = {ChainMode::kTeacherForced};
   }
+  fo.slice_index = o.selection.shard_index;
+  fo.slice_count = o.selection.shard_count;
   fo.precision = o.exec.precision_value();
   fo.threads = o.exec.threads;
   fo.metrics = o.common.metrics.options(*policy);
   const int level = o.common.log.level();
-  // Every step of every view: the modes, and the run again with subnormals flushed.
-  const int64_t total = static_cast<int64_t>(chain->steps.size() * fo.modes.size()) *
+  // Every step this job runs in every view: the modes (a CI slice: its groups' steps only), and
+  // the run again with subnormals flushed.
+  int64_t steps = static_cast<int64_t>(chain->steps.size());
+  if (fo.slice_count > 1) {
+    auto groups = teacher_forced_groups(*chain, **goldens);
+    if (!groups) return cli::report_error(groups.status(), "run", o.common);
+    steps = 0;
+    for (const SliceGroup& g : *groups) {
+      if (g.index % fo.slice_count == fo.slice_index) steps += static_cast<int64_t>(g.steps.size());
+    }
+  }
+  const int64_t total = steps * static_cast<int64_t>(fo.modes.size()) *
                         (o.exec.both_subnormal_views() ? 2 : 1);
   cli::Progress progress(std::cerr, total, level, cli::stderr_is_terminal());
   fo.on_step = [&](ChainMode mode, const ChainStepRecord& r) {
@@ -99,6 +123,7 @@ void add_run_command(CLI::App& app, CommandResult& result) {
   sub->add_flag("--both", options->both,
                 "Free-running and teacher-forced views in one report")
       ->excludes(tf);
+  options->selection.add_to(*sub, "teacher-forced step groups (--teacher-forced only)");
   options->exec.add_to(*sub);
   options->input.add_to(*sub);
   options->common.add_to(*sub);

@@ -35,5 +35,7 @@ void add_weights_command(CLI::App& app, CommandResult& result);
 void add_culprits_command(CLI::App& app, CommandResult& result);
 // diff: regressions between two reports of one tool (cmd_diff.cpp).
 void add_diff_command(CLI::App& app, CommandResult& result);
+// merge: the slice reports of one CI fan-out into one report, either tool (cmd_merge.cpp).
+void add_merge_command(CLI::App& app, CommandResult& result);
 
 }  // namespace sg::golden_cli

@@ -16,6 +16,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -143,6 +144,10 @@ struct ChainRunOptions {
   std::map<std::string, std::string>* fingerprints = nullptr;
   // Called after every step (progress output); may be empty.
   std::function<void(const ChainStepRecord&)> on_step;
+  // Teacher-forced only: run just these steps (a CI slice, whole teacher_forced_groups()),
+  // all when unset. Inputs replaced by goldens are not read from the chain, so a step runs
+  // without the steps whose output teacher forcing replaces.
+  std::optional<std::set<std::string>> only_steps;
 };
 
 struct ChainRunResult {
@@ -193,11 +198,22 @@ Result<Tensor> combine_concat(const std::vector<Tensor>& inputs, int64_t axis);
 // replacements, the first non-finite op and peak memory.
 struct ChainFidelityOptions {
   std::vector<ChainMode> modes = {ChainMode::kFreeRunning};
+  // Teacher-forced only (kUsage otherwise when count > 1): the slice of teacher_forced_groups()
+  // this job runs; recorded in FidelityRun::slice for every teacher-forced-only run.
+  int64_t slice_index = 0;
+  int64_t slice_count = 1;
   Precision precision = Precision::kFp16;
   int threads = 1;
   MetricOptions metrics;
   std::function<void(ChainMode, const ChainStepRecord&)> on_step;
 };
+// The chain's steps cut into teacher-forced groups (see RunSlice, fidelity.h): a cut between
+// steps i and i+1 is allowed unless a step after it reads, from a step before it, a chain tensor
+// that teacher forcing does not replace by a golden, or a chain state key is used on both sides.
+// Groups are contiguous and in manifest order; every step is in exactly one.
+Result<std::vector<SliceGroup>> teacher_forced_groups(const ChainManifest& chain,
+                                                      const GoldenSource& goldens);
+
 Result<FidelityRun> run_chain_fidelity(const ChainManifest& chain, const GoldenSource& goldens,
                                        const ChainFidelityOptions& options);
 

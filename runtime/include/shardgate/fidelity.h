@@ -159,6 +159,31 @@ struct ReportView {
   std::vector<StepFeed> feeds;
 };
 
+// CI fan-out of `run --teacher-forced` (README "Fan-out across CI jobs"). Teacher-forced steps
+// are independent only in groups: a step that reads a chain tensor which teacher forcing does
+// not replace by a golden (an MoE pack reading its layer's attention output, a `sum`) must run
+// in the job that made the tensor. So the chain's steps are cut into *groups*, contiguous runs
+// of steps between which only goldens pass (teacher_forced_groups(), chain.h), and group g
+// belongs to slice g % count == index, as ane-validator's shard p belongs to p % count. Every
+// teacher-forced-only run records its slice (index 0 of 1 when not split), so a merged report
+// (merge_golden_reports) equals a single-job run.
+struct SliceGroup {
+  int64_t index = 0;               // among all groups of the chain
+  std::vector<std::string> steps;  // step ids, manifest order
+};
+struct RunSlice {
+  int64_t index = 0;
+  int64_t count = 1;
+  int64_t groups_total = 0;
+  std::vector<SliceGroup> groups;              // the groups this job ran
+  std::vector<std::string> chain_steps;        // every step id of the chain, manifest order
+  std::vector<std::string> chain_checkpoints;  // every checkpoint's golden, manifest order
+
+  bool empty() const { return groups.empty(); }
+  // "slice 6 of 7 selects none of the 6 teacher-forced step groups: nothing to check in this job"
+  std::string empty_note() const;
+};
+
 // Everything a command measured, before any gate is applied.
 struct FidelityRun {
   std::string command;              // "compare", "run", "probe", ...
@@ -170,6 +195,7 @@ struct FidelityRun {
   std::vector<std::string> reference_only;  // reference tensors the candidate lacks
   std::vector<std::string> candidate_only;  // candidate tensors with no reference
   std::vector<std::string> notes;           // anything else a reader should know
+  std::optional<RunSlice> slice;            // run --teacher-forced only
 };
 
 // Golden dumps covering several calls of a stateful model (a KV decoder over a prompt, a VAD over

@@ -66,7 +66,14 @@ Result<GoldenReport> regate_report(const GoldenReport& report, GatePolicy policy
 GoldenReport golden_error_report(const std::string& command, const Status& status,
                                  std::string tool_version);
 
-// Process exit code of a report: 0 when the summary verdict is pass, else 1.
+// A CI slice that selected nothing to run (RunSlice::empty()): its verdict is "empty-slice"
+// (JSON summary.verdict, JUnit a skipped case, Markdown, HTML, terminal), its summary message
+// the slice's note, its exit code 0. Not a gate pass: `merge` needs the other slices.
+bool is_empty_slice(const GoldenReport& report);
+// "pass", "fail", "no_evidence", ..., "empty-slice" or "error": the summary verdict as reported.
+std::string report_verdict_name(const GoldenReport& report);
+
+// Process exit code of a report: 0 when the summary verdict is pass or empty-slice, else 1.
 int report_exit_code(const GoldenReport& report);
 
 // JSON (two-space indent, stable key order). Non-finite metric values are the strings "inf",

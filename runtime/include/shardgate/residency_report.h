@@ -3,8 +3,10 @@
 #pragma once
 
 #include "shardgate/placement.h"
+#include "shardgate/status.h"
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace sg {
@@ -23,12 +25,36 @@ struct ResidencyReport {
   bool strict = false;
   int64_t shard_index = 0;
   int64_t shard_count = 1;
+  // The whole shard list the slice was cut from (after expansion, sorted): its size and the
+  // sha256 of the paths joined by '\n', so `merge` can tell slices of one run. 0 / "" when the
+  // report was built in-process.
+  int64_t shards_total = 0;
+  std::string shard_list_sha256;
   std::vector<ShardCheck> shards;
 };
 
+// sha256 of the expanded shard list (paths joined by '\n'): ResidencyReport::shard_list_sha256.
+std::string shard_list_sha256(const std::vector<std::string>& paths);
+
+// A CI slice that selected none of the shards (more slices than shards): verdict
+// "empty-slice", exit 0, never a gate pass. See SelectionArgs::empty_note for its note.
+bool residency_empty_slice(const ResidencyReport& report);
+// "slice I of N selects none of the M shards: nothing to check in this job".
+std::string residency_empty_note(const ResidencyReport& report);
+// The report's verdict: residency_verdict_name(exit code), or "empty-slice".
+std::string residency_report_verdict(const ResidencyReport& report);
+
+// Reads a report written by residency_report_json back (merge): every field the writer takes
+// from a ShardCheck; what it derives (names, verdict words, rules used) is derived again, so
+// residency_report_json(parsed) equals the text read. kFormat errors name `path` and the JSON
+// place.
+Result<ResidencyReport> parse_residency_report_json(std::string_view json_text,
+                                                    const std::string& path);
+
 // "pass", "fail" or "error" for one shard.
 const char* shard_verdict(const ShardCheck& shard);
-// 0 all passed, 1 a gate failed, 2 a shard or plan could not be read or no shard was checked.
+// 0 all passed (or an empty slice), 1 a gate failed, 2 a shard or plan could not be read or no
+// shard was checked.
 int residency_exit_code(const ResidencyReport& report);
 // "pass" (exit 0), "fail" (exit 1) or "error" (any other exit code): the run's verdict.
 const char* residency_verdict_name(int exit_code);

@@ -1,0 +1,122 @@
+// golden-validator merge: the JSON reports of the jobs of one CI fan-out (golden-validator
+// run --teacher-forced, or ane-validator, each with --shard-index/--shard-count) combined into
+// the report one job would have written (report_merge.h). Both tools' reports are merged here,
+// so ane-validator keeps its one-command CLI; the kind is read from each report.
+// Exit codes: the merged verdict's (0 pass, 1 gate failed), 2 bad input or slices that are not
+// one run (mixed tools, another chain, overlap, a slice missing).
+#include "common/args.h"
+#include "common/golden_args.h"
+#include "golden/commands.h"
+#include "shardgate/io.h"
+#include "shardgate/limits.h"
+#include "shardgate/report_merge.h"
+#include "shardgate/report_output.h"
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <iostream>
+#include <memory>
+
+namespace sg::golden_cli {
+namespace {
+
+struct MergeOptions {
+  std::vector<std::string> reports;
+  cli::ReportArgs outputs;
+  cli::GoldenOutputArgs output;  // --html (golden reports only), --all-positions, --no-color
+  cli::LogArgs log;
+};
+
+enum class Kind { kGolden, kAne };
+
+const char* kind_name(Kind k) { return k == Kind::kGolden ? "golden-validator" : "ane-validator"; }
+
+Result<Kind> report_kind(const std::string& text, const std::string& path) {
+  SG_ASSIGN_OR_RETURN(std::string tool, report_tool_name(text, path));
+  return tool == "ane-validator" ? Kind::kAne : Kind::kGolden;
+}
+
+int merge_ane(const SliceReports<ResidencyReport>& slices, const MergeOptions& o) {
+  auto merged = merge_residency_reports(slices);
+  if (!merged) return cli::report_error(merged.status());
+  const int level = o.log.level();
+  for (const ShardCheck& s : merged->shards) {
+    const bool ok = !s.error && s.verdict.passed;
+    if (level >= 0 || !ok) std::cout << residency_summary_line(s) << "\n" << residency_failure_lines(s);
+  }
+  if (Status s = o.outputs.write(residency_report_json(*merged), residency_report_junit(*merged),
+                                 residency_report_markdown(*merged));
+      !s.is_ok()) {
+    return cli::report_error(s);
+  }
+  const int code = residency_exit_code(*merged);
+  const ResidencyCounts counts = residency_counts(*merged);
+  std::cout << fmt::format("merge: {} slice(s) of ane-validator: {} shard(s): {} passed, {} failed, "
+                           "{} error(s) -> exit {}\n",
+                           slices.size(), counts.shards, counts.passed, counts.failed,
+                           counts.errors, code);
+  return code;
+}
+
+int run_merge(const MergeOptions& o) {
+  if (Status s = o.log.validate(); !s.is_ok()) return cli::report_error(s);
+  SliceReports<GoldenReport> golden;
+  SliceReports<ResidencyReport> ane;
+  std::string first_of_kind[2];
+  for (const std::string& path : o.reports) {
+    auto text = read_file(path, limits::kReportBytes, "report");
+    if (!text) return cli::report_error(text.status());
+    auto kind = report_kind(*text, path);
+    if (!kind) return cli::report_error(kind.status());
+    first_of_kind[static_cast<int>(*kind)] =
+        first_of_kind[static_cast<int>(*kind)].empty() ? path : first_of_kind[static_cast<int>(*kind)];
+    if (*kind == Kind::kGolden) {
+      auto r = parse_golden_report_json(*text, path);
+      if (!r) return cli::report_error(r.status());
+      golden.emplace_back(path, std::move(*r));
+    } else {
+      auto r = parse_residency_report_json(*text, path);
+      if (!r) return cli::report_error(r.status());
+      ane.emplace_back(path, std::move(*r));
+    }
+  }
+  if (!golden.empty() && !ane.empty()) {
+    return cli::report_error(make_error(
+        ErrorCode::kUsage, "merge: mixed tools: {} is a {} report, {} an {} report; merge the "
+        "slices of one run of one tool",
+        first_of_kind[0], kind_name(Kind::kGolden), first_of_kind[1], kind_name(Kind::kAne)));
+  }
+  if (!ane.empty()) {
+    if (!o.output.html.empty()) {
+      return cli::report_error(make_error(
+          ErrorCode::kUsage, "merge --html: ane-validator reports have no HTML form (use --json, "
+          "--junit, --markdown)"));
+    }
+    return merge_ane(ane, o);
+  }
+  auto merged = merge_golden_reports(golden);
+  if (!merged) return cli::report_error(merged.status());
+  merged->command_line = cli::command_line();
+  return cli::emit_golden_report(*merged, o.outputs, o.output, o.log);
+}
+
+}  // namespace
+
+void add_merge_command(CLI::App& app, CommandResult& result) {
+  auto options = std::make_shared<MergeOptions>();
+  CLI::App* sub = app.add_subcommand(
+      "merge",
+      "Combine the JSON reports of the slices of one CI fan-out (run --teacher-forced or "
+      "ane-validator with --shard-index/--shard-count) into the report of a single job");
+  sub->add_option("reports", options->reports,
+                  "The JSON report of every slice (any order; all of one tool and one run)")
+      ->option_text("REPORT.json...")
+      ->required();
+  options->outputs.add_to(*sub);
+  options->output.add_to(*sub);
+  options->log.add_to(*sub);
+  sub->callback([&result, options] { result.run = [options] { return run_merge(*options); }; });
+}
+
+}  // namespace sg::golden_cli

@@ -332,7 +332,7 @@ Result<GoldenReport> parse_golden_report_json(std::string_view json_text, const 
            path, kGoldenReportSchema, schema);
   if (auto err = root.find("error"); err != root.end() && !err->is_null()) {
     return make_error(ErrorCode::kUsage,
-                      "{}: the report records an error, not a measurement: nothing to regate ({})",
+                      "{}: the report records an error, not a measurement: nothing to regate or merge ({})",
                       path, err->is_object() && err->contains("message") ? (*err)["message"].dump() : "");
   }
   GoldenReport report;

@@ -36,7 +36,9 @@ class MergeCli : public testing::TempDirTest {
     const std::string t = text(name);
     auto s = read_file(std::string(SG_SOURCE_DIR "/reports/schema/") + schema);
     EXPECT_TRUE(s.is_ok());
-    if (s.is_ok()) EXPECT_EQ(testing::json_schema_violations(*s, t), std::vector<std::string>{}) << name;
+    if (s.is_ok()) {
+      EXPECT_EQ(testing::json_schema_violations(*s, t), std::vector<std::string>{}) << name;
+    }
     return nlohmann::json::parse(t.empty() ? "{}" : t);
   }
   // Every report form of one job or merge: "<stem>.json", ".xml", ".md" (and ".html").

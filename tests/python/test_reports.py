@@ -57,3 +57,22 @@ def test_not_a_report(tmp_path):
     p.write_text("{")
     with pytest.raises(shardgate.Error, match="not JSON"):
         shardgate.read_report(p)
+
+
+def test_an_empty_ci_slice_is_read_as_exit_0_without_a_pass(tmp_path, sample, cli_dir):
+    # More CI jobs than teacher-forced step groups: the job checks nothing, exits 0 and says so.
+    path = tmp_path / "slice.json"
+    rc = subprocess.run([str(cli_dir / "golden-validator"), "run", str(sample / "chains" / "chain_int8.json"),
+                         "--teacher-forced", "--shard-index", "9", "--shard-count", "10", "-q",
+                         "--json", str(path)]).returncode
+    assert rc == 0
+    data = json.loads(path.read_text())
+    r = shardgate.read_report(path)
+    assert r.verdict == "empty-slice" and r.exit_code == 0 and not r.passed
+    data.pop("exit_code", None)  # a report without the field: the verdict decides
+    path.write_text(json.dumps(data))
+    try:
+        r = shardgate.read_report(path)
+    except shardgate.Error:
+        return  # the schema requires exit_code: nothing to infer
+    assert r.exit_code == 0 and not r.passed

@@ -17,7 +17,8 @@ def _tool_name(data):
 class Report:
     """One report. `data` is the whole JSON document; `tool` is "ane-validator" or
     "golden-validator"; `verdict` "pass", "fail", ...; `exit_code` what the tool exited with
-    (0 pass, 1 gate failed, 2 bad input); `passed` is True only for a pass."""
+    (0 pass or an empty CI slice, 1 gate failed, 2 bad input); `passed` is True only for a
+    pass (never for "empty-slice": a job that selected nothing passed nothing)."""
 
     def __init__(self, data, source="report"):
         self.data = data
@@ -30,7 +31,8 @@ class Report:
         if "exit_code" in data:
             self.exit_code = int(data["exit_code"])
         else:
-            self.exit_code = 0 if self.verdict == "pass" else 1
+            # An empty CI slice checked nothing and exits 0 without passing anything.
+            self.exit_code = 0 if self.verdict in ("pass", "empty-slice") else 1
 
     @property
     def passed(self):

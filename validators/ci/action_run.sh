@@ -16,9 +16,11 @@ read -r -d '' -a targets <<< "${SG_TARGETS:-}" || true
 read -r -d '' -a args <<< "${SG_ARGS:-}" || true
 mkdir -p "$out"
 
-finish() {  # finish EXIT_CODE
+finish() {  # finish EXIT_CODE [VERDICT]: the verdict follows the exit code unless given
   local verdict=error
   case "$1" in 0) verdict=pass ;; 1) verdict=fail ;; esac
+  # A slice that selected nothing exits 0 but passed nothing: it says so.
+  [ -n "${2:-}" ] && verdict=$2
   { echo "exit-code=$1"; echo "verdict=$verdict"; } >> "$outputs"
   echo "shardgate: $tool slice $index of $count: $verdict (exit $1)"
   exit "$1"
@@ -37,10 +39,13 @@ if [ "$tool" = ane-validator ]; then
   split=()
   [ "$count" -gt 1 ] && split=(--shard-index "$index" --shard-count "$count")
   ane-validator "${targets[@]}" "${args[@]}" "${split[@]}" --json "$out/ane-report.json" \
-    --junit "$out/ane-junit.xml" --markdown "$out/ane-summary.md"
-  rc=$?
+    --junit "$out/ane-junit.xml" --markdown "$out/ane-summary.md" 2>&1 | tee "$out/ane-output.txt"
+  rc=${PIPESTATUS[0]}
   [ -f "$out/ane-summary.md" ] && cat "$out/ane-summary.md" >> "$summary"
-  finish "$rc"
+  empty=""
+  [ "$rc" = 0 ] && grep -q "nothing to check in this job" "$out/ane-output.txt" && empty=empty-slice
+  rm -f "$out/ane-output.txt"
+  finish "$rc" "$empty"
 fi
 
 # golden-validator: globs in the targets are expanded here (** included, sorted); chain k of
@@ -72,5 +77,6 @@ for k in "${!targets[@]}"; do
 done
 if [ "$ran" = 0 ]; then
   echo "**shardgate**: slice $index of $count holds none of the ${#targets[@]} chain(s); nothing to run here." >> "$summary"
+  finish 0 empty-slice
 fi
 finish "$worst"

@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <set>
 
 namespace sg {
@@ -210,8 +211,27 @@ Result<RegressionPolicy> load_regression_policy(const std::string& path) {
   SG_CHECK(j.value("schema", "") == kRegressionGateSchema, ErrorCode::kFormat,
            "{}: 'schema' must be \"{}\"", path, kRegressionGateSchema);
   for (const auto& [key, v] : j.items()) {
-    SG_CHECK(key == "schema" || key == "description" || key == "tolerances", ErrorCode::kFormat,
-             "{}: unknown key '{}' (schema, description, tolerances)", path, key);
+    SG_CHECK(key == "schema" || key == "description" || key == "tolerances" || key == "baseline",
+             ErrorCode::kFormat, "{}: unknown key '{}' (schema, description, tolerances, baseline)",
+             path, key);
+  }
+  if (j.contains("baseline")) {
+    const Json& b = j["baseline"];
+    SG_CHECK(b.is_object() && b.contains("report") && b["report"].is_string() &&
+                 !b["report"].get<std::string>().empty(),
+             ErrorCode::kFormat, "{}: baseline.report must name a JSON report", path);
+    SG_CHECK(b.contains("reason") && b["reason"].is_string() && !b["reason"].get<std::string>().empty(),
+             ErrorCode::kFormat, "{}: baseline.reason is required (why this report is the baseline)",
+             path);
+    for (const auto& [k2, v2] : b.items()) {
+      SG_CHECK(k2 == "report" || k2 == "reason", ErrorCode::kFormat,
+               "{}: baseline: unknown key '{}' (report, reason)", path, k2);
+    }
+    // Relative to the gate file, so the gate and its baseline move together.
+    const std::filesystem::path report(b["report"].get<std::string>());
+    p.baseline = report.is_absolute() ? report.string()
+                                      : (std::filesystem::path(path).parent_path() / report).lexically_normal().string();
+    p.baseline_reason = b["reason"].get<std::string>();
   }
   SG_CHECK(j.contains("tolerances") && j["tolerances"].is_object(), ErrorCode::kFormat,
            "{}: 'tolerances' must be an object", path);

@@ -84,6 +84,48 @@ TEST_F(GoldenDiffCli, Int8AgainstLut4IsARegressionAtTheLogits) {
   EXPECT_NE(r.output.find("pass -> fail  (the check passed and now does not)"), std::string::npos) << r.output;
 }
 
+// The regression gate names the accepted report: diff with only the new one compares with it.
+// Gate and baseline live in a repository of their own (found above the new report), the
+// baseline path is relative to the gate file.
+TEST_F(GoldenDiffCli, TheGateNamesTheBaselineWhenOnlyTheNewReportIsGiven) {
+  fs::create_directories(dir_ / "repo" / ".git");
+  fs::create_directories(dir_ / "repo" / "gates");
+  fs::create_directories(dir_ / "repo" / "reports" / "accepted");
+  const std::string baseline = (dir_ / "repo" / "reports" / "accepted" / "lut4.json").string();
+  const std::string fresh = (dir_ / "repo" / "reports" / "int8.json").string();
+  ASSERT_EQ(golden("run goldens/sample/chains/chain_lut4.json -q --json " + baseline).code, 0);
+  ASSERT_EQ(golden("run goldens/sample/chains/chain_int8.json -q --json " + fresh).code, 1);
+  nlohmann::json gate = load(SG_SOURCE_DIR "/gates/regression.json");
+  const std::string gate_path = (dir_ / "repo" / "gates" / "regression.json").string();
+  save(gate_path, gate);
+  // No baseline named yet: a usage error that says how to name one.
+  CliRun r = golden("diff " + fresh);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("no old report"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(gate_path), std::string::npos) << r.output;
+  gate["baseline"] = {{"report", "../reports/accepted/lut4.json"}, {"reason", "release 1.2, accepted"}};
+  save(gate_path, gate);
+  r = golden("diff " + fresh);
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("baseline " + baseline + " (from " + gate_path + ": release 1.2, accepted)"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("pass -> fail"), std::string::npos) << r.output;
+  // The baseline against itself: nothing to say.
+  EXPECT_EQ(golden("diff " + baseline).code, 0);
+  // A baseline entry without its reason, or one naming a missing file, is refused naming it.
+  gate["baseline"] = {{"report", "../reports/accepted/lut4.json"}};
+  save(gate_path, gate);
+  r = golden("diff " + fresh);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("baseline.reason is required"), std::string::npos) << r.output;
+  gate["baseline"] = {{"report", "missing.json"}, {"reason", "x"}};
+  save(gate_path, gate);
+  r = golden("diff " + fresh);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find((dir_ / "repo" / "gates" / "missing.json").string()), std::string::npos) << r.output;
+}
+
 // ane-validator reports: an op planted off the ANE is a regression even when the shard's
 // verdict does not change.
 TEST_F(GoldenDiffCli, AnOpMovedOffTheAneIsARegression) {

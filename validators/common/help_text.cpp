@@ -59,7 +59,7 @@ constexpr std::array kHelp = {
     CommandHelp{"diff", "no regression beyond the tolerances",
                 "a regression beyond the tolerances (gates/regression.json)",
                 "golden-validator diff old.json new.json",
-                "golden-validator diff old.json new.json --gate gates/regression.json --markdown -"},
+                "golden-validator diff new.json   # against the baseline gates/regression.json names"},
 };
 
 }  // namespace

@@ -1,4 +1,5 @@
 // golden-validator diff: regressions between two JSON reports of one tool (report_diff.h).
+// With one report, the old one is the baseline the regression gate names.
 // Exit codes: 0 no regression, 1 a regression beyond the gate's tolerances, 2 bad input.
 #include "common/args.h"
 #include "common/gate_lookup.h"
@@ -12,16 +13,18 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <string>
+#include <vector>
 
 namespace sg::golden_cli {
 namespace {
 
-// The tolerances used when --gate is not given and this file exists in the current directory.
-// Found as gates/regression.json above the new report (find_gate_file), never in the cwd.
+// The tolerances used when --gate is not given: gates/regression.json found above the new
+// report (find_gate_file), never in the current directory.
 constexpr const char* kDefaultRegressionGate = "regression.json";
 
 struct DiffOptions {
-  std::string old_report, new_report;
+  std::vector<std::string> reports_given;  // [OLD.json] NEW.json
   std::string gate;
   bool all = false;
   cli::ReportArgs reports;
@@ -30,20 +33,33 @@ struct DiffOptions {
 
 int run_diff(const DiffOptions& o) {
   if (Status s = o.log.validate(); !s.is_ok()) return cli::report_error(s);
+  const std::string new_report = o.reports_given.back();
   std::string gate = o.gate;
   if (gate.empty()) {
-    auto found = cli::find_gate_file({o.new_report}, kDefaultRegressionGate);
+    auto found = cli::find_gate_file({new_report}, kDefaultRegressionGate);
     if (!found) return cli::report_error(found.status());
     gate = *found;
   }
   if (gate.empty()) {
     return cli::report_error(make_error(
         ErrorCode::kUsage, "diff: no tolerances: give --gate FILE (no gates/{} above {})",
-        kDefaultRegressionGate, o.new_report));
+        kDefaultRegressionGate, new_report));
   }
   auto policy = load_regression_policy(gate);
   if (!policy) return cli::report_error(policy.status());
-  auto diff = diff_reports(o.old_report, o.new_report, *policy);
+  std::string old_report = o.reports_given.size() == 2 ? o.reports_given.front() : policy->baseline;
+  if (old_report.empty()) {
+    return cli::report_error(make_error(
+        ErrorCode::kUsage,
+        "diff {}: no old report: give OLD.json NEW.json, or name the accepted report in {} "
+        "(\"baseline\": {{\"report\": PATH, \"reason\": ...}})",
+        new_report, policy->path));
+  }
+  if (o.reports_given.size() == 1 && o.log.level() >= 0) {
+    std::cout << fmt::format("baseline {} (from {}: {})\n", old_report, policy->path,
+                             policy->baseline_reason);
+  }
+  auto diff = diff_reports(old_report, new_report, *policy);
   if (!diff) return cli::report_error(diff.status());
   if (Status s = o.reports.write(
           o.reports.json.empty() ? "" : report_diff_json(*diff, *policy, cli::command_line(), cli::kGoldenValidatorVersion),
@@ -68,8 +84,12 @@ void add_diff_command(CLI::App& app, CommandResult& result) {
   CLI::App* sub = app.add_subcommand(
       "diff", "What got worse between two JSON reports of one tool (golden-validator or "
               "ane-validator), even when both pass; exit 1 on a regression beyond the tolerances");
-  sub->add_option("old", o->old_report, "The earlier JSON report")->option_text("OLD.json")->required();
-  sub->add_option("new", o->new_report, "The later JSON report")->option_text("NEW.json")->required();
+  sub->add_option("reports", o->reports_given,
+                  "The earlier and the later JSON report; with only the later one, the earlier is "
+                  "the baseline the regression gate names")
+      ->option_text("[OLD.json] NEW.json")
+      ->expected(1, 2)
+      ->required();
   sub->add_option("--gate", o->gate, "Regression tolerances (default: gates/regression.json found from NEW.json's directory upward to the repository root)")
       ->option_text("FILE");
   sub->add_flag("--all", o->all, "List what got better too");

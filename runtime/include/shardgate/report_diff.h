@@ -28,6 +28,11 @@ struct RegressionPolicy {
   std::map<std::string, RegressionTolerance> tolerances;
   std::string path;    // "" for a policy built in memory
   std::string sha256;  // of the file
+  // The accepted report new ones are compared with when diff is given only NEW.json
+  // ("baseline": {"report": PATH, "reason": ...}; PATH relative to the gate file's directory,
+  // resolved here). "" when the gate names none.
+  std::string baseline;
+  std::string baseline_reason;
 };
 
 // Reads a regression gate file. Unknown keys, negative or non-numeric tolerances and missing

@@ -183,31 +183,33 @@ SG_TARGET_AVX512 void dot_rows8(const float* xp, int64_t K, const WT* w, int64_t
 
 // ---------------------------------------------------------------------------------------------
 // A variant is a tag type: how many weight rows a full token block takes at a time, the
-// product of one row with up to 8 tokens, and of kRowGroup rows with 8 tokens.
-struct ScalarVariant {
+// product of one row with up to 8 tokens, and of kRowGroup rows with 8 tokens. The one-row
+// variants differ only in their dot product (an ISA namespace's dot_tokens, passed as Dot).
+template <template <int, typename> class Dot>
+struct OneRowVariant {
   static constexpr int kRowGroup = 1;
   template <int MB, typename WT>
   static void dot(const float* xp, int64_t K, const WT* w, float* out) {
-    scalar::dot_tokens<MB>(xp, K, w, out);
+    Dot<MB, WT>::run(xp, K, w, out);
   }
   template <typename WT>
   static void rows(const float* xp, int64_t K, const WT* w, int64_t, float* out) {
-    scalar::dot_tokens<kTokenBlock>(xp, K, w, out);
+    Dot<kTokenBlock, WT>::run(xp, K, w, out);
   }
 };
 
-#if SG_GEMM_X86
-struct Avx2Variant {
-  static constexpr int kRowGroup = 1;
-  template <int MB, typename WT>
-  static void dot(const float* xp, int64_t K, const WT* w, float* out) {
-    avx2::dot_tokens<MB>(xp, K, w, out);
-  }
-  template <typename WT>
-  static void rows(const float* xp, int64_t K, const WT* w, int64_t, float* out) {
-    avx2::dot_tokens<kTokenBlock>(xp, K, w, out);
-  }
+template <int MB, typename WT>
+struct ScalarDot {
+  static void run(const float* xp, int64_t K, const WT* w, float* out) { scalar::dot_tokens<MB>(xp, K, w, out); }
 };
+using ScalarVariant = OneRowVariant<ScalarDot>;
+
+#if SG_GEMM_X86
+template <int MB, typename WT>
+struct Avx2Dot {
+  static void run(const float* xp, int64_t K, const WT* w, float* out) { avx2::dot_tokens<MB>(xp, K, w, out); }
+};
+using Avx2Variant = OneRowVariant<Avx2Dot>;
 
 struct Avx512Variant {
   static constexpr int kRowGroup = avx512::kRowGroup;

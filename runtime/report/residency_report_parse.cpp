@@ -66,6 +66,17 @@ class Reader {
              where(key));
     return &at(key);
   }
+  // Every item of the array at `key`, each read by parse(Reader of the item).
+  template <typename T, typename Parse>
+  Result<std::vector<T>> list(const std::string& key, Parse parse) const {
+    SG_ASSIGN_OR_RETURN(const Json* a, array(key));
+    std::vector<T> out;
+    for (size_t i = 0; i < a->size(); ++i) {
+      SG_ASSIGN_OR_RETURN(T v, parse(item((*a)[i], key, i)));
+      out.push_back(std::move(v));
+    }
+    return out;
+  }
   Reader child(const std::string& key) const { return Reader(at(key), path_, where(key)); }
   Reader item(const Json& j, const std::string& key, size_t i) const {
     return Reader(j, path_, json_util::index(where(key), i));
@@ -186,9 +197,8 @@ Result<ShardCheck> parse_shard(const Reader& r) {
   SG_ASSIGN_OR_RETURN(s.strict, gate.boolean("strict"));
   SG_ASSIGN_OR_RETURN(s.verdict.passed, gate.boolean("passed"));
   SG_ASSIGN_OR_RETURN(s.verdict.failures, gate.strings("failures"));
-  SG_ASSIGN_OR_RETURN(const Json* checks, r.array("checks"));
-  for (size_t i = 0; i < checks->size(); ++i) {
-    const Reader c = r.item((*checks)[i], "checks", i);
+  SG_ASSIGN_OR_RETURN(s.checks, r.list<ContractCheckResult>("checks", [](const Reader& c)
+                                                                    -> Result<ContractCheckResult> {
     SG_TRY(c.object());
     ContractCheckResult cr;
     SG_ASSIGN_OR_RETURN(cr.name, c.str("name"));
@@ -196,14 +206,10 @@ Result<ShardCheck> parse_shard(const Reader& r) {
     SG_ASSIGN_OR_RETURN(cr.passed, c.boolean("passed"));
     SG_ASSIGN_OR_RETURN(cr.detail, c.str("detail"));
     SG_ASSIGN_OR_RETURN(cr.offenders, c.strings("offenders"));
-    s.checks.push_back(std::move(cr));
-  }
+    return cr;
+  }));
   SG_ASSIGN_OR_RETURN(s.plan_failures, r.strings("plan_failures"));
-  SG_ASSIGN_OR_RETURN(const Json* ops, r.array("ops"));
-  for (size_t i = 0; i < ops->size(); ++i) {
-    SG_ASSIGN_OR_RETURN(OpPlacement op, parse_op(r.item((*ops)[i], "ops", i)));
-    s.ops.push_back(std::move(op));
-  }
+  SG_ASSIGN_OR_RETURN(s.ops, r.list<OpPlacement>("ops", parse_op));
   return s;
 }
 
@@ -235,11 +241,7 @@ Result<ResidencyReport> parse_residency_report_json(std::string_view json_text,
     SG_ASSIGN_OR_RETURN(report.shards_total, sel.integer("shards_total"));
   }
   SG_ASSIGN_OR_RETURN(report.shard_list_sha256, sel.opt_str("shard_list_sha256"));
-  SG_ASSIGN_OR_RETURN(const Json* shards, r.array("shards"));
-  for (size_t i = 0; i < shards->size(); ++i) {
-    SG_ASSIGN_OR_RETURN(ShardCheck s, parse_shard(r.item((*shards)[i], "shards", i)));
-    report.shards.push_back(std::move(s));
-  }
+  SG_ASSIGN_OR_RETURN(report.shards, r.list<ShardCheck>("shards", parse_shard));
   return report;
 }
 

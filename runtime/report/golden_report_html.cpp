@@ -6,6 +6,9 @@
 #include "report/golden_report_util.h"
 
 #include <algorithm>
+#include <cmath>
+#include <optional>
+#include <utility>
 
 namespace sg {
 namespace {
@@ -30,19 +33,45 @@ std::string cell_color(const RowResult& row, Verdict verdict, double threshold) 
   return fmt::format("#{:02x}{:02x}{:02x}", 230, g, 40);
 }
 
+// What a heat-map column is: "position", or "seed" for probe rows.
+std::string row_axis_of(const FidelityRun& run) {
+  for (const CheckResult& c : run.checks) {
+    if (!c.rows.empty()) return c.row_axis;
+  }
+  return "position";
+}
+
+// The anchor of one heat-map cell, so the summary can link to it.
+std::string cell_id(size_t check, size_t row) { return fmt::format("cell-{}-{}", check, row); }
+
+// Room for axis labels: at most one label every `min_gap` pixels (every k-th, k >= 1).
+size_t label_step(double spacing, double min_gap) {
+  return spacing >= min_gap ? 1 : static_cast<size_t>(std::ceil(min_gap / std::max(spacing, 1e-9)));
+}
+
+// Sized to fit a 1400 px wide window at 128 positions (cells narrow down to 4 px) with labels
+// as wide as the longest check id; wider maps scroll inside their own box, never the page.
 std::string heat_map(const GoldenReport& report, const std::vector<size_t>& order) {
   const FidelityRun& run = report.run;
-  size_t positions = 1;
-  for (size_t i : order) positions = std::max(positions, run.checks[i].rows.size());
-  const int label_w = 160, cell_w = std::max(14, std::min(36, static_cast<int>(720 / positions)));
-  const int cell_h = 20, top = 24;
+  size_t positions = 1, longest = 4;
+  for (size_t i : order) {
+    positions = std::max(positions, run.checks[i].rows.size());
+    longest = std::max(longest, run.checks[i].identity.id().size());
+  }
+  const int label_w = std::clamp(static_cast<int>(longest) * 7 + 12, 80, 320);
+  const int cell_w = std::clamp(1000 / static_cast<int>(positions), 4, 36);
+  const int cell_h = 20, top = 34;
   const int width = label_w + cell_w * static_cast<int>(positions) + 10;
   const int height = top + cell_h * static_cast<int>(order.size()) + 10;
+  const std::string axis = row_axis_of(run);
   std::string svg = fmt::format(
-      "<svg class=\"heatmap\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" "
-      "role=\"img\" aria-label=\"cosine per layer and position\">\n", width, height);
-  for (size_t p = 0; p < positions; ++p) {
-    svg += fmt::format("<text x=\"{}\" y=\"16\" class=\"axis\" text-anchor=\"middle\">{}</text>\n",
+      "<div class=\"scroll\"><svg class=\"heatmap\" xmlns=\"http://www.w3.org/2000/svg\" "
+      "width=\"{}\" height=\"{}\" role=\"img\" aria-label=\"cosine per check and {}\">\n",
+      width, height, axis);
+  svg += fmt::format("<text x=\"{}\" y=\"11\" class=\"axis title\">{} →</text>\n", label_w, axis);
+  const size_t step = label_step(cell_w, 24);
+  for (size_t p = 0; p < positions; p += step) {
+    svg += fmt::format("<text x=\"{}\" y=\"26\" class=\"axis\" text-anchor=\"middle\">{}</text>\n",
                        label_w + cell_w * static_cast<int>(p) + cell_w / 2, p);
   }
   for (size_t r = 0; r < order.size(); ++r) {
@@ -50,7 +79,7 @@ std::string heat_map(const GoldenReport& report, const std::vector<size_t>& orde
     const CheckResult& c = run.checks[i];
     const double threshold = report_util::cosine_threshold(report, i);
     const int y = top + cell_h * static_cast<int>(r);
-    svg += fmt::format("<text x=\"{}\" y=\"{}\" class=\"axis\" text-anchor=\"end\">{}</text>\n",
+    svg += fmt::format("<text x=\"{}\" y=\"{}\" class=\"axis label\" text-anchor=\"end\">{}</text>\n",
                        label_w - 6, y + 14, xml_escape(c.identity.id()));
     for (size_t p = 0; p < c.rows.size(); ++p) {
       const RowResult& row = c.rows[p];
@@ -62,45 +91,64 @@ std::string heat_map(const GoldenReport& report, const std::vector<size_t>& orde
                              fmt_num(row.stability_cosine, 4));
       }
       svg += fmt::format(
-          "<rect class=\"cell\" data-check=\"{}\" data-position=\"{}\" x=\"{}\" y=\"{}\" "
-          "width=\"{}\" height=\"{}\" fill=\"{}\"><title>{} position {}: cosine {} "
+          "<rect class=\"cell\" id=\"{}\" data-check=\"{}\" data-position=\"{}\" x=\"{}\" "
+          "y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"><title>{} {} {}: cosine {} "
           "(threshold {})</title></rect>\n",
-          xml_escape(c.identity.id()), row.position, label_w + cell_w * static_cast<int>(p), y,
-          cell_w - 1, cell_h - 1, cell_color(row, rv, threshold), xml_escape(c.identity.id()),
-          row.position, state, fmt_num(threshold, 3));
+          cell_id(i, p), xml_escape(c.identity.id()), row.position,
+          label_w + cell_w * static_cast<int>(p), y, std::max(cell_w - 1, 1), cell_h - 1,
+          cell_color(row, rv, threshold), xml_escape(c.identity.id()), axis, row.position, state,
+          fmt_num(threshold, 3));
     }
   }
-  svg += "</svg>\n";
+  svg += "</svg></div>\n";
   return svg;
 }
 
-// The chart of one view (`view`: its labels, "" when the report has one view).
+// The cell with the lowest finite cosine of the whole map (check, row), if any.
+std::optional<std::pair<size_t, size_t>> worst_cell(const FidelityRun& run) {
+  std::optional<std::pair<size_t, size_t>> worst;
+  double lowest = 2;
+  for (size_t i = 0; i < run.checks.size(); ++i) {
+    for (size_t p = 0; p < run.checks[i].rows.size(); ++p) {
+      const auto& v = run.checks[i].rows[p].value(Metric::kCosine);
+      if (v && std::isfinite(*v) && *v < lowest) {
+        lowest = *v;
+        worst = std::make_pair(i, p);
+      }
+    }
+  }
+  return worst;
+}
+
+// The chart of one view (`view`: its labels, "" when the report has one view): the gated
+// cosine of every layered check along the layers, then every check without a layer (logits,
+// other outputs) as its own point after them, so a failing output is never off the chart.
 std::string line_chart(const GoldenReport& report, const std::vector<size_t>& order,
                        const std::string& view) {
   const FidelityRun& run = report.run;
-  std::vector<size_t> layered;
-  for (size_t i : order) {
-    if (run.checks[i].identity.layer) layered.push_back(i);
-  }
-  if (layered.empty()) return "<p>No per-layer checks in this report.</p>\n";
+  std::vector<size_t> layered, outputs;
+  for (size_t i : order) (run.checks[i].identity.layer ? layered : outputs).push_back(i);
+  if (layered.empty() && outputs.empty()) return "<p>No checks in this report.</p>\n";
+  std::vector<size_t> all = layered;
+  all.insert(all.end(), outputs.begin(), outputs.end());
   double lo = 1.0, threshold = 1.0;
-  for (size_t i : layered) {
+  for (size_t i : all) {
     threshold = std::min(threshold, report_util::cosine_threshold(report, i));
     if (auto m = report_util::gated_cosine(report, i); m && std::isfinite(*m)) lo = std::min(lo, *m);
   }
   lo = std::max(-1.0, std::min(lo, threshold) - 0.02);
   const std::string stat = report_util::cosine_statistic(report);
-  const int w = 720, h = 260, left = 60, right = 20, top = 16, bottom = 40;
+  const int w = 1000, h = 290, left = 60, right = 20, top = 26, bottom = 56;
   const double span = 1.0 - lo;
   auto x_of = [&](size_t k) {
-    return left + (layered.size() == 1 ? (w - left - right) / 2.0
-                                       : (w - left - right) * static_cast<double>(k) /
-                                             static_cast<double>(layered.size() - 1));
+    return left + (all.size() == 1 ? (w - left - right) / 2.0
+                                   : (w - left - right) * static_cast<double>(k) /
+                                         static_cast<double>(all.size() - 1));
   };
   auto y_of = [&](double v) { return top + (h - top - bottom) * (1.0 - (v - lo) / span); };
   std::string svg = fmt::format(
       "<svg class=\"linechart\" data-view=\"{}\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" "
-      "height=\"{}\" role=\"img\" aria-label=\"cosine {} per layer{}\">\n",
+      "height=\"{}\" role=\"img\" aria-label=\"cosine {} per check{}\">\n",
       xml_escape(view), w, h, stat, view.empty() ? "" : ", view " + xml_escape(view));
   svg += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" class=\"frame\"/>\n", left, h - bottom, w - right, h - bottom);
   svg += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" class=\"frame\"/>\n", left, top, left, h - bottom);
@@ -108,22 +156,39 @@ std::string line_chart(const GoldenReport& report, const std::vector<size_t>& or
     svg += fmt::format("<text x=\"{}\" y=\"{:.1f}\" class=\"axis\" text-anchor=\"end\">{:.3f}</text>\n",
                        left - 6, y_of(v) + 4, v);
   }
+  svg += fmt::format("<text x=\"{}\" y=\"12\" class=\"axis title\">cosine {}</text>\n", left - 40,
+                     xml_escape(stat));
   svg += fmt::format("<line class=\"threshold\" x1=\"{}\" y1=\"{:.1f}\" x2=\"{}\" y2=\"{:.1f}\"><title>threshold {}</title></line>\n",
                      left, y_of(threshold), w - right, y_of(threshold), fmt_num(threshold, 3));
+  svg += fmt::format("<text x=\"{}\" y=\"{:.1f}\" class=\"axis threshold-label\" text-anchor=\"end\">threshold {}</text>\n",
+                     w - right, y_of(threshold) - 4, fmt_num(threshold, 3));
+  // Layer labels at least 28 px apart, the last layer always labelled; outputs are labelled on
+  // a second line, so their names never run into the layer numbers.
+  const double spacing = all.size() > 1 ? (w - left - right) / static_cast<double>(all.size() - 1) : w;
+  const size_t step = label_step(spacing, 28);
+  const size_t last = layered.empty() ? 0 : layered.size() - 1;
   std::string points;
-  for (size_t k = 0; k < layered.size(); ++k) {
-    const CheckResult& c = run.checks[layered[k]];
-    const auto m = report_util::gated_cosine(report, layered[k]);
-    svg += fmt::format("<text x=\"{:.1f}\" y=\"{}\" class=\"axis\" text-anchor=\"middle\">{}</text>\n",
-                       x_of(k), h - bottom + 16, *c.identity.layer);
+  for (size_t k = 0; k < all.size(); ++k) {
+    const CheckResult& c = run.checks[all[k]];
+    const bool is_layer = k < layered.size();
+    const auto m = report_util::gated_cosine(report, all[k]);
+    if (!is_layer) {
+      svg += fmt::format("<text x=\"{:.1f}\" y=\"{}\" class=\"axis xlabel\" text-anchor=\"end\">{}</text>\n",
+                         x_of(k), h - bottom + 30, xml_escape(c.identity.id()));
+    } else if (k == last || (k % step == 0 && last - k >= step)) {
+      svg += fmt::format("<text x=\"{:.1f}\" y=\"{}\" class=\"axis xlabel\" text-anchor=\"middle\">{}</text>\n",
+                         x_of(k), h - bottom + 16, *c.identity.layer);
+    }
     if (!m || !std::isfinite(*m)) continue;
-    points += fmt::format("{:.1f},{:.1f} ", x_of(k), y_of(*m));
-    svg += fmt::format("<circle class=\"point\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"3\"><title>{} (layer {}): cosine {} {}</title></circle>\n",
-                       x_of(k), y_of(*m), xml_escape(c.identity.id()), *c.identity.layer, stat, fmt_num(m));
+    if (is_layer) points += fmt::format("{:.1f},{:.1f} ", x_of(k), y_of(*m));
+    const std::string where = is_layer ? fmt::format("layer {}", *c.identity.layer) : "output";
+    svg += fmt::format("<circle class=\"point{}\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"{}\"><title>{} ({}): cosine {} {}</title></circle>\n",
+                       is_layer ? "" : " output", x_of(k), y_of(*m), is_layer ? 3 : 5,
+                       xml_escape(c.identity.id()), where, stat, fmt_num(m));
   }
-  svg += fmt::format("<polyline class=\"series\" points=\"{}\"/>\n", points);
-  svg += fmt::format("<text x=\"{}\" y=\"{}\" class=\"axis\" text-anchor=\"middle\">layer</text>\n",
-                     (left + w - right) / 2, h - 6);
+  if (!points.empty()) svg += fmt::format("<polyline class=\"series\" points=\"{}\"/>\n", points);
+  svg += fmt::format("<text x=\"{}\" y=\"{}\" class=\"axis\" text-anchor=\"middle\">layer{}</text>\n",
+                     (left + w - right) / 2, h - 8, outputs.empty() ? "" : " (then outputs without a layer)");
   svg += "</svg>\n";
   return svg;
 }
@@ -166,10 +231,26 @@ std::string golden_report_html(const GoldenReport& report) {
          ".axis{font-size:11px;fill:#444}.frame{stroke:#888}.threshold{stroke:#c62828;stroke-dasharray:5,4}\n"
          ".series{fill:none;stroke:#1565c0;stroke-width:2}.point{fill:#1565c0}\n"
          ".legend span{display:inline-block;width:14px;height:14px;vertical-align:middle;margin:0 4px 0 12px}\n"
+         ".scroll{max-width:100%;overflow-x:auto}.point.output{fill:#6a1b9a}.title{font-weight:bold}\n"
          "</style>\n</head>\n<body>\n";
   out += fmt::format("<h1>golden-validator {}: <span class=\"{}\">{}</span></h1>\n", xml_escape(run.command),
                      pass || is_empty_slice(report) ? "pass" : "fail", report_util::verdict_word(report));
   out += fmt::format("<p>{}</p>\n<ul>\n", xml_escape(ev.summary.message));
+  // The first failure and the worst cell one click away, whatever the size of the map.
+  if (ev.summary.first_failure_check && ev.summary.first_failure_row >= 0) {
+    const size_t i = *ev.summary.first_failure_check;
+    out += fmt::format("<li class=\"fail\">first failure: <a href=\"#{}\">{} {} {}</a></li>\n",
+                       cell_id(i, static_cast<size_t>(ev.summary.first_failure_row)),
+                       xml_escape(run.checks[i].identity.id()), xml_escape(run.checks[i].row_axis),
+                       ev.summary.first_failure_position);
+  }
+  if (const auto worst = worst_cell(run)) {
+    const CheckResult& c = run.checks[worst->first];
+    out += fmt::format("<li>lowest cosine: <a href=\"#{}\">{} {} {}: {}</a></li>\n",
+                       cell_id(worst->first, worst->second), xml_escape(c.identity.id()),
+                       xml_escape(c.row_axis), c.rows[worst->second].position,
+                       fmt_num(c.rows[worst->second].value(Metric::kCosine)));
+  }
   for (const ReportInput& in : run.inputs) {
     out += fmt::format("<li>{}: <code>{}</code> <small>sha256 {}</small></li>\n", xml_escape(in.role),
                        xml_escape(in.path), xml_escape(in.sha256));
@@ -200,14 +281,14 @@ std::string golden_report_html(const GoldenReport& report) {
     }
     out += "</ul>\n</details>\n";
   }
-  out += "<h2>Cosine per layer and position</h2>\n";
+  out += fmt::format("<h2>Cosine per check and {}</h2>\n", xml_escape(row_axis_of(run)));
   out += "<p class=\"legend\"><span style=\"background:#3c7850\"></span>at or above threshold"
          "<span style=\"background:#e66e28\"></span>below<span style=\"background:#e60028\"></span>"
          "0.2 or more below<span style=\"background:#c8c8c8\"></span>degenerate (both zero)"
          "<span style=\"background:#8e44ad\"></span>unstable (the FP16 baseline itself moves; excluded)"
          "<span style=\"background:#000\"></span>NaN/Inf</p>\n";
   out += heat_map(report, order);
-  out += fmt::format("<h2>Cosine {} per layer (the statistic the gate used)</h2>\n",
+  out += fmt::format("<h2>Cosine {} per layer and output (the statistic the gate used)</h2>\n",
                      xml_escape(report_util::cosine_statistic(report)));
   const std::vector<std::vector<size_t>> groups = report_util::view_groups(run);
   if (groups.size() <= 1) {

@@ -68,8 +68,15 @@ TEST_F(GoldenCli, CompareFailsAndNamesTheFirstFailingLayerAndPosition) {
   }
   auto html = read_file(out("r.html"));
   ASSERT_TRUE(html.is_ok());
-  EXPECT_NE(html->find("<rect class=\"cell\" data-check=\"hidden.2\" data-position=\"5\""),
-            std::string::npos);
+  EXPECT_NE(html->find("data-check=\"hidden.2\" data-position=\"5\""), std::string::npos);
+  // The summary links to that cell.
+  const size_t link = html->find("first failure: <a href=\"#cell-");
+  ASSERT_NE(link, std::string::npos) << *html;
+  const size_t from = html->find('#', link) + 1;
+  const std::string id = html->substr(from, html->find('"', from) - from);
+  EXPECT_NE(html->find("<rect class=\"cell\" id=\"" + id + "\" data-check=\"hidden.2\" data-position=\"5\""),
+            std::string::npos)
+      << id;
   const auto j = nlohmann::json::parse(*read_file(out("r.json")));
   EXPECT_EQ(j["summary"]["first_failure"]["checkpoint"], "hidden.2");
   EXPECT_EQ(j["summary"]["first_failure"]["position"], 5);

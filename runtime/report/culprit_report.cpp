@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 
 namespace sg {
@@ -129,6 +130,32 @@ std::string culprit_report_markdown(const CulpritReport& report, size_t top) {
                          o->source ? "yes" : "", md_escape(weights_of(*o)));
     }
     out += "\n";
+  }
+  return out;
+}
+
+std::string culprit_report_html(const CulpritReport& report, size_t top) {
+  std::string out = fmt::format(
+      "<h2>Culprit ops: {} source op(s), {} op output(s) below the threshold</h2>\n<p>Inputs: {}. "
+      "A source op fails while every runtime input it reads passes: the error enters there.</p>\n",
+      report.source_ops(), report.failing_ops(), xml_escape(report.inputs));
+  for (const CulpritResult& r : report.shards) {
+    out += fmt::format("<h3><code>{}</code> vs <code>{}</code></h3>\n<table class=\"culprits\">\n"
+                       "<tr><th class=\"name\">op</th><th>cosine</th><th>worst input</th>"
+                       "<th>added error</th><th class=\"name\">source</th><th class=\"name\">weights</th></tr>\n",
+                       xml_escape(r.candidate), xml_escape(r.baseline));
+    std::vector<const OpComparison*> rows = r.sources();
+    for (const OpComparison* o : r.top_added(top)) {
+      if (std::find(rows.begin(), rows.end(), o) == rows.end()) rows.push_back(o);
+    }
+    for (const OpComparison* o : rows) {
+      out += fmt::format("<tr{}><td class=\"name\">{}</td><td>{}</td><td>{}</td><td>{}</td>"
+                         "<td class=\"name\">{}</td><td class=\"name\">{}</td></tr>\n",
+                         o->source ? " class=\"source\"" : "", xml_escape(op_label(*o)),
+                         text(o->cosine, 6), text(o->input_cosine, 6), text(o->added_error, 6),
+                         o->source ? "yes" : "", xml_escape(weights_of(*o)));
+    }
+    out += "</table>\n";
   }
   return out;
 }

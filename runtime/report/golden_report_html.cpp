@@ -336,6 +336,11 @@ std::string golden_report_html(const GoldenReport& report) {
            "more than the gate allows on these inputs (a near tie, e.g. an MoE router): they "
            "measure the input, not quantization error.</p>\n<ul>\n" + unstable + "</ul>\n";
   }
+  if (report.culprits) {
+    out += culprit_report_html(*report.culprits, 10);
+  } else if (!report.culprits_note.empty()) {
+    out += fmt::format("<h2>Culprit ops</h2>\n<p>{}</p>\n", xml_escape(report.culprits_note));
+  }
   out += "</body>\n</html>\n";
   return out;
 }

@@ -186,6 +186,10 @@ std::string golden_report_json(const GoldenReport& report) {
   }
   summary["message"] = s.message;
   root["summary"] = summary;
+  if (report.culprits || !report.culprits_note.empty()) {
+    root["culprits"] = report.culprits ? OJson::parse(culprit_report_json(*report.culprits)) : OJson(nullptr);
+    root["culprits_note"] = report.culprits_note;
+  }
   if (report.error) {
     root["error"] = {{"kind", report.error->kind},
                      {"message", report.error->message},

@@ -92,6 +92,11 @@ std::string golden_report_markdown(const GoldenReport& report) {
   if (!run.reference_only.empty()) {
     out += fmt::format("\nNot in candidate: {}\n", md_escape(fmt::format("{}", fmt::join(run.reference_only, ", "))));
   }
+  if (report.culprits) {
+    out += "\n" + culprit_report_markdown(*report.culprits, 10);
+  } else if (!report.culprits_note.empty()) {
+    out += fmt::format("\nCulprit search: {}\n", md_escape(report.culprits_note));
+  }
   return out;
 }
 

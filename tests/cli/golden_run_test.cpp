@@ -440,3 +440,69 @@ TEST_F(GoldenRunCli, BadInputIsExitTwo) {
 
 }  // namespace
 }  // namespace sg
+
+namespace sg {
+namespace {
+
+// run --culprits on the per-tensor INT8 sample chain: the logits fail free-running, and the
+// search over every step up to the head names, in every MoE pack, the two linears that read
+// the outlier-scaled INT8 expert banks (source ops: their outputs fail while their inputs
+// pass), in the terminal, the JSON (the culprits document, valid against its schema), the
+// Markdown and the HTML. The LUT4 chain passes: no search, a note says so.
+TEST_F(GoldenRunCli, CulpritsNameTheOpsWhereTheInt8ErrorEnters) {
+  const CliRun r = golden("run " + chain("int8") + kGate + " --culprits --baseline-replace _int8=_fp16 --json " +
+                          out("r.json") + " --markdown " + out("r.md") + " --html " + out("r.html"));
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("source op: #38 linear 'experts_gate'"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("the first failing check"), std::string::npos) << r.output;
+  const nlohmann::json j = report("r.json");
+  ASSERT_TRUE(j["culprits"].is_object()) << j.dump().substr(0, 400);
+  auto schema = read_file(SG_SOURCE_DIR "/reports/schema/culprits.schema.json");
+  ASSERT_TRUE(schema.is_ok());
+  EXPECT_EQ(testing::json_schema_violations(*schema, j["culprits"].dump()), std::vector<std::string>{});
+  std::set<std::string> sources;
+  size_t packs = 0;
+  for (const auto& shard : j["culprits"]["shards"]) {
+    const std::string cand = shard["candidate"]["path"];
+    const bool pack = cand.find("_moe_p") != std::string::npos;
+    packs += pack;
+    for (const auto& op : shard["ops"]) {
+      if (op["source"].get<bool>()) {
+        EXPECT_TRUE(pack) << cand << ": a source op outside an MoE pack";
+        sources.insert(op["op_type"].get<std::string>() + " " + op["output"].get<std::string>());
+      }
+    }
+  }
+  EXPECT_EQ(packs, 8u);  // 4 layers x 2 packs, every one searched
+  EXPECT_EQ(sources, (std::set<std::string>{"linear experts_gate", "linear experts_up"}));
+  auto md = read_file(out("r.md"));
+  ASSERT_TRUE(md.is_ok());
+  EXPECT_NE(md->find("## Culprit ops: 16 source op(s)"), std::string::npos) << *md;
+  auto html = read_file(out("r.html"));
+  ASSERT_TRUE(html.is_ok());
+  EXPECT_NE(html->find("<h2>Culprit ops: 16 source op(s)"), std::string::npos);
+  EXPECT_NE(html->find("<tr class=\"source\"><td class=\"name\">#38 linear &apos;experts_gate&apos;"), std::string::npos);
+
+  const CliRun pass = golden("run " + chain("lut4") + kGate + " --culprits --baseline-replace _lut4=_fp16 --json " +
+                             out("p.json"));
+  EXPECT_EQ(pass.code, 0) << pass.output;
+  const nlohmann::json p = report("p.json");
+  EXPECT_TRUE(p["culprits"].is_null());
+  EXPECT_EQ(p["culprits_note"], "no check failed: no culprit search");
+}
+
+TEST_F(GoldenRunCli, CulpritsNeedTheirBaselines) {
+  CliRun r = golden("run " + chain("int8") + kGate + " --culprits");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("--culprits needs --baseline-replace"), std::string::npos) << r.output;
+  r = golden("run " + chain("int8") + kGate + " --baseline-replace _int8=_fp16");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("used by --culprits only"), std::string::npos) << r.output;
+  // A replacement that names no baseline file: exit 2 naming the missing shard.
+  r = golden("run " + chain("int8") + kGate + " --culprits --baseline-replace _int8=_nope");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("_nope"), std::string::npos) << r.output;
+}
+
+}  // namespace
+}  // namespace sg

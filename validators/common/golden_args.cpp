@@ -4,6 +4,7 @@
 
 #include "common/gate_lookup.h"
 
+#include "shardgate/culprit_report.h"
 #include "shardgate/io.h"
 #include "shardgate/report_output.h"
 
@@ -11,6 +12,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <functional>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -269,13 +271,17 @@ void set_command_line(int argc, const char* const* argv) {
 
 const std::vector<std::string>& command_line() { return command_line_storage(); }
 
-int finish_golden_report(FidelityRun run, GatePolicy policy, const GoldenCommonArgs& args) {
+int finish_golden_report(FidelityRun run, GatePolicy policy, const GoldenCommonArgs& args,
+                         const std::function<Status(GoldenReport&)>& amend) {
   if (!policy.sha256.empty()) run.inputs.push_back({"gate", policy.source, policy.sha256});
   const std::string command = run.command;
   auto report = make_golden_report(std::move(run), std::move(policy), args.gate.strict,
                                    kGoldenValidatorVersion);
   if (!report) return report_error(report.status(), command, args);
   report->command_line = command_line();
+  if (amend) {
+    if (Status s = amend(*report); !s.is_ok()) return report_error(s, command, args);
+  }
   return emit_golden_report(*report, args.reports, args.output, args.log);
 }
 
@@ -332,6 +338,8 @@ int emit_golden_report(const GoldenReport& report, const ReportArgs& reports,
     t.all_positions = output.all_positions || log.level() > 0;
     t.list_shards = log.level() > 0;
     std::cout << golden_report_table(report, t);
+    if (report.culprits) std::cout << "\n" << culprit_report_table(*report.culprits, 10, log.level() > 0);
+    if (!report.culprits_note.empty()) std::cout << "\n" << report.culprits_note << "\n";
   }
   return report_exit_code(report);
 }

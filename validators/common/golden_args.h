@@ -15,6 +15,7 @@
 #include "shardgate/golden_report.h"
 #include "shardgate/status.h"
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -114,7 +115,10 @@ Result<GatePolicy> build_gate_policy(const GoldenCommonArgs& args,
 
 // The end of every comparing command: records the gate file among the run's inputs, builds the
 // report and emits it (see emit_golden_report); returns the exit code.
-int finish_golden_report(FidelityRun run, GatePolicy policy, const GoldenCommonArgs& args);
+// `amend` (optional) adds to the report after its verdict and before it is written (run
+// --culprits); its error is the command's.
+int finish_golden_report(FidelityRun run, GatePolicy policy, const GoldenCommonArgs& args,
+                         const std::function<Status(GoldenReport&)>& amend = {});
 
 // Writes every requested report (JSON, JUnit, Markdown, HTML), prints the terminal table
 // (unless -q: then only the summary line) and returns the exit code: the report's verdict, or

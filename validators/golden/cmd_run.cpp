@@ -6,6 +6,7 @@
 #include "common/progress.h"
 #include "golden/commands.h"
 #include "golden/exec_args.h"
+#include "golden/run_culprits.h"
 #include "golden/step_progress.h"
 #include "shardgate/chain.h"
 #include "shardgate/golden.h"
@@ -24,6 +25,8 @@ struct RunCommandOptions {
   bool teacher_forced = false;
   bool both = false;
   cli::SelectionArgs selection;  // --shard-index/--shard-count: teacher-forced only
+  bool culprits = false;         // --culprits: search the first failing step group's ops
+  cli::BaselineArgs baseline;    // the FP16 baselines --culprits compares with
   ExecArgs exec;
   cli::GoldenInputArgs input;
   cli::GoldenCommonArgs common;
@@ -36,6 +39,19 @@ int run_run(const RunCommandOptions& o) {
     return cli::report_error(s, "run", o.common);
   }
   if (Status s = o.selection.validate(); !s.is_ok()) return cli::report_error(s, "run", o.common);
+  if (o.culprits && o.baseline.replace.empty()) {
+    return cli::report_error(
+        make_error(ErrorCode::kUsage, "--culprits needs --baseline-replace OLD=NEW: the search "
+                                      "compares each shard of the failing step group with its "
+                                      "FP16 baseline"),
+        "run", o.common);
+  }
+  if (!o.culprits && (!o.baseline.replace.empty() || !o.baseline.baseline.empty())) {
+    return cli::report_error(
+        make_error(ErrorCode::kUsage, "--baseline/--baseline-replace are used by --culprits only"),
+        "run", o.common);
+  }
+  if (Status s = o.baseline.validate(2, o.culprits); !s.is_ok()) return cli::report_error(s, "run", o.common);
   if (o.selection.shard_count > 1 && !o.teacher_forced) {
     return cli::report_error(
         make_error(ErrorCode::kUsage,
@@ -102,7 +118,14 @@ int run_run(const RunCommandOptions& o) {
   }
   progress.finish();
   print_notes(run->notes, level);
-  return cli::finish_golden_report(std::move(*run), std::move(*policy), o.common);
+  std::function<Status(GoldenReport&)> amend;
+  if (o.culprits) {
+    amend = [&](GoldenReport& report) {
+      return add_run_culprits(report, *chain, **goldens, o.baseline, o.exec.precision_value(),
+                              o.exec.threads);
+    };
+  }
+  return cli::finish_golden_report(std::move(*run), std::move(*policy), o.common, amend);
 }
 
 }  // namespace
@@ -124,6 +147,11 @@ void add_run_command(CLI::App& app, CommandResult& result) {
                 "Free-running and teacher-forced views in one report")
       ->excludes(tf);
   options->selection.add_to(*sub, "teacher-forced step groups (--teacher-forced only)");
+  sub->add_flag("--culprits", options->culprits,
+                "When a check fails: find the ops where the error enters, in the shard steps "
+                "that make the first failing checkpoint, each against its FP16 baseline "
+                "(--baseline-replace); in the table and the reports");
+  options->baseline.add_to(*sub);
   options->exec.add_to(*sub);
   options->input.add_to(*sub);
   options->common.add_to(*sub);

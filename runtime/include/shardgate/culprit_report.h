@@ -24,6 +24,8 @@ std::string culprit_report_json(const CulpritReport& report);
 // Source ops, the ops adding the most error (`top`), and with `all` every aligned op.
 std::string culprit_report_table(const CulpritReport& report, size_t top, bool all);
 std::string culprit_report_markdown(const CulpritReport& report, size_t top);
+// The same as an HTML fragment (heading and one table per shard), for the golden HTML report.
+std::string culprit_report_html(const CulpritReport& report, size_t top);
 // One <testcase> per aligned op; a failing output is a <failure>, a source op says so.
 std::string culprit_report_junit(const CulpritReport& report);
 

@@ -4,6 +4,7 @@
 // thresholds without re-running; no tensor data is ever embedded.
 #pragma once
 
+#include "shardgate/culprit_report.h"
 #include "shardgate/fidelity.h"
 #include "shardgate/gate_policy.h"
 #include "shardgate/status.h"
@@ -36,6 +37,11 @@ struct GoldenReport {
     int exit_code = 2;
   };
   std::optional<Error> error;
+  // run --culprits: the culprit op search on the shard steps of the first failing check (the
+  // same document `golden-validator culprits --json` writes, embedded as "culprits"), or why
+  // none ran (culprits_note, e.g. "no check failed"). Absent when not asked for.
+  std::optional<CulpritReport> culprits;
+  std::string culprits_note;
   FidelityRun run;
   GatePolicy policy;
   bool strict = false;

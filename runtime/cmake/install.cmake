@@ -14,9 +14,11 @@ set(SG_DATA_DIR ${CMAKE_INSTALL_DATADIR}/shardgate)
 install(TARGETS ane-validator golden-validator RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(TARGETS shardgate EXPORT shardgateTargets ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR})
 
-# Public headers. The op table (runtime/ops/ops.def) and the kernel declarations stay private:
-# ops.h answers by op name and needs neither.
-file(GLOB SG_PUBLIC_HEADERS CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/runtime/include/shardgate/*.h)
+# Public headers, with the metric table fidelity.h expands (metrics.def). The op table
+# (runtime/ops/ops.def) and the kernel declarations stay private: ops.h answers by op name and
+# needs neither.
+file(GLOB SG_PUBLIC_HEADERS CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/runtime/include/shardgate/*.h
+     ${PROJECT_SOURCE_DIR}/runtime/include/shardgate/*.def)
 install(FILES ${SG_PUBLIC_HEADERS} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/shardgate)
 
 install(EXPORT shardgateTargets NAMESPACE shardgate:: DESTINATION ${SG_CMAKE_DIR})

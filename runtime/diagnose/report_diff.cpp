@@ -20,11 +20,21 @@ namespace {
 
 using Json = nlohmann::json;
 
+// Every fidelity metric (metrics.def), and the two ane-validator quantities.
 const std::set<std::string>& known_tolerances() {
-  static const std::set<std::string> keys = {"cosine", "norm_ratio", "rel_l2",       "max_abs",
-                                             "snr_db", "top1",       "topk_overlap", "kl",
-                                             "residency_pct", "placement"};
+  static const std::set<std::string> keys = [] {
+    std::set<std::string> k = {"residency_pct", "placement"};
+    for (const MetricInfo& m : metric_table()) k.insert(m.name);
+    return k;
+  }();
   return keys;
+}
+
+// "cosine, norm_ratio, ..., residency_pct, placement": the known quantities in table order.
+std::string quantity_list() {
+  std::string out;
+  for (const MetricInfo& m : metric_table()) out += std::string(m.name) + ", ";
+  return out + "residency_pct, placement";
 }
 
 std::string num(double v) {
@@ -237,8 +247,7 @@ Result<RegressionPolicy> load_regression_policy(const std::string& path) {
            "{}: 'tolerances' must be an object", path);
   for (const auto& [key, t] : j["tolerances"].items()) {
     SG_CHECK(known_tolerances().count(key), ErrorCode::kFormat,
-             "{}: tolerances.{}: unknown quantity (cosine, norm_ratio, rel_l2, max_abs, snr_db, "
-             "top1, topk_overlap, kl, residency_pct, placement)", path, key);
+             "{}: tolerances.{}: unknown quantity ({})", path, key, quantity_list());
     SG_CHECK(t.is_object() && t.contains("value") && t["value"].is_number() &&
                  t["value"].get<double>() >= 0 && std::isfinite(t["value"].get<double>()),
              ErrorCode::kFormat, "{}: tolerances.{}.value must be a number >= 0", path, key);

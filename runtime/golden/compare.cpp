@@ -9,13 +9,12 @@
 #include "shardgate/metrics.h"
 
 #include <cmath>
+#include <limits>
 #include <set>
 
 namespace sg {
 namespace {
 
-constexpr const char* kMetricNames[kMetricCount] = {
-    "cosine", "norm_ratio", "rel_l2", "max_abs", "snr_db", "top1", "topk_overlap", "kl"};
 
 enum class DTypeClass { kFloat, kInteger, kBool, kOther };
 
@@ -54,19 +53,29 @@ int64_t position_of(const Shape& shape, int64_t pa, int64_t flat) {
 
 }  // namespace
 
-const char* metric_name(Metric m) { return kMetricNames[static_cast<size_t>(m)]; }
+const std::array<MetricInfo, kMetricCount>& metric_table() {
+  static constexpr double SG_METRIC_INF = std::numeric_limits<double>::infinity();
+  static const std::array<MetricInfo, kMetricCount> table = {{
+#define SG_METRIC(id, name, key, flag, higher, lo, hi, range, help) \
+  {Metric::id, name, key, flag, higher, lo, hi, range, help},
+#include "shardgate/metrics.def"
+#undef SG_METRIC
+  }};
+  return table;
+}
+
+const MetricInfo& metric_info(Metric m) { return metric_table()[static_cast<size_t>(m)]; }
+
+const char* metric_name(Metric m) { return metric_info(m).name; }
 
 std::optional<Metric> metric_from_name(std::string_view name) {
-  for (size_t i = 0; i < kMetricCount; ++i) {
-    if (name == kMetricNames[i]) return static_cast<Metric>(i);
+  for (const MetricInfo& info : metric_table()) {
+    if (name == info.name) return info.metric;
   }
   return std::nullopt;
 }
 
-bool metric_higher_is_better(Metric m) {
-  return m == Metric::kCosine || m == Metric::kSnrDb || m == Metric::kTop1 ||
-         m == Metric::kTopkOverlap || m == Metric::kNormRatio;
-}
+bool metric_higher_is_better(Metric m) { return metric_info(m).higher_is_better; }
 
 std::string CheckIdentity::id() const {
   if (labels.empty()) return checkpoint;

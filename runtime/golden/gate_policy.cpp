@@ -13,17 +13,6 @@ namespace {
 
 using json_util::Json;
 
-// Threshold keys of the policy file and the metric each one bounds.
-struct ThresholdKey {
-  const char* key;
-  Metric metric;
-};
-constexpr ThresholdKey kThresholdKeys[] = {
-    {"min_cosine", Metric::kCosine},     {"norm_ratio", Metric::kNormRatio},
-    {"max_rel_l2", Metric::kRelL2},      {"max_abs", Metric::kMaxAbs},
-    {"min_snr_db", Metric::kSnrDb},      {"min_top1", Metric::kTop1},
-    {"min_topk_overlap", Metric::kTopkOverlap}, {"max_kl", Metric::kKl},
-};
 
 // "min" → 0, "pN" → N with 0 < N < 50.
 Result<double> parse_statistic(const Json& j, const std::string& path, const std::string& place) {
@@ -136,25 +125,11 @@ bool matches(const OverrideMatch& m, const CheckIdentity& id) {
 }  // namespace
 
 std::optional<std::string> threshold_out_of_range(Metric metric, double bound) {
-  struct Range {
-    Metric metric;
-    double lo, hi;
-    const char* what;
-  };
-  static constexpr double kBig = std::numeric_limits<double>::infinity();
-  // SNR in dB may be any real number; the norm ratio's pair is checked where it is parsed.
-  static constexpr Range kRanges[] = {
-      {Metric::kCosine, -1, 1, "a cosine lies in [-1, 1]"},
-      {Metric::kRelL2, 0, kBig, "a relative L2 error is >= 0"},
-      {Metric::kMaxAbs, 0, kBig, "an absolute error is >= 0"},
-      {Metric::kTop1, 0, 1, "a top-1 agreement rate lies in [0, 1]"},
-      {Metric::kTopkOverlap, 0, 1, "a top-k overlap lies in [0, 1]"},
-      {Metric::kKl, 0, kBig, "a KL divergence is >= 0"},
-  };
   if (std::isnan(bound)) return std::string("a threshold is a number, not NaN");
-  for (const Range& r : kRanges) {
-    if (r.metric == metric && !(bound >= r.lo && bound <= r.hi)) return std::string(r.what);
-  }
+  // The norm ratio's [low, high] pair is checked where it is parsed.
+  if (metric == Metric::kNormRatio) return std::nullopt;
+  const MetricInfo& info = metric_info(metric);
+  if (!(bound >= info.range_lo && bound <= info.range_hi)) return std::string(info.range_text);
   return std::nullopt;
 }
 
@@ -201,7 +176,7 @@ Result<GatePolicy> parse_gate_policy(std::string_view json_text, const std::stri
   const Json& defaults = root["defaults"];
   SG_TRY(json_util::expect_object(defaults, path, "defaults"));
   std::set<std::string> default_keys{"statistic"};
-  for (const auto& k : kThresholdKeys) default_keys.insert(k.key);
+  for (const MetricInfo& k : metric_table()) default_keys.insert(k.gate_key);
   SG_TRY(json_util::check_keys(defaults, default_keys, path, "defaults"));
   for (auto it = defaults.begin(); it != defaults.end(); ++it) {
     const std::string place = "defaults." + it.key();
@@ -217,8 +192,8 @@ Result<GatePolicy> parse_gate_policy(std::string_view json_text, const std::stri
       continue;
     }
     if (value.is_null()) continue;  // documented as "not gated"
-    for (const auto& k : kThresholdKeys) {
-      if (it.key() != k.key) continue;
+    for (const MetricInfo& k : metric_table()) {
+      if (it.key() != k.gate_key) continue;
       Threshold t;
       t.reason = reason;
       t.origin = "defaults";
@@ -233,7 +208,7 @@ Result<GatePolicy> parse_gate_policy(std::string_view json_text, const std::stri
     SG_CHECK(overrides.is_array(), ErrorCode::kFormat, "{}: overrides: expected an array, got {}",
              path, overrides.type_name());
     std::set<std::string> keys{"match", "reason", "statistic"};
-    for (const auto& k : kThresholdKeys) keys.insert(k.key);
+    for (const MetricInfo& k : metric_table()) keys.insert(k.gate_key);
     for (size_t i = 0; i < overrides.size(); ++i) {
       const std::string place = json_util::index("overrides", i);
       const Json& o = overrides[i];
@@ -252,14 +227,14 @@ Result<GatePolicy> parse_gate_policy(std::string_view json_text, const std::stri
         ov.thresholds.percentile_reason = ov.reason;
         sets_something = true;
       }
-      for (const auto& k : kThresholdKeys) {
-        if (!o.contains(k.key)) continue;
+      for (const MetricInfo& k : metric_table()) {
+        if (!o.contains(k.gate_key)) continue;
         Threshold t;
         t.reason = ov.reason;
         t.origin = place;
-        if (!o[k.key].is_null()) {
-          SG_TRY(parse_threshold_value(k.metric, o[k.key], t, path,
-                                       json_util::join(place, k.key)));
+        if (!o[k.gate_key].is_null()) {
+          SG_TRY(parse_threshold_value(k.metric, o[k.gate_key], t, path,
+                                       json_util::join(place, k.gate_key)));
         }
         ov.thresholds.at(k.metric) = t;  // a null value switches the metric's gate off
         sets_something = true;
@@ -288,10 +263,10 @@ std::string gate_policy_json(const GatePolicy& policy) {
                            {"reason", policy.defaults.percentile_reason.empty()
                                           ? std::string("gate on the worst row")
                                           : policy.defaults.percentile_reason}};
-  for (const auto& k : kThresholdKeys) {
+  for (const MetricInfo& k : metric_table()) {
     const auto& t = policy.defaults.at(k.metric);
     if (!t || !t->bound) continue;
-    defaults[k.key] = {{"value", threshold_value_json(k.metric, *t)},
+    defaults[k.gate_key] = {{"value", threshold_value_json(k.metric, *t)},
                        {"reason", t->reason.empty() ? std::string("(no reason given)") : t->reason}};
   }
   root["defaults"] = defaults;
@@ -300,10 +275,10 @@ std::string gate_policy_json(const GatePolicy& policy) {
     Json o = Json::object();
     o["match"] = match_json(ov.match);
     if (ov.thresholds.percentile) o["statistic"] = statistic_name(*ov.thresholds.percentile);
-    for (const auto& k : kThresholdKeys) {
+    for (const MetricInfo& k : metric_table()) {
       const auto& t = ov.thresholds.at(k.metric);
       if (!t) continue;
-      o[k.key] = t->bound ? threshold_value_json(k.metric, *t) : Json(nullptr);
+      o[k.gate_key] = t->bound ? threshold_value_json(k.metric, *t) : Json(nullptr);
     }
     o["reason"] = ov.reason;
     overrides.push_back(std::move(o));

@@ -21,29 +21,6 @@
 namespace sg::cli {
 namespace {
 
-struct ThresholdOption {
-  const char* flag;
-  Metric metric;
-  std::vector<std::string> ThresholdArgs::*field;
-  const char* help;
-};
-
-const ThresholdOption kThresholdOptions[] = {
-    {"--min-cosine", Metric::kCosine, &ThresholdArgs::min_cosine,
-     "Minimum cosine: VALUE sets the default, NAME:VALUE overrides checkpoints matching NAME (glob)"},
-    {"--norm-ratio", Metric::kNormRatio, &ThresholdArgs::norm_ratio,
-     "Allowed |candidate|/|reference| range: LO,HI or NAME:LO,HI ('none' switches it off)"},
-    {"--max-rel-l2", Metric::kRelL2, &ThresholdArgs::max_rel_l2, "Maximum relative L2 error"},
-    {"--max-abs", Metric::kMaxAbs, &ThresholdArgs::max_abs, "Maximum absolute error"},
-    {"--min-snr-db", Metric::kSnrDb, &ThresholdArgs::min_snr_db, "Minimum SNR in dB"},
-    {"--min-top1", Metric::kTop1, &ThresholdArgs::min_top1,
-     "Minimum share of logits positions whose argmax agrees (1 = every position)"},
-    {"--min-topk-overlap", Metric::kTopkOverlap, &ThresholdArgs::min_topk_overlap,
-     "Minimum top-k overlap of logits"},
-    {"--max-kl", Metric::kKl, &ThresholdArgs::max_kl,
-     "Maximum KL(softmax(reference) || softmax(candidate)) per logits position, in nats"},
-};
-
 Result<double> parse_double(const std::string& text, const std::string& flag) {
   char* end = nullptr;
   const double v = std::strtod(text.c_str(), &end);
@@ -86,8 +63,8 @@ bool use_color() {
 }  // namespace
 
 void ThresholdArgs::add_to(CLI::App& app) {
-  for (const ThresholdOption& o : kThresholdOptions) {
-    app.add_option(o.flag, this->*(o.field), o.help)
+  for (const MetricInfo& m : metric_table()) {
+    app.add_option(m.flag, by_metric[static_cast<size_t>(m.metric)], m.help)
         ->option_text("[NAME:]VALUE ...")
         ->expected(1, 1 << 20)
         ->group("Thresholds");
@@ -100,15 +77,15 @@ void ThresholdArgs::add_to(CLI::App& app) {
 }
 
 bool ThresholdArgs::any() const {
-  for (const ThresholdOption& o : kThresholdOptions) {
-    if (!(this->*(o.field)).empty()) return true;
+  for (const std::vector<std::string>& given : by_metric) {
+    if (!given.empty()) return true;
   }
   return !percentile.empty();
 }
 
 Status ThresholdArgs::apply(GatePolicy& policy) const {
-  for (const ThresholdOption& o : kThresholdOptions) {
-    for (const std::string& arg : this->*(o.field)) {
+  for (const MetricInfo& o : metric_table()) {
+    for (const std::string& arg : by_metric[static_cast<size_t>(o.metric)]) {
       // NAME:VALUE splits at the last ':' so checkpoint globs keep their own characters.
       const size_t colon = arg.rfind(':');
       if (colon == std::string::npos) {

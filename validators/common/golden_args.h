@@ -15,6 +15,7 @@
 #include "shardgate/golden_report.h"
 #include "shardgate/status.h"
 
+#include <array>
 #include <functional>
 #include <optional>
 #include <string>
@@ -49,15 +50,11 @@ struct BaselineArgs {
   Result<std::string> step_baseline_of(const std::string& shard) const;
 };
 
+// One option per metric of metrics.def (--min-cosine, --norm-ratio, ...), then --percentile.
 struct ThresholdArgs {
-  std::vector<std::string> min_cosine;        // VALUE | NAME:VALUE
-  std::vector<std::string> norm_ratio;        // LO,HI | NAME:LO,HI
-  std::vector<std::string> max_rel_l2;
-  std::vector<std::string> max_abs;
-  std::vector<std::string> min_snr_db;
-  std::vector<std::string> min_top1;
-  std::vector<std::string> min_topk_overlap;
-  std::vector<std::string> max_kl;
+  // What each metric's option was given, by Metric: VALUE | NAME:VALUE (the norm ratio: LO,HI
+  // | NAME:LO,HI; 'none' switches a metric off).
+  std::array<std::vector<std::string>, kMetricCount> by_metric;
   std::string percentile;                     // "5", "p5" or "min"
 
   void add_to(CLI::App& app);

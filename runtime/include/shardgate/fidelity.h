@@ -26,22 +26,35 @@ namespace sg {
 
 class GoldenSource;
 
+// The metrics, from the table in metrics.def (names, gate keys, options, ranges).
 enum class Metric : uint8_t {
-  kCosine = 0,
-  kNormRatio,
-  kRelL2,
-  kMaxAbs,
-  kSnrDb,
-  kTop1,          // logits: argmax agreement (row value 1 or 0)
-  kTopkOverlap,   // logits: |topk(c) ∩ topk(r)| / k
-  kKl,            // logits: KL(softmax(ref) ‖ softmax(cand))
+#define SG_METRIC(id, ...) id,
+#include "shardgate/metrics.def"
+#undef SG_METRIC
 };
-inline constexpr size_t kMetricCount = 8;
-// "cosine", "norm_ratio", "rel_l2", "max_abs", "snr_db", "top1", "topk_overlap", "kl"
+inline constexpr size_t kMetricCount = 0
+#define SG_METRIC(...) +1
+#include "shardgate/metrics.def"
+#undef SG_METRIC
+    ;
+
+// One row of metrics.def.
+struct MetricInfo {
+  Metric metric;
+  const char* name;      // "cosine", "norm_ratio", ... (metric_name)
+  const char* gate_key;  // "min_cosine", ... in gates/fidelity.json
+  const char* flag;      // "--min-cosine", ... on the command line
+  // Whether larger values are better. norm_ratio is two-sided; its primary bound is the lower.
+  bool higher_is_better;
+  double range_lo, range_hi;  // where a threshold may lie
+  const char* range_text;     // why ("a cosine lies in [-1, 1]")
+  const char* help;           // the option's --help text
+};
+// Every metric, in enum order.
+const std::array<MetricInfo, kMetricCount>& metric_table();
+const MetricInfo& metric_info(Metric m);
 const char* metric_name(Metric m);
 std::optional<Metric> metric_from_name(std::string_view name);
-// Whether larger values are better (cosine, snr, top1, topk overlap). norm_ratio is two-sided;
-// this returns true for it because its primary bound is the lower one.
 bool metric_higher_is_better(Metric m);
 
 // Stable identity of a check: what a report line, a JUnit test case and an override match on.

@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <exception>
 #include <iostream>
 #include <map>
@@ -179,6 +180,19 @@ sg::Result<sg::ResidencyPolicy> load_policy(const Options& opt, const std::vecto
   return sg::ResidencyPolicy{};
 }
 
+// The report in each format it has (no HTML form), for ReportArgs::write.
+std::function<std::string(sg::cli::ReportFormat)> residency_renderer(const sg::ResidencyReport& report) {
+  return [&report](sg::cli::ReportFormat f) {
+    switch (f) {
+      case sg::cli::ReportFormat::kJson: return sg::residency_report_json(report);
+      case sg::cli::ReportFormat::kJunit: return sg::residency_report_junit(report);
+      case sg::cli::ReportFormat::kMarkdown: return sg::residency_report_markdown(report);
+      case sg::cli::ReportFormat::kHtml: break;
+    }
+    return std::string();
+  };
+}
+
 int run(int argc, char** argv) {
   Options opt;
   CLI::App app("List every op of Core ML shards with its ANE placement and gate residency.",
@@ -298,17 +312,7 @@ int run(int argc, char** argv) {
   progress.finish();
   int code = sg::residency_exit_code(report);
 
-  std::vector<sg::ReportOutput> outputs;
-  if (!opt.report.junit.empty()) {
-    outputs.push_back({opt.report.junit, "junit", sg::residency_report_junit(report)});
-  }
-  if (!opt.report.markdown.empty()) {
-    outputs.push_back({opt.report.markdown, "markdown", sg::residency_report_markdown(report)});
-  }
-  if (!opt.report.json.empty()) {
-    outputs.push_back({opt.report.json, "json", sg::residency_report_json(report)});
-  }
-  if (auto s = sg::write_reports(outputs); !s) {
+  if (auto s = opt.report.write(residency_renderer(report)); !s) {
     std::cerr << kTool << ": " << s.message() << "\n";
     code = std::max(code, sg::kExitBadInput);
   }

@@ -15,23 +15,60 @@
 
 namespace sg::cli {
 
-void ReportArgs::add_to(CLI::App& app) {
-  app.add_option("--json", json, "Write the JSON report to FILE (atomically; - is standard output)")
-      ->option_text("FILE");
-  app.add_option("--junit", junit, "Write a JUnit XML report to FILE (- is standard output)")
-      ->option_text("FILE");
-  app.add_option("--markdown", markdown, "Write a Markdown summary to FILE (- is standard output)")
-      ->option_text("FILE");
+const ReportFormatInfo (&report_formats())[kReportFormatCount] {
+  static const ReportFormatInfo kFormats[kReportFormatCount] = {
+      {ReportFormat::kJson, "--json", "json",
+       "Write the JSON report to FILE (atomically; - is standard output)"},
+      {ReportFormat::kJunit, "--junit", "junit", "Write a JUnit XML report to FILE (- is standard output)"},
+      {ReportFormat::kMarkdown, "--markdown", "markdown",
+       "Write a Markdown summary to FILE (- is standard output)"},
+      {ReportFormat::kHtml, "--html", "html",
+       "Write a self-contained HTML page (heat map, per-layer chart) to FILE (- is standard output)"},
+  };
+  return kFormats;
+}
+
+void ReportArgs::add_to(CLI::App& app, bool with_html) {
+  for (const ReportFormatInfo& f : report_formats()) {
+    if (f.format == ReportFormat::kHtml && !with_html) continue;
+    std::string* slot = f.format == ReportFormat::kJson    ? &json
+                        : f.format == ReportFormat::kJunit  ? &junit
+                        : f.format == ReportFormat::kMarkdown ? &markdown
+                                                             : &html;
+    app.add_option(f.option, *slot, f.help)->option_text("FILE");
+  }
+}
+
+const std::string& ReportArgs::path(ReportFormat f) const {
+  switch (f) {
+    case ReportFormat::kJson: return json;
+    case ReportFormat::kJunit: return junit;
+    case ReportFormat::kMarkdown: return markdown;
+    case ReportFormat::kHtml: return html;
+  }
+  return json;
+}
+
+Status ReportArgs::write(const std::function<std::string(ReportFormat)>& render) const {
+  std::vector<ReportOutput> outputs;
+  for (const ReportFormatInfo& f : report_formats()) {
+    if (!path(f.format).empty()) outputs.push_back({path(f.format), f.name, render(f.format)});
+  }
+  if (outputs.empty()) return Status::ok();
+  return write_reports(outputs);  // puts the JSON last whatever the order here
 }
 
 Status ReportArgs::write(const std::string& json_text, const std::string& junit_text,
                          const std::string& markdown_text) const {
-  std::vector<ReportOutput> outputs;
-  if (!junit.empty()) outputs.push_back({junit, "junit", junit_text});
-  if (!markdown.empty()) outputs.push_back({markdown, "markdown", markdown_text});
-  if (!json.empty()) outputs.push_back({json, "json", json_text});
-  if (outputs.empty()) return Status::ok();
-  return write_reports(outputs);
+  return write([&](ReportFormat f) -> std::string {
+    switch (f) {
+      case ReportFormat::kJson: return json_text;
+      case ReportFormat::kJunit: return junit_text;
+      case ReportFormat::kMarkdown: return markdown_text;
+      case ReportFormat::kHtml: break;
+    }
+    return "";
+  });
 }
 
 void GateArgs::add_to(CLI::App& app) {

@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -20,15 +21,33 @@ class App;
 
 namespace sg::cli {
 
-// Where reports go: --json FILE, --junit FILE, --markdown FILE. Empty means "not requested".
+// The report formats of both tools, one row each (report_formats() in args.cpp: the option,
+// its help, the name write_reports records). HTML exists for golden reports only.
+enum class ReportFormat : uint8_t { kJson, kJunit, kMarkdown, kHtml };
+inline constexpr size_t kReportFormatCount = 4;
+struct ReportFormatInfo {
+  ReportFormat format;
+  const char* option;  // "--json"
+  const char* name;    // "json"
+  const char* help;
+};
+const ReportFormatInfo (&report_formats())[kReportFormatCount];
+
+// Where reports go: --json FILE, --junit FILE, --markdown FILE (and --html FILE where the tool
+// has an HTML form). Empty means "not requested"; "-" is standard output.
 struct ReportArgs {
   std::string json;
   std::string junit;
   std::string markdown;
+  std::string html;
 
-  void add_to(CLI::App& app);
-  // Writes the requested reports of one run (write_reports: one run id, JSON last) from
-  // their rendered texts; forms not requested are skipped. Errors name the file.
+  // `html`: also register --html (golden reports).
+  void add_to(CLI::App& app, bool html = false);
+  const std::string& path(ReportFormat f) const;
+  // Writes the requested reports of one run as one set (write_reports: one run id, JSON
+  // last); `render` is called only for the formats requested. Errors name the file.
+  Status write(const std::function<std::string(ReportFormat)>& render) const;
+  // The same from texts already rendered (formats not requested are skipped; no HTML).
   Status write(const std::string& json_text, const std::string& junit_text,
                const std::string& markdown_text) const;
 };

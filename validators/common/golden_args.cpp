@@ -138,8 +138,6 @@ MetricOptions MetricArgs::options(const GatePolicy& policy) const {
 }
 
 void GoldenOutputArgs::add_to(CLI::App& app) {
-  app.add_option("--html", html, "Write a self-contained HTML page (heat map, per-layer chart)")
-      ->option_text("FILE");
   app.add_flag("--all-positions", all_positions, "List every position of every check in the table");
   app.add_flag("--no-color", no_color, "No ANSI colours in the table");
 }
@@ -164,7 +162,7 @@ Result<GoldenOpenOptions> GoldenInputArgs::options() const {
 }
 
 void GoldenCommonArgs::add_to(CLI::App& app) {
-  reports.add_to(app);
+  reports.add_to(app, /*html=*/true);
   gate.add_to(app);
   log.add_to(app);
   thresholds.add_to(app);
@@ -248,6 +246,18 @@ void set_command_line(int argc, const char* const* argv) {
 
 const std::vector<std::string>& command_line() { return command_line_storage(); }
 
+std::function<std::string(ReportFormat)> golden_renderer(const GoldenReport& report) {
+  return [&report](ReportFormat f) {
+    switch (f) {
+      case ReportFormat::kJson: return golden_report_json(report);
+      case ReportFormat::kJunit: return golden_report_junit(report);
+      case ReportFormat::kMarkdown: return golden_report_markdown(report);
+      case ReportFormat::kHtml: return golden_report_html(report);
+    }
+    return std::string();
+  };
+}
+
 int finish_golden_report(FidelityRun run, GatePolicy policy, const GoldenCommonArgs& args,
                          const std::function<Status(GoldenReport&)>& amend) {
   if (!policy.sha256.empty()) run.inputs.push_back({"gate", policy.source, policy.sha256});
@@ -271,39 +281,13 @@ int report_error(const Status& status) {
 int report_error(const Status& status, const std::string& command, const GoldenCommonArgs& args) {
   GoldenReport report = golden_error_report(command, status, kGoldenValidatorVersion);
   report.command_line = command_line();
-  struct Out {
-    const std::string& path;
-    const char* format;
-    std::string (*render)(const GoldenReport&);
-  };
-  const Out outs[] = {{args.reports.json, "json", &golden_report_json},
-                      {args.reports.junit, "junit", &golden_report_junit},
-                      {args.reports.markdown, "markdown", &golden_report_markdown},
-                      {args.output.html, "html", &golden_report_html}};
-  std::vector<ReportOutput> outputs;
-  for (const Out& o : outs) {
-    if (!o.path.empty()) outputs.push_back({o.path, o.format, o.render(report)});
-  }
-  if (Status s = write_reports(outputs); !s.is_ok()) report_error(s);
+  if (Status s = args.reports.write(golden_renderer(report)); !s.is_ok()) report_error(s);
   return report_error(status);
 }
 
 int emit_golden_report(const GoldenReport& report, const ReportArgs& reports,
                        const GoldenOutputArgs& output, const LogArgs& log) {
-  struct Out {
-    const std::string& path;
-    const char* format;
-    std::string (*render)(const GoldenReport&);
-  };
-  const Out outs[] = {{reports.json, "json", &golden_report_json},
-                      {reports.junit, "junit", &golden_report_junit},
-                      {reports.markdown, "markdown", &golden_report_markdown},
-                      {output.html, "html", &golden_report_html}};
-  std::vector<ReportOutput> outputs;
-  for (const Out& o : outs) {
-    if (!o.path.empty()) outputs.push_back({o.path, o.format, o.render(report)});
-  }
-  if (Status s = write_reports(outputs); !s.is_ok()) return report_error(s);
+  if (Status s = reports.write(golden_renderer(report)); !s.is_ok()) return report_error(s);
   if (log.level() < 0) {
     std::cout << (is_empty_slice(report)                               ? "EMPTY SLICE: "
                   : report.evaluation.summary.verdict == Verdict::kPass ? "PASS: "

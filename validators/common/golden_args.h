@@ -70,8 +70,8 @@ struct MetricArgs {
   MetricOptions options(const GatePolicy& policy) const;
 };
 
+// How the terminal table looks (--all-positions, --no-color); --html is a ReportArgs format.
 struct GoldenOutputArgs {
-  std::string html;
   bool all_positions = false;
   bool no_color = false;
 
@@ -120,6 +120,9 @@ int finish_golden_report(FidelityRun run, GatePolicy policy, const GoldenCommonA
 // Writes every requested report (JSON, JUnit, Markdown, HTML), prints the terminal table
 // (unless -q: then only the summary line) and returns the exit code: the report's verdict, or
 // 2 when a report file cannot be written.
+// A golden report in each report format (ReportArgs::write).
+std::function<std::string(ReportFormat)> golden_renderer(const GoldenReport& report);
+
 int emit_golden_report(const GoldenReport& report, const ReportArgs& reports,
                        const GoldenOutputArgs& output, const LogArgs& log);
 

@@ -24,7 +24,7 @@ namespace {
 struct MergeOptions {
   std::vector<std::string> reports;
   cli::ReportArgs outputs;
-  cli::GoldenOutputArgs output;  // --html (golden reports only), --all-positions, --no-color
+  cli::GoldenOutputArgs output;  // --all-positions, --no-color (--html: golden reports only)
   cli::LogArgs log;
 };
 
@@ -88,7 +88,7 @@ int run_merge(const MergeOptions& o) {
         first_of_kind[0], kind_name(Kind::kGolden), first_of_kind[1], kind_name(Kind::kAne)));
   }
   if (!ane.empty()) {
-    if (!o.output.html.empty()) {
+    if (!o.outputs.html.empty()) {
       return cli::report_error(make_error(
           ErrorCode::kUsage, "merge --html: ane-validator reports have no HTML form (use --json, "
           "--junit, --markdown)"));
@@ -113,7 +113,7 @@ void add_merge_command(CLI::App& app, CommandResult& result) {
                   "The JSON report of every slice (any order; all of one tool and one run)")
       ->option_text("REPORT.json...")
       ->required();
-  options->outputs.add_to(*sub);
+  options->outputs.add_to(*sub, /*html=*/true);
   options->output.add_to(*sub);
   options->log.add_to(*sub);
   sub->callback([&result, options] { result.run = [options] { return run_merge(*options); }; });

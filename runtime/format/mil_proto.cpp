@@ -539,7 +539,7 @@ Status decode_dict_value(MessageReader r, const ValueType& type, Value& out) {
       }
     }
     if (!key || !value) return ctx.error(f.offset, "dictionary entry needs a key and a value");
-    out.entries.emplace_back(std::move(*key), std::move(*value));
+    out.entries.push_back({std::move(*key), std::move(*value)});
   }
   return Status::ok();
 }

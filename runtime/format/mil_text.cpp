@@ -673,7 +673,7 @@ class MilTextParser {
             MIL_EXPECT(Tok::kComma, "after the dict key");
             SG_TRY(parse_bare(type.members[1], value, depth + 1));
             MIL_EXPECT(Tok::kRBrace, "after the dict entry");
-            v.entries.emplace_back(std::move(key), std::move(value));
+            v.entries.push_back({std::move(key), std::move(value)});
             if (!accept(Tok::kComma)) break;
           }
         }

@@ -149,7 +149,8 @@ Status preflight_chain(const ChainManifest& chain, const GoldenSource* goldens,
                                        names(fn->inputs, false)));
         continue;
       }
-      auto check = [&](const Known& k, const std::string& what) {
+      // `input` captured by an init-capture: clang 14 cannot capture a structured binding.
+      auto check = [&, &input = input](const Known& k, const std::string& what) {
         if (k.dtype != DType::kInvalid && !same_class(k.dtype, decl->type.dtype)) {
           problems.push_back(fmt::format("{}: input '{}' is {}, but {} is {}", place, input,
                                          decl->type.to_string(), what, dtype_name(k.dtype)));

@@ -17,7 +17,6 @@ namespace fs = std::filesystem;
 using test::ProgramBuilder;
 
 constexpr DType F16 = DType::kF16;
-constexpr DType F32 = DType::kF32;
 
 // A private copy of a coremltools-built fixture whose weight.bin gets a sparse tail of `extra`
 // bytes: the file is over the limit, the blob records stay valid, no disk space is used.

@@ -49,15 +49,25 @@ struct BlobRef {
   bool operator==(const BlobRef&) const = default;
 };
 
+struct DictEntry;
+
 // A literal value: a tensor (inline or in a blob), a tuple/list of values, or a dict.
 struct Value {
   ValueType type;
   Tensor tensor;                 // inline tensor literal (kTensor, not blob-backed)
   std::optional<BlobRef> blob;   // set when the tensor lives in weight.bin
   std::vector<Value> elements;   // tuple / list members
-  std::vector<std::pair<Value, Value>> entries;  // dict entries, in file order
+  std::vector<DictEntry> entries;  // dict entries, in file order
 
   bool is_blob() const { return blob.has_value(); }
+};
+
+// A dict entry: key and value, named as in std::pair. A plain struct rather than
+// std::pair<Value, Value> inside Value: clang 14 with libstdc++ 12 instantiates that pair's
+// traits while Value is still incomplete and fails (issue 14).
+struct DictEntry {
+  Value first;   // the key
+  Value second;  // the value
 };
 
 // One input binding: a reference to a named value or an inline literal.

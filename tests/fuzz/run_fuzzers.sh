@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Runs every fuzz target of a -DSG_FUZZ=ON build for a fixed time each, one after another.
+#
+#   tests/fuzz/run_fuzzers.sh BUILD_DIR SECONDS [TARGET...]
+#
+# Targets default to all (mil_text, model_proto, blob, tensor_files, json_inputs, package,
+# reports, exec). The corpus of each lives in BUILD_DIR/fuzz/corpus/<target> (made by
+# make_seeds.sh on the first run and kept, so later runs start where earlier ones ended);
+# logs in BUILD_DIR/fuzz/logs. Each run: -max_total_time=SECONDS -rss_limit_mb=2048
+# -timeout=10. A crash, sanitizer report, leak, out-of-memory or hang makes libFuzzer write the
+# input to BUILD_DIR/fuzz/findings/<target>/; this script then prints that reproducer path
+# and how to replay it, and exits 1 after running the remaining targets.
+set -uo pipefail
+if [[ $# -lt 2 ]]; then
+  echo "usage: $0 BUILD_DIR SECONDS [TARGET...]" >&2
+  exit 2
+fi
+here="$(cd "$(dirname "$0")" && pwd)"
+build="$(cd "$1" && pwd)"
+seconds="$2"
+shift 2
+targets=("$@")
+if [[ ${#targets[@]} -eq 0 ]]; then
+  targets=(mil_text model_proto blob tensor_files json_inputs package reports exec)
+fi
+
+work="$build/fuzz"
+mkdir -p "$work/logs"
+if [[ ! -d "$work/corpus" ]]; then
+  "$here/make_seeds.sh" "$work/corpus" "$build" || exit 2
+fi
+
+failed=0
+for t in "${targets[@]}"; do
+  bin="$build/tests/fuzz/fuzz_$t"
+  if [[ ! -x "$bin" ]]; then
+    echo "$bin: no such fuzz target (configure with -DSG_FUZZ=ON and build)" >&2
+    exit 2
+  fi
+  mkdir -p "$work/corpus/$t" "$work/findings/$t"
+  log="$work/logs/$t.log"
+  "$bin" "$work/corpus/$t" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 \
+    -print_final_stats=1 -artifact_prefix="$work/findings/$t/" >"$log" 2>&1
+  rc=$?
+  # libFuzzer's last status line ("#123456 DONE cov: 1234 ft: ... corp: ...") and its stats.
+  done_line="$(grep -E '^#[0-9]+[[:space:]]+(DONE|INITED)' "$log" | tail -1)"
+  execs="$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")"
+  if [[ $rc -eq 0 ]]; then
+    echo "fuzz_$t: ok, ${execs:-?} executions in ${seconds}s; $done_line"
+  else
+    failed=1
+    echo "fuzz_$t: FINDING (exit $rc), log $log" >&2
+    grep -E '^(==[0-9]+==ERROR|SUMMARY|.*runtime error:)' "$log" | head -5 >&2
+    for f in $(grep -oE "Test unit written to [^ ]+" "$log" | sed 's/Test unit written to //'); do
+      echo "  reproducer: $f" >&2
+      echo "  replay:     $bin $f" >&2
+    done
+  fi
+done
+exit $failed

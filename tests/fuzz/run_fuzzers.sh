@@ -32,6 +32,7 @@ fi
 
 failed=0
 for t in "${targets[@]}"; do
+  t="${t#fuzz_}"  # "exec" and "fuzz_exec" both name fuzz_exec
   bin="$build/tests/fuzz/fuzz_$t"
   if [[ ! -x "$bin" ]]; then
     echo "$bin: no such fuzz target (configure with -DSG_FUZZ=ON and build)" >&2

@@ -1,4 +1,5 @@
-// diff_reports() (report_diff.h): regressions between two reports of one tool.
+// diff_reports() (report_diff.h): regressions between two reports of one tool. It reads both
+// tools' reports, so it lives with the report code (report/), above golden/ and diagnose/.
 #include "shardgate/report_diff.h"
 
 #include "shardgate/golden_report.h"

@@ -14,6 +14,22 @@ namespace {
 // validator: no shard loops this long on purpose.
 constexpr int64_t kMaxLoopIterations = 100000;
 
+// The limit counts the iterations of the outermost loop running on this thread together with
+// those of every loop nested in it. A limit per loop alone lets nested loops multiply: a loop
+// that never ends around one of 1000 iterations would run 10^8 iterations (hours) before its
+// own count reached the limit.
+thread_local int64_t t_loop_depth = 0;
+thread_local int64_t t_loop_iterations = 0;
+
+struct LoopNesting {
+  LoopNesting() {
+    if (t_loop_depth++ == 0) t_loop_iterations = 0;
+  }
+  ~LoopNesting() { --t_loop_depth; }
+  LoopNesting(const LoopNesting&) = delete;
+  LoopNesting& operator=(const LoopNesting&) = delete;
+};
+
 Result<bool> truth(OpContext& ctx, const Tensor& t, const char* what) {
   SG_OP_CHECK(ctx, t.numel() == 1 && t.dtype() != DType::kString, ErrorCode::kShape,
               "{} must be one bool, got {} {}", what, dtype_name(t.dtype()), shape_str(t.shape()));
@@ -48,9 +64,12 @@ Status op_cond(OpContext& ctx) {
 Status op_while_loop(OpContext& ctx) {
   SG_TRY(check_blocks(ctx, 2, "condition, body"));
   SG_ASSIGN_OR_RETURN(std::vector<Tensor> vars, ctx.get_all("loop_vars"));
-  for (int64_t it = 0;; ++it) {
-    SG_OP_CHECK(ctx, it < kMaxLoopIterations, ErrorCode::kUnsupported,
-                "the loop has not ended after {} iterations", kMaxLoopIterations);
+  const LoopNesting nesting;
+  for (;;) {
+    SG_OP_CHECK(ctx, t_loop_iterations < kMaxLoopIterations, ErrorCode::kUnsupported,
+                "the loop has not ended after {} iterations (nested loops count together)",
+                kMaxLoopIterations);
+    ++t_loop_iterations;
     SG_ASSIGN_OR_RETURN(std::vector<Tensor> c, ctx.run_block(0, vars));
     SG_OP_CHECK(ctx, c.size() == 1, ErrorCode::kShape,
                 "the condition block returns {} values, expected one bool", c.size());

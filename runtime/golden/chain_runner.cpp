@@ -249,7 +249,7 @@ Result<ChainRunResult> run_chain(const ChainManifest& chain, const ChainRunOptio
       for (const auto& [name, tensor] : step.inputs) {
         // A replaced input is not read from the chain: in a CI slice its producer did not run.
         const bool forced = std::any_of(record.teacher_forced.begin(), record.teacher_forced.end(),
-                                        [&](const auto& f) { return f.first == name; });
+                                        [&input = name](const auto& f) { return f.first == input; });
         if (!forced) inputs[name] = live.at(tensor);
       }
       for (const auto& [name, golden] : record.teacher_forced) {

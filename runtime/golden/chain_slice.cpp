@@ -35,7 +35,7 @@ Result<std::vector<SliceGroup>> teacher_forced_groups(const ChainManifest& chain
     } else {
       for (const auto& [input, tensor] : step.inputs) {
         const bool replaced = std::any_of(forced.begin(), forced.end(),
-                                          [&](const auto& f) { return f.first == input; });
+                                          [&in = input](const auto& f) { return f.first == in; });
         if (!replaced) read.push_back(tensor);
       }
     }

@@ -18,7 +18,9 @@ Result<ResidencyReport> merge_residency_reports(const SliceReports<ResidencyRepo
            first_file);
   // Everything that makes two reports parts of one run: the same shard list, gate and options.
   for (const auto& [file, r] : slices) {
-    auto differ = [&](const char* what, const std::string& a, const std::string& b) -> Status {
+    // Init-captures: clang 14 cannot capture structured bindings.
+    auto differ = [&first_file = first_file, &file = file](const char* what, const std::string& a,
+                                                           const std::string& b) -> Status {
       SG_CHECK(a == b, ErrorCode::kUsage,
                "merge: {} and {} are not slices of one run: {} differs ({} vs {})", first_file,
                file, what, a.empty() ? "none" : a, b.empty() ? "none" : b);

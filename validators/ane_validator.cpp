@@ -180,19 +180,6 @@ sg::Result<sg::ResidencyPolicy> load_policy(const Options& opt, const std::vecto
   return sg::ResidencyPolicy{};
 }
 
-// The report in each format it has (no HTML form), for ReportArgs::write.
-std::function<std::string(sg::cli::ReportFormat)> residency_renderer(const sg::ResidencyReport& report) {
-  return [&report](sg::cli::ReportFormat f) {
-    switch (f) {
-      case sg::cli::ReportFormat::kJson: return sg::residency_report_json(report);
-      case sg::cli::ReportFormat::kJunit: return sg::residency_report_junit(report);
-      case sg::cli::ReportFormat::kMarkdown: return sg::residency_report_markdown(report);
-      case sg::cli::ReportFormat::kHtml: break;
-    }
-    return std::string();
-  };
-}
-
 int run(int argc, char** argv) {
   Options opt;
   CLI::App app("List every op of Core ML shards with its ANE placement and gate residency.",
@@ -312,7 +299,7 @@ int run(int argc, char** argv) {
   progress.finish();
   int code = sg::residency_exit_code(report);
 
-  if (auto s = opt.report.write(residency_renderer(report)); !s) {
+  if (auto s = opt.report.write(sg::cli::residency_renderer(report)); !s) {
     std::cerr << kTool << ": " << s.message() << "\n";
     code = std::max(code, sg::kExitBadInput);
   }

@@ -58,6 +58,18 @@ Status ReportArgs::write(const std::function<std::string(ReportFormat)>& render)
   return write_reports(outputs);  // puts the JSON last whatever the order here
 }
 
+std::function<std::string(ReportFormat)> residency_renderer(const ResidencyReport& report) {
+  return [&report](ReportFormat f) {
+    switch (f) {
+      case ReportFormat::kJson: return residency_report_json(report);
+      case ReportFormat::kJunit: return residency_report_junit(report);
+      case ReportFormat::kMarkdown: return residency_report_markdown(report);
+      case ReportFormat::kHtml: break;
+    }
+    return std::string();
+  };
+}
+
 Status ReportArgs::write(const std::string& json_text, const std::string& junit_text,
                          const std::string& markdown_text) const {
   return write([&](ReportFormat f) -> std::string {

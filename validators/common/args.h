@@ -6,6 +6,7 @@
 // This header stays light (no CLI11 include): CLI::App is only forward-declared.
 #pragma once
 
+#include "shardgate/residency_report.h"
 #include "shardgate/status.h"
 
 #include <cstddef>
@@ -51,6 +52,10 @@ struct ReportArgs {
   Status write(const std::string& json_text, const std::string& junit_text,
                const std::string& markdown_text) const;
 };
+
+// An ane-validator report in each format it has (no HTML form), for ReportArgs::write: used by
+// ane-validator and by golden-validator merge.
+std::function<std::string(ReportFormat)> residency_renderer(const ResidencyReport& report);
 
 // Which policy decides pass/fail: --gate FILE (a gates/*.json policy; empty = the tool's
 // default policy), --strict (at-risk results fail too).

@@ -45,9 +45,7 @@ int merge_ane(const SliceReports<ResidencyReport>& slices, const MergeOptions& o
     const bool ok = !s.error && s.verdict.passed;
     if (level >= 0 || !ok) std::cout << residency_summary_line(s) << "\n" << residency_failure_lines(s);
   }
-  if (Status s = o.outputs.write(residency_report_json(*merged), residency_report_junit(*merged),
-                                 residency_report_markdown(*merged));
-      !s.is_ok()) {
+  if (Status s = o.outputs.write(cli::residency_renderer(*merged)); !s.is_ok()) {
     return cli::report_error(s);
   }
   const int code = residency_exit_code(*merged);

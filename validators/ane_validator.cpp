@@ -249,6 +249,7 @@ int run(int argc, char** argv) {
   sg::ResidencyReport report;
   report.tool = kTool;
   report.tool_version = kVersion;
+  report.command_line = sg::cli::command_line();
   report.gate_file = policy->filename;
   if (!policy->filename.empty()) {
     auto bytes = sg::read_file(policy->filename);

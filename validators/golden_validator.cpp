@@ -36,7 +36,6 @@ int main(int argc, char** argv) {
       return sg::kExitInternal;
     }
 
-    sg::cli::set_command_line(argc, argv);
     if (auto stop = sg::cli::parse_command_line(app, argc, argv)) return *stop;
     if (!result.run) {
       std::cerr << "golden-validator: usage error: no subcommand\n";

@@ -1,5 +1,6 @@
 // The culprit-search report forms (culprit_report.h).
 #include "shardgate/culprit_report.h"
+#include "report/envelope_json.h"
 
 #include "report/escape.h"
 #include "report/report_numbers.h"
@@ -41,10 +42,27 @@ int64_t CulpritReport::source_ops() const {
   return n;
 }
 
-std::string culprit_report_json(const CulpritReport& report) {
-  nlohmann::json shards = nlohmann::json::array();
+ReportEnvelope culprit_report_envelope(const CulpritReport& report) {
+  ReportEnvelope e;
+  e.kind = "culprits";
+  e.version = kCulpritReportVersion;
+  e.tool = "golden-validator";
+  e.tool_version = report.tool_version;
+  e.command = "culprits";
+  e.command_line = report.command_line;
+  e.verdict = "diagnosis";  // a diagnosis gates nothing
+  e.exit_code = 0;
   for (const CulpritResult& r : report.shards) {
-    nlohmann::json ops = nlohmann::json::array();
+    e.provenance.shards.push_back({"candidate", r.candidate, r.candidate_fingerprint});
+    e.provenance.shards.push_back({"baseline", r.baseline, r.baseline_fingerprint});
+  }
+  return e;
+}
+
+std::string culprit_report_json(const CulpritReport& report) {
+  nlohmann::ordered_json shards = nlohmann::ordered_json::array();
+  for (const CulpritResult& r : report.shards) {
+    nlohmann::ordered_json ops = nlohmann::ordered_json::array();
     for (const OpComparison& o : r.ops) {
       ops.push_back({{"op_index", o.op_index}, {"op_type", o.op_type}, {"output", o.output},
                      {"baseline_output", o.baseline_output}, {"matched_by", o.matched_by},
@@ -54,7 +72,7 @@ std::string culprit_report_json(const CulpritReport& report) {
                      {"added_error", report_numbers::json(o.added_error)}, {"fails", o.fails},
                      {"source", o.source}, {"compressed_weights", o.compressed_weights}});
     }
-    nlohmann::json sources = nlohmann::json::array();
+    nlohmann::ordered_json sources = nlohmann::ordered_json::array();
     for (const OpComparison* o : r.sources()) sources.push_back(o->output);
     shards.push_back({{"candidate", {{"path", r.candidate}, {"fingerprint", r.candidate_fingerprint}}},
                       {"baseline", {{"path", r.baseline}, {"fingerprint", r.baseline_fingerprint}}},
@@ -65,16 +83,11 @@ std::string culprit_report_json(const CulpritReport& report) {
                       {"notes", r.notes},
                       {"ops", ops}});
   }
-  nlohmann::json j = {
-      {"schema_version", "shardgate/culprits@1"},
-      {"tool", {{"name", "golden-validator"}, {"version", report.tool_version}}},
-      {"command", "culprits"},
-      {"command_line", report.command_line},
-      {"inputs", report.inputs},
-      {"summary", {{"shards", report.shards.size()}, {"failing_ops", report.failing_ops()},
-                   {"source_ops", report.source_ops()}}},
-      {"shards", shards},
-  };
+  nlohmann::ordered_json j = envelope_json(culprit_report_envelope(report));
+  j["inputs"] = report.inputs;
+  j["summary"] = {{"shards", report.shards.size()}, {"failing_ops", report.failing_ops()},
+                  {"source_ops", report.source_ops()}};
+  j["shards"] = shards;
   return j.dump(2) + "\n";
 }
 

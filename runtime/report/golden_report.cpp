@@ -176,6 +176,24 @@ int report_exit_code(const GoldenReport& report) {
   return report.evaluation.summary.verdict == Verdict::kPass ? kExitPass : kExitGateFailed;
 }
 
+ReportEnvelope golden_report_envelope(const GoldenReport& report) {
+  ReportEnvelope e;
+  e.kind = std::string(kGoldenReportKind);
+  e.version = kGoldenReportVersion;
+  e.tool = "golden-validator";
+  e.tool_version = report.tool_version;
+  e.command = report.run.command;
+  e.command_line = report.command_line;
+  e.verdict = report_verdict_name(report);
+  e.exit_code = report_exit_code(report);
+  if (!report.policy.sha256.empty()) {
+    e.provenance.gate = ReportInput{"gate", report.policy.source, report.policy.sha256};
+  }
+  e.provenance.inputs = report.run.inputs;
+  e.provenance.shards = report.run.shards;
+  return e;
+}
+
 Status write_report_file(const std::string& path, std::string_view contents) {
   Status s = write_file_atomic(path, contents);
   if (!s.is_ok()) return std::move(s).with_context("writing report " + path);

@@ -3,6 +3,7 @@
 #include "shardgate/golden_report.h"
 
 #include "core/json.h"
+#include "report/envelope_json.h"
 
 namespace sg {
 namespace {
@@ -122,21 +123,7 @@ OJson slice_json(const RunSlice& slice) {
 std::string golden_report_json(const GoldenReport& report) {
   const FidelityRun& run = report.run;
   const GateSummary& s = report.evaluation.summary;
-  OJson root;
-  root["schema_version"] = kGoldenReportSchema;
-  root["tool"] = {{"name", "golden-validator"}, {"version", report.tool_version}};
-  root["command"] = run.command;
-  root["command_line"] = report.command_line;
-  OJson inputs = OJson::array();
-  for (const ReportInput& in : run.inputs) {
-    inputs.push_back({{"role", in.role}, {"path", in.path}, {"sha256", in.sha256}});
-  }
-  root["inputs"] = inputs;
-  OJson shards = OJson::array();
-  for (const ReportShard& sh : run.shards) {
-    shards.push_back({{"id", sh.id}, {"path", sh.path}, {"fingerprint", sh.fingerprint}});
-  }
-  root["shards"] = shards;
+  OJson root = envelope_json(golden_report_envelope(report));
   OJson views = OJson::array();
   for (const ReportView& v : run.views) {
     OJson feeds = OJson::array();
@@ -151,9 +138,7 @@ std::string golden_report_json(const GoldenReport& report) {
   root["views_finding"] = report.views_finding.empty() ? OJson(nullptr) : OJson(report.views_finding);
   if (run.slice) root["slice"] = slice_json(*run.slice);
   root["options"] = {{"topk", run.options.topk}, {"strict", report.strict}};
-  root["policy"] = {{"source", report.policy.source},
-                    {"sha256", report.policy.sha256},
-                    {"definition", OJson::parse(gate_policy_json(report.policy))}};
+  root["policy"] = {{"definition", OJson::parse(gate_policy_json(report.policy))}};
   OJson checks = OJson::array();
   for (size_t i = 0; i < run.checks.size(); ++i) {
     checks.push_back(check_json(run.checks[i], report.evaluation.checks[i]));
@@ -163,7 +148,6 @@ std::string golden_report_json(const GoldenReport& report) {
                        {"candidate_only", run.candidate_only}};
   root["notes"] = run.notes;
   OJson summary;
-  summary["verdict"] = report_verdict_name(report);
   summary["checks"] = s.checks;
   summary["passed"] = s.passed;
   summary["failed"] = s.failed;
@@ -330,47 +314,21 @@ Result<RunSlice> parse_slice(const Json& j, const std::string& path) {
 Result<GoldenReport> parse_golden_report_json(std::string_view json_text, const std::string& path) {
   SG_ASSIGN_OR_RETURN(Json root, json_util::parse(json_text, path));
   SG_TRY(json_util::expect_object(root, path, ""));
-  SG_ASSIGN_OR_RETURN(std::string schema, json_util::get_string(root, "schema_version", path, ""));
-  SG_CHECK(schema == kGoldenReportSchema, ErrorCode::kFormat,
-           "{}: schema_version: expected \"{}\", got \"{}\" (not a golden-validator report?)",
-           path, kGoldenReportSchema, schema);
+  SG_ASSIGN_OR_RETURN(ReportEnvelope envelope,
+                      read_envelope_of(root, path, kGoldenReportKind, kGoldenReportVersion,
+                                       "golden-validator"));
   if (auto err = root.find("error"); err != root.end() && !err->is_null()) {
     return make_error(ErrorCode::kUsage,
                       "{}: the report records an error, not a measurement: nothing to regate or merge ({})",
                       path, err->is_object() && err->contains("message") ? (*err)["message"].dump() : "");
   }
   GoldenReport report;
-  if (auto tool = root.find("tool"); tool != root.end() && tool->is_object()) {
-    SG_ASSIGN_OR_RETURN(report.tool_version,
-                        json_util::get_string_or(*tool, "version", "", path, "tool"));
-  }
+  report.tool_version = envelope.tool_version;
+  report.command_line = std::move(envelope.command_line);
   FidelityRun& run = report.run;
-  SG_ASSIGN_OR_RETURN(run.command, json_util::get_string(root, "command", path, ""));
-  if (auto in = root.find("inputs"); in != root.end()) {
-    SG_CHECK(in->is_array(), ErrorCode::kFormat, "{}: inputs: expected an array", path);
-    for (size_t i = 0; i < in->size(); ++i) {
-      const std::string ip = json_util::index("inputs", i);
-      SG_TRY(json_util::expect_object((*in)[i], path, ip));
-      ReportInput r;
-      SG_ASSIGN_OR_RETURN(r.role, json_util::get_string((*in)[i], "role", path, ip));
-      SG_ASSIGN_OR_RETURN(r.path, json_util::get_string((*in)[i], "path", path, ip));
-      SG_ASSIGN_OR_RETURN(r.sha256, json_util::get_string_or((*in)[i], "sha256", "", path, ip));
-      run.inputs.push_back(std::move(r));
-    }
-  }
-  SG_ASSIGN_OR_RETURN(report.command_line, string_list(root, "command_line", path, ""));
-  if (auto sh = root.find("shards"); sh != root.end() && !sh->is_null()) {
-    SG_CHECK(sh->is_array(), ErrorCode::kFormat, "{}: shards: expected an array", path);
-    for (size_t i = 0; i < sh->size(); ++i) {
-      const std::string sp = json_util::index("shards", i);
-      SG_TRY(json_util::expect_object((*sh)[i], path, sp));
-      ReportShard r;
-      SG_ASSIGN_OR_RETURN(r.id, json_util::get_string((*sh)[i], "id", path, sp));
-      SG_ASSIGN_OR_RETURN(r.path, json_util::get_string((*sh)[i], "path", path, sp));
-      SG_ASSIGN_OR_RETURN(r.fingerprint, json_util::get_string((*sh)[i], "fingerprint", path, sp));
-      run.shards.push_back(std::move(r));
-    }
-  }
+  run.command = envelope.command;
+  run.inputs = std::move(envelope.provenance.inputs);
+  run.shards = std::move(envelope.provenance.shards);
   if (auto vs = root.find("views"); vs != root.end() && !vs->is_null()) {
     SG_CHECK(vs->is_array(), ErrorCode::kFormat, "{}: views: expected an array", path);
     for (size_t i = 0; i < vs->size(); ++i) {
@@ -413,10 +371,10 @@ Result<GoldenReport> parse_golden_report_json(std::string_view json_text, const 
            ErrorCode::kFormat, "{}: policy: expected an object with a 'definition'", path);
   SG_ASSIGN_OR_RETURN(report.policy,
                       parse_gate_policy((*policy)["definition"].dump(), path + ": policy.definition"));
-  SG_ASSIGN_OR_RETURN(report.policy.source,
-                      json_util::get_string_or(*policy, "source", "", path, "policy"));
-  SG_ASSIGN_OR_RETURN(report.policy.sha256,
-                      json_util::get_string_or(*policy, "sha256", "", path, "policy"));
+  if (envelope.provenance.gate) {
+    report.policy.source = envelope.provenance.gate->path;
+    report.policy.sha256 = envelope.provenance.gate->sha256;
+  }
   auto checks = root.find("checks");
   SG_CHECK(checks != root.end() && checks->is_array(), ErrorCode::kFormat,
            "{}: checks: expected an array", path);

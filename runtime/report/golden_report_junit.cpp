@@ -69,6 +69,9 @@ std::string golden_report_junit(const GoldenReport& report) {
     }
   }
   out += fmt::format("      <property name=\"policy\" value=\"{}\"/>\n", xml_escape(report.policy.source));
+  if (!report.policy.sha256.empty()) {
+    out += fmt::format("      <property name=\"policy.sha256\" value=\"{}\"/>\n", report.policy.sha256);
+  }
   out += fmt::format("      <property name=\"tool_version\" value=\"{}\"/>\n",
                      xml_escape(report.tool_version));
   if (!report.command_line.empty()) {

@@ -33,7 +33,10 @@ std::string golden_report_markdown(const GoldenReport& report) {
   if (const std::string slice = report_util::slice_text(report); !slice.empty()) {
     out += fmt::format("- {}\n", md_escape(slice));
   }
-  out += fmt::format("- policy: `{}`\n", report.policy.source);
+  out += report.policy.sha256.empty()
+             ? fmt::format("- policy: `{}`\n", report.policy.source)
+             : fmt::format("- policy: `{}` (sha256 `{}`)\n", report.policy.source,
+                           report.policy.sha256.substr(0, 12));
   out += fmt::format("- tool: golden-validator {}\n", report.tool_version);
   if (!report.command_line.empty()) {
     out += fmt::format("- command line: `{}`\n", report_util::command_line_text(report.command_line));

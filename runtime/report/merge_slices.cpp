@@ -47,15 +47,10 @@ Status check_slice_cover(const std::vector<SliceId>& slices) {
 namespace sg {
 
 Result<std::string> report_tool_name(std::string_view json_text, const std::string& path) {
-  SG_ASSIGN_OR_RETURN(json_util::Json root, json_util::parse(json_text, path));
-  SG_TRY(json_util::expect_object(root, path, ""));
-  auto tool = root.find("tool");
-  if (tool != root.end() && tool->is_string() && *tool == "ane-validator") return std::string("ane-validator");
-  if (tool != root.end() && tool->is_object() && tool->value("name", "") == "golden-validator") {
-    return std::string("golden-validator");
-  }
-  return make_error(ErrorCode::kFormat,
-                    "{}: tool: not a JSON report of golden-validator or ane-validator", path);
+  SG_ASSIGN_OR_RETURN(ReportEnvelope e, parse_report_envelope(json_text, path));
+  SG_CHECK(e.tool == "ane-validator" || e.tool == "golden-validator", ErrorCode::kFormat,
+           "{}: tool: '{}' is not golden-validator or ane-validator", path, e.tool);
+  return e.tool;
 }
 
 }  // namespace sg

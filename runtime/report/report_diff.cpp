@@ -3,9 +3,11 @@
 #include "shardgate/report_diff.h"
 
 #include "shardgate/golden_report.h"
+#include "shardgate/residency_report.h"
 #include "shardgate/io.h"
 
 #include "core/json.h"
+#include "report/envelope_json.h"
 #include "shardgate/limits.h"
 
 #include <fmt/format.h>
@@ -276,19 +278,15 @@ Result<ReportDiff> diff_reports(const std::string& old_path, const std::string& 
   SG_ASSIGN_OR_RETURN(Json new_json, json_util::parse(new_text, new_path));
   const Json* oj = &old_json;
   const Json* nj = &new_json;
-  auto tool_of = [](const Json& j) -> std::string {
-    if (!j.is_object() || !j.contains("tool")) return "";
-    if (j["tool"].is_string()) return j["tool"].get<std::string>();
-    if (j["tool"].is_object() && j["tool"].contains("name") && j["tool"]["name"].is_string()) {
-      return j["tool"]["name"].get<std::string>();
-    }
-    return "";
-  };
-  const std::string ot = tool_of(*oj), nt = tool_of(*nj);
-  SG_CHECK(ot == "golden-validator" || ot == "ane-validator", ErrorCode::kFormat,
-           "{}: not a golden-validator or ane-validator JSON report", old_path);
-  SG_CHECK(nt == "golden-validator" || nt == "ane-validator", ErrorCode::kFormat,
-           "{}: not a golden-validator or ane-validator JSON report", new_path);
+  SG_ASSIGN_OR_RETURN(ReportEnvelope oe, read_envelope(old_json, old_path));
+  SG_ASSIGN_OR_RETURN(ReportEnvelope ne, read_envelope(new_json, new_path));
+  for (const auto& [e, path] : {std::pair{&oe, &old_path}, std::pair{&ne, &new_path}}) {
+    SG_CHECK(e->kind == kGoldenReportKind || e->kind == kResidencyReportKind, ErrorCode::kUsage,
+             "{}: a {} report ({}): diff compares the gate reports of golden-validator run / "
+             "compare / probe or of ane-validator",
+             *path, e->kind, e->command);
+  }
+  const std::string ot = oe.tool, nt = ne.tool;
   SG_CHECK(ot == nt, ErrorCode::kUsage, "{} is a {} report but {} is a {} report: diff compares "
            "reports of one tool", old_path, ot, new_path, nt);
   d.tool = ot;

@@ -2,6 +2,7 @@
 #include "shardgate/report_diff.h"
 
 #include "report/escape.h"
+#include "report/envelope_json.h"
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -11,27 +12,30 @@ namespace sg {
 std::string report_diff_json(const ReportDiff& diff, const RegressionPolicy& policy,
                              const std::vector<std::string>& command_line,
                              const std::string& tool_version) {
-  nlohmann::json rows = nlohmann::json::array();
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   for (const DiffRow& r : diff.rows) {
     rows.push_back({{"item", r.item}, {"what", r.what}, {"old", r.old_value}, {"new", r.new_value},
                     {"worse_by", r.worse_by}, {"regression", r.regression}, {"why", r.why}});
   }
-  nlohmann::json tolerances = nlohmann::json::object();
+  nlohmann::ordered_json tolerances = nlohmann::ordered_json::object();
   for (const auto& [k, t] : policy.tolerances) tolerances[k] = {{"value", t.value}, {"reason", t.reason}};
-  nlohmann::json j = {
-      {"schema_version", "shardgate/report-diff@1"},
-      {"tool", {{"name", "golden-validator"}, {"version", tool_version}}},
-      {"command", "diff"},
-      {"command_line", command_line},
-      {"reports_of", diff.tool},
-      {"old", {{"path", diff.old_path}, {"sha256", diff.old_sha256}}},
-      {"new", {{"path", diff.new_path}, {"sha256", diff.new_sha256}}},
-      {"gate", {{"path", policy.path}, {"sha256", policy.sha256}, {"tolerances", tolerances}}},
-      {"summary", {{"verdict", diff.regressions() > 0 ? "regression" : "no regression"},
-                   {"compared", diff.compared}, {"changed", diff.rows.size()},
-                   {"worse", diff.worse()}, {"regressions", diff.regressions()}}},
-      {"rows", rows},
-  };
+  ReportEnvelope e;
+  e.kind = "report-diff";
+  e.version = kReportDiffVersion;
+  e.tool = "golden-validator";
+  e.tool_version = tool_version;
+  e.command = "diff";
+  e.command_line = command_line;
+  e.verdict = diff.regressions() > 0 ? "fail" : "pass";
+  e.exit_code = diff.regressions() > 0 ? 1 : 0;
+  if (!policy.path.empty()) e.provenance.gate = ReportInput{"gate", policy.path, policy.sha256};
+  e.provenance.inputs = {{"old", diff.old_path, diff.old_sha256}, {"new", diff.new_path, diff.new_sha256}};
+  nlohmann::ordered_json j = envelope_json(e);
+  j["reports_of"] = diff.tool;
+  j["tolerances"] = tolerances;
+  j["summary"] = {{"compared", diff.compared}, {"changed", diff.rows.size()},
+                  {"worse", diff.worse()}, {"regressions", diff.regressions()}};
+  j["rows"] = rows;
   return j.dump(2) + "\n";
 }
 

@@ -2,6 +2,7 @@
 // runs of the same inputs give byte-identical reports.
 #include "shardgate/residency_report.h"
 
+#include "report/envelope_json.h"
 #include "report/escape.h"
 #include "shardgate/io.h"
 
@@ -246,17 +247,29 @@ std::string residency_summary_json(const ResidencySummary& summary) {
   return summary_json(summary).dump();
 }
 
+ReportEnvelope residency_report_envelope(const ResidencyReport& report) {
+  ReportEnvelope e;
+  e.kind = std::string(kResidencyReportKind);
+  e.version = kResidencyReportVersion;
+  e.tool = report.tool;
+  e.tool_version = report.tool_version;
+  e.command = report.command;
+  e.command_line = report.command_line;
+  e.exit_code = residency_exit_code(report);
+  e.verdict = residency_report_verdict(report);
+  if (!report.gate_file.empty()) {
+    e.provenance.gate = ReportInput{"gate", report.gate_file, report.gate_file_sha256};
+  }
+  e.provenance.inputs = report.inputs;
+  for (const ShardCheck& s : report.shards) {
+    if (!s.plan_path.empty()) e.provenance.inputs.push_back({"plan", s.plan_path, ""});
+    e.provenance.shards.push_back({"", s.path, s.fingerprint});
+  }
+  return e;
+}
+
 std::string residency_report_json(const ResidencyReport& report) {
-  ojson j;
-  j["schema_version"] = kResidencyReportSchemaVersion;
-  j["tool"] = report.tool;
-  j["tool_version"] = report.tool_version;
-  const int code = residency_exit_code(report);
-  j["verdict"] = residency_report_verdict(report);
-  j["exit_code"] = code;
-  j["gate_file"] = report.gate_file.empty() ? ojson(nullptr) : ojson(report.gate_file);
-  j["gate_file_sha256"] =
-      report.gate_file_sha256.empty() ? ojson(nullptr) : ojson(report.gate_file_sha256);
+  ojson j = envelope_json(residency_report_envelope(report));
   j["fingerprinted"] = report.fingerprinted;
   j["strict"] = report.strict;
   j["selection"] = ojson{{"shard_index", report.shard_index},

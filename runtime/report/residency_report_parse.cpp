@@ -5,6 +5,7 @@
 #include "shardgate/residency_report.h"
 
 #include "core/json.h"
+#include "report/envelope_json.h"
 
 namespace sg {
 namespace {
@@ -220,16 +221,22 @@ Result<ResidencyReport> parse_residency_report_json(std::string_view json_text,
   SG_ASSIGN_OR_RETURN(Json root, json_util::parse(json_text, path));
   const Reader r(root, path, "");
   SG_TRY(r.object());
-  SG_CHECK(r.at("tool") == "ane-validator", ErrorCode::kFormat,
-           "{}: tool: expected \"ane-validator\" (not an ane-validator report?)", path);
-  SG_ASSIGN_OR_RETURN(int64_t version, r.integer("schema_version"));
-  SG_CHECK(version == kResidencyReportSchemaVersion, ErrorCode::kFormat,
-           "{}: schema_version: expected {}, got {}", path, kResidencyReportSchemaVersion, version);
+  SG_ASSIGN_OR_RETURN(ReportEnvelope envelope,
+                      read_envelope_of(root, path, kResidencyReportKind, kResidencyReportVersion,
+                                       "ane-validator"));
   ResidencyReport report;
-  SG_ASSIGN_OR_RETURN(report.tool, r.str("tool"));
-  SG_ASSIGN_OR_RETURN(report.tool_version, r.str("tool_version"));
-  SG_ASSIGN_OR_RETURN(report.gate_file, r.opt_str("gate_file"));
-  SG_ASSIGN_OR_RETURN(report.gate_file_sha256, r.opt_str("gate_file_sha256"));
+  report.tool = envelope.tool;
+  report.tool_version = envelope.tool_version;
+  report.command = envelope.command;
+  report.command_line = std::move(envelope.command_line);
+  for (ReportInput& in : envelope.provenance.inputs) {
+    // Plan dumps are listed again from the shards; the rest (merged slices) is the report's own.
+    if (in.role != "plan") report.inputs.push_back(std::move(in));
+  }
+  if (envelope.provenance.gate) {
+    report.gate_file = envelope.provenance.gate->path;
+    report.gate_file_sha256 = envelope.provenance.gate->sha256;
+  }
   SG_ASSIGN_OR_RETURN(report.fingerprinted, r.boolean("fingerprinted"));
   SG_ASSIGN_OR_RETURN(report.strict, r.boolean("strict"));
   const Reader sel = r.child("selection");

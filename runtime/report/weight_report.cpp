@@ -1,5 +1,6 @@
 // The weight-diagnostics report forms (weight_report.h).
 #include "shardgate/weight_report.h"
+#include "report/envelope_json.h"
 
 #include "report/escape.h"
 #include "report/report_numbers.h"
@@ -20,8 +21,8 @@ std::string flag_ids(const WeightDiagnostic& w) {
   return s.empty() ? "-" : s;
 }
 
-nlohmann::json weight_json(const WeightDiagnostic& w) {
-  nlohmann::json j = {
+nlohmann::ordered_json weight_json(const WeightDiagnostic& w) {
+  nlohmann::ordered_json j = {
       {"function", w.function},
       {"name", w.name},
       {"op_type", w.op_type},
@@ -43,7 +44,7 @@ nlohmann::json weight_json(const WeightDiagnostic& w) {
       {"typical_steps", report_numbers::json(w.typical_codes)},
       {"est_rel_error", report_numbers::json(w.est_rel_error)},
   };
-  nlohmann::json flags = nlohmann::json::array();
+  nlohmann::ordered_json flags = nlohmann::ordered_json::array();
   for (const WeightFlag& f : w.flags) flags.push_back({{"id", f.id}, {"message", f.message}});
   j["flags"] = flags;
   if (w.has_baseline) {
@@ -63,29 +64,40 @@ int64_t WeightReport::flagged() const {
   return n;
 }
 
+ReportEnvelope weight_report_envelope(const WeightReport& report) {
+  ReportEnvelope e;
+  e.kind = "weight-diagnostics";
+  e.version = kWeightReportVersion;
+  e.tool = "golden-validator";
+  e.tool_version = report.tool_version;
+  e.command = "weights";
+  e.command_line = report.command_line;
+  e.verdict = report.flagged() > 0 ? "fail" : "pass";
+  e.exit_code = report.flagged() > 0 ? 1 : 0;
+  for (const WeightDiagnosticsResult& s : report.shards) {
+    e.provenance.shards.push_back({"candidate", s.shard, s.fingerprint});
+    if (!s.baseline.empty()) e.provenance.shards.push_back({"baseline", s.baseline, s.baseline_fingerprint});
+  }
+  return e;
+}
+
 std::string weight_report_json(const WeightReport& report) {
-  nlohmann::json shards = nlohmann::json::array();
+  nlohmann::ordered_json shards = nlohmann::ordered_json::array();
   int64_t weights = 0;
   for (const WeightDiagnosticsResult& s : report.shards) {
-    nlohmann::json ws = nlohmann::json::array();
+    nlohmann::ordered_json ws = nlohmann::ordered_json::array();
     for (const WeightDiagnostic& w : s.weights) ws.push_back(weight_json(w));
     weights += static_cast<int64_t>(s.weights.size());
-    nlohmann::json js = {{"path", s.shard}, {"fingerprint", s.fingerprint}, {"weights", ws},
+    nlohmann::ordered_json js = {{"path", s.shard}, {"fingerprint", s.fingerprint}, {"weights", ws},
                          {"flagged", s.flagged()}};
     if (!s.baseline.empty()) {
       js["baseline"] = {{"path", s.baseline}, {"fingerprint", s.baseline_fingerprint}};
     }
     shards.push_back(js);
   }
-  nlohmann::json j = {
-      {"schema_version", "shardgate/weight-diagnostics@1"},
-      {"tool", {{"name", "golden-validator"}, {"version", report.tool_version}}},
-      {"command", "weights"},
-      {"command_line", report.command_line},
-      {"summary", {{"verdict", report.verdict()}, {"shards", report.shards.size()},
-                   {"weights", weights}, {"flagged", report.flagged()}}},
-      {"shards", shards},
-  };
+  nlohmann::ordered_json j = envelope_json(weight_report_envelope(report));
+  j["summary"] = {{"shards", report.shards.size()}, {"weights", weights}, {"flagged", report.flagged()}};
+  j["shards"] = shards;
   return j.dump(2) + "\n";
 }
 

@@ -88,17 +88,17 @@ TEST_F(ChainProvenance, TwoBuildsWithDifferentWeightsNeverShareAFingerprintInARe
 
   // Every shard once (not once per mode), with the fingerprint of the exact files it ran.
   const nlohmann::json j = nlohmann::json::parse(golden_report_json(*report));
-  ASSERT_EQ(j["shards"].size(), 2u) << j["shards"].dump();
-  EXPECT_EQ(j["shards"][0]["id"], "build.a");
-  EXPECT_EQ(j["shards"][1]["id"], "build.b");
-  EXPECT_EQ(j["shards"][0]["fingerprint"], *(*sa)->fingerprint());
-  EXPECT_EQ(j["shards"][1]["fingerprint"], *(*sb)->fingerprint());
-  EXPECT_NE(j["shards"][0]["fingerprint"], j["shards"][1]["fingerprint"]);
+  ASSERT_EQ(j["provenance"]["shards"].size(), 2u) << j["provenance"]["shards"].dump();
+  EXPECT_EQ(j["provenance"]["shards"][0]["id"], "build.a");
+  EXPECT_EQ(j["provenance"]["shards"][1]["id"], "build.b");
+  EXPECT_EQ(j["provenance"]["shards"][0]["fingerprint"], *(*sa)->fingerprint());
+  EXPECT_EQ(j["provenance"]["shards"][1]["fingerprint"], *(*sb)->fingerprint());
+  EXPECT_NE(j["provenance"]["shards"][0]["fingerprint"], j["provenance"]["shards"][1]["fingerprint"]);
   EXPECT_EQ(j["command_line"][2], chain_path);
 
   // The golden dump and the chain are identified by file hashes.
   std::set<std::string> roles;
-  for (const auto& in : j["inputs"]) {
+  for (const auto& in : j["provenance"]["inputs"]) {
     roles.insert(in["role"].get<std::string>());
     EXPECT_EQ(in["sha256"].get<std::string>().size(), 64u) << in.dump();
   }

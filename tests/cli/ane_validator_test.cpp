@@ -103,12 +103,12 @@ TEST_F(AneValidator, ReportsCarryTheShardFingerprintAndTheGateFileSha256) {
   EXPECT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("fingerprint " + package_fp), std::string::npos) << r.output;
   auto j = read_json(json);
-  EXPECT_EQ(j["schema_version"], 2);
+  EXPECT_EQ(j["schema_version"], "shardgate/ane-report@3");
   EXPECT_EQ(j["fingerprinted"], true);
   auto gate = sg::read_file(SG_SOURCE_DIR "/gates/residency.json");
   ASSERT_TRUE(gate.is_ok());
   const std::string gate_sha = sg::sha256_hex(std::as_bytes(std::span<const char>(gate->data(), gate->size())));
-  EXPECT_EQ(j["gate_file_sha256"], gate_sha);
+  EXPECT_EQ(j["provenance"]["gate"]["sha256"], gate_sha);
   ASSERT_EQ(j["shards"].size(), 2u);
   for (const auto& s : j["shards"]) {
     EXPECT_EQ(s["fingerprint"], s["form"] == "mlpackage" ? package_fp : compiled_fp) << s["name"];
@@ -151,7 +151,7 @@ TEST_F(AneValidator, ShardThatFailsToOpenIsExitTwoAndReported) {
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("missing.mlmodelc"), std::string::npos) << r.output;
   auto j = read_json(json);
-  EXPECT_EQ(j["schema_version"], 2);
+  EXPECT_EQ(j["schema_version"], "shardgate/ane-report@3");
   EXPECT_EQ(j["exit_code"], 2);
   ASSERT_EQ(j["shards"].size(), 2u);
   bool found = false;

@@ -72,7 +72,7 @@ TEST_F(CliConventions, GateFileIsFoundAboveTheShardFromAnyDirectory) {
                                  shard.string() + "' --json '" + json.string() + "'");
     EXPECT_EQ(r.code, 0) << "from " << cwd << "\n" << r.output;  // 83.3 % >= 80 %
     const auto j = read_json(json);
-    EXPECT_EQ(j["gate_file"], (repo / "gates" / "residency.json").string()) << "from " << cwd;
+    EXPECT_EQ(j["provenance"]["gate"]["path"], (repo / "gates" / "residency.json").string()) << "from " << cwd;
   }
   // Without a gate between it and its repository root, the built-in 100 % applies, wherever
   // the command runs: neither the 50 % gate above that root nor the current directory's

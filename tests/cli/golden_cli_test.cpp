@@ -233,9 +233,9 @@ TEST_F(GoldenCli, RegateRecomputesVerdictsFromTheSavedReport) {
   auto text = read_file(out("r2.json"));
   ASSERT_TRUE(text.is_ok());
   const auto j = nlohmann::json::parse(*text);
-  EXPECT_EQ(j["summary"]["verdict"], "pass");
+  EXPECT_EQ(j["verdict"], "pass");
   bool has_report_input = false;
-  for (const auto& in : j["inputs"]) has_report_input = has_report_input || in["role"] == "report";
+  for (const auto& in : j["provenance"]["inputs"]) has_report_input = has_report_input || in["role"] == "report";
   EXPECT_TRUE(has_report_input);
   // And back to the policy file: fails again.
   EXPECT_EQ(golden("regate -q " + out("r2.json") + " --gate " SG_SOURCE_DIR "/gates/fidelity.json").code, 1);

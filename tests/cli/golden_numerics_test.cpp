@@ -143,8 +143,8 @@ TEST_F(NumericsCli, ProbeWithBothSubnormalViewsProbesEachOnTheSameInputs) {
   }
   EXPECT_EQ(views, (std::set<std::string>{"keep", "flush"}));
   // Each shard listed once, and each file once among the inputs.
-  EXPECT_EQ(j["shards"].size(), 2u);
-  EXPECT_EQ(j["inputs"].size(), 3u);  // gate, candidate, baseline
+  EXPECT_EQ(j["provenance"]["shards"].size(), 2u);
+  EXPECT_EQ(j["provenance"]["inputs"].size(), 2u);  // candidate, baseline (the gate: provenance.gate)
 }
 
 TEST_F(NumericsCli, OutOfRangeThresholdInAGateFileIsExit2NamingFileAndKey) {
@@ -156,7 +156,7 @@ TEST_F(NumericsCli, OutOfRangeThresholdInAGateFileIsExit2NamingFileAndKey) {
   EXPECT_NE(r.output.find(gate + ": defaults.min_cosine.value: 2 is out of range (a cosine lies in [-1, 1])"),
             std::string::npos)
       << r.output;
-  EXPECT_EQ(report("e.json")["summary"]["verdict"], "error");
+  EXPECT_EQ(report("e.json")["verdict"], "error");
 }
 
 // Provenance of a recorded dump: every baseline shard by its fingerprint (the same fingerprint
@@ -187,7 +187,7 @@ TEST_F(NumericsCli, RecordNamesEveryBaselineShardByFingerprint) {
   ASSERT_EQ(run.code, 0) << run.output;
   std::map<std::string, std::string> by_path;
   const nlohmann::json r = report("r.json");
-  for (const auto& sh : r["shards"]) by_path[sh["path"].get<std::string>()] = sh["fingerprint"].get<std::string>();
+  for (const auto& sh : r["provenance"]["shards"]) by_path[sh["path"].get<std::string>()] = sh["fingerprint"].get<std::string>();
   ASSERT_FALSE(p.shards.empty());
   std::set<std::string> fingerprints;
   for (const GoldenProvenance::Shard& s : p.shards) {

@@ -72,7 +72,7 @@ TEST_F(ProbeExecCli, ProbeOnGoldenInputsAgreesWithTheChainVerdict) {
   // Provenance: every shard executed once with its fingerprint: 16 candidates, 16 baselines
   // (the FP16 attention shards also made the packs' inputs: listed once).
   std::set<std::string> paths;
-  for (const auto& sh : g["shards"]) {
+  for (const auto& sh : g["provenance"]["shards"]) {
     EXPECT_EQ(sh["fingerprint"].get<std::string>().size(), 64u) << sh;
     EXPECT_TRUE(paths.insert(sh["path"].get<std::string>()).second) << "listed twice: " << sh;
   }

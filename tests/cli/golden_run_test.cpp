@@ -72,18 +72,25 @@ TEST_F(GoldenRunCli, EveryReportNamesTheBuildsItJudgedAndTheCommand) {
   const nlohmann::json j = report("r.json");
   // The sample chain runs 16 shards (embed, 4 × attention + 2 packs, 3 head parts); each is
   // listed once with a fingerprint no other shard shares.
-  ASSERT_EQ(j["shards"].size(), 16u) << j["shards"].dump();
+  ASSERT_EQ(j["provenance"]["shards"].size(), 16u) << j["provenance"]["shards"].dump();
   std::set<std::string> fingerprints;
-  for (const auto& s : j["shards"]) fingerprints.insert(s["fingerprint"].get<std::string>());
+  for (const auto& s : j["provenance"]["shards"]) fingerprints.insert(s["fingerprint"].get<std::string>());
   EXPECT_EQ(fingerprints.size(), 16u);
   EXPECT_EQ(j["tool"]["version"], "0.1.0");
   ASSERT_GE(j["command_line"].size(), 3u);
   EXPECT_EQ(j["command_line"][1], "run");
   EXPECT_EQ(j["command_line"][2], chain("lut4"));
   std::set<std::string> roles;
-  for (const auto& in : j["inputs"]) roles.insert(in["role"].get<std::string>());
-  EXPECT_EQ(roles, (std::set<std::string>{"chain", "reference", "gate"}));
-  const std::string first = j["shards"][0]["fingerprint"].get<std::string>();
+  for (const auto& in : j["provenance"]["inputs"]) roles.insert(in["role"].get<std::string>());
+  EXPECT_EQ(roles, (std::set<std::string>{"chain", "reference"}));
+  // The envelope: the gate file with its sha256, the verdict and exit code at the top.
+  EXPECT_EQ(j["schema_version"], "shardgate/golden-report@2");
+  EXPECT_EQ(j["command"], "run");
+  EXPECT_EQ(j["verdict"], "pass");
+  EXPECT_EQ(j["exit_code"], 0);
+  EXPECT_EQ(j["provenance"]["gate"]["role"], "gate");
+  EXPECT_EQ(j["provenance"]["gate"]["sha256"].get<std::string>().size(), 64u);
+  const std::string first = j["provenance"]["shards"][0]["fingerprint"].get<std::string>();
   for (const char* file : {"r.xml", "r.md"}) {
     auto text = read_file(out(file));
     ASSERT_TRUE(text.is_ok());
@@ -249,7 +256,7 @@ TEST_F(GoldenRunCli, PreflightReportsEveryWiringProblemBeforeRunningAndStillWrit
   EXPECT_EQ(r.output.find("step embed"), std::string::npos) << "a step ran:\n" << r.output;
 
   const nlohmann::json j = report("r.json");
-  EXPECT_EQ(j["summary"]["verdict"], "error");
+  EXPECT_EQ(j["verdict"], "error");
   EXPECT_EQ(j["error"]["exit_code"], 2);
   EXPECT_NE(j["error"]["message"].get<std::string>().find("has no input 'hiddn'"), std::string::npos);
   auto xml = read_file(out("r.xml"));
@@ -264,7 +271,7 @@ TEST_F(GoldenRunCli, PreflightReportsEveryWiringProblemBeforeRunningAndStillWrit
   // A missing chain file: still exit 2, still a report.
   const CliRun missing = golden("run " + out("nowhere.json") + " --json " + out("m.json"));
   EXPECT_EQ(missing.code, 2);
-  EXPECT_EQ(report("m.json")["summary"]["verdict"], "error");
+  EXPECT_EQ(report("m.json")["verdict"], "error");
   // An error report is not something to regate.
   EXPECT_EQ(golden("regate " + out("m.json")).code, 2);
 }

@@ -30,7 +30,10 @@ TEST(ResidencyReport, JsonCarriesVersionVerdictsAndOpRows) {
   report.shards.push_back(sample_check("a/<x>&.mlmodelc", 50));
   report.shards.push_back(sample_check("b.mlmodelc", 100));
   auto j = nlohmann::json::parse(residency_report_json(report));
-  EXPECT_EQ(j["schema_version"], kResidencyReportSchemaVersion);
+  EXPECT_EQ(j["schema_version"], "shardgate/ane-report@3");
+  EXPECT_EQ(j["tool"]["name"], "ane-validator");
+  EXPECT_EQ(j["provenance"]["shards"].size(), 2u);
+  EXPECT_EQ(j["provenance"]["shards"][0]["path"], "a/<x>&.mlmodelc");
   EXPECT_EQ(j["verdict"], "fail");
   EXPECT_EQ(j["exit_code"], 1);
   EXPECT_EQ(j["counts"]["passed"], 1);

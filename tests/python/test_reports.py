@@ -51,7 +51,7 @@ def test_not_a_report(tmp_path):
     p.write_text('{"tool": "something-else"}')
     with pytest.raises(shardgate.Error, match="not a shardgate report"):
         shardgate.read_report(p)
-    p.write_text('{"tool": "ane-validator"}')
+    p.write_text('{"schema_version": "shardgate/ane-report@3", "tool": {"name": "ane-validator", "version": "x"}}')
     with pytest.raises(shardgate.Error, match="required property"):
         shardgate.read_report(p)
     p.write_text("{")
@@ -69,7 +69,32 @@ def test_an_empty_ci_slice_is_read_as_exit_0_without_a_pass(tmp_path, sample, cl
     data = json.loads(path.read_text())
     r = shardgate.read_report(path)
     assert r.verdict == "empty-slice" and r.exit_code == 0 and not r.passed
-    data.pop("exit_code", None)  # a report without the field: the verdict decides
+    assert r.command == "run" and r.kind == "golden-report"
+    assert r.provenance["gate"]["role"] == "gate" and len(r.provenance["shards"]) == 0
+    data.pop("exit_code", None)  # the envelope is the contract: a report without it is refused
     path.write_text(json.dumps(data))
-    r = shardgate.read_report(path)
-    assert r.exit_code == 0 and not r.passed
+    with pytest.raises(shardgate.Error, match="exit_code"):
+        shardgate.read_report(path)
+
+
+def test_every_report_kind_is_read_through_one_envelope(tmp_path, sample, cli_dir):
+    # weights, culprits and diff reports open with the same envelope as the gate reports.
+    gv = str(cli_dir / "golden-validator")
+    shard = str(sample / "shards" / "L0_moe_p0_int8.mlpackage")
+    runs = {
+        "weights": ([gv, "weights", shard], 1, "fail"),
+        "culprits": ([gv, "culprits", shard, "--baseline-replace", "_int8=_fp16", "--inputs-from",
+                      str(sample / "chains" / "chain_int8.json")], 0, "diagnosis"),
+    }
+    for name, (argv, code, verdict) in runs.items():
+        path = tmp_path / f"{name}.json"
+        assert subprocess.run(argv + ["-q", "--json", str(path)]).returncode == code
+        r = shardgate.read_report(path)
+        assert (r.tool, r.command, r.verdict, r.exit_code) == ("golden-validator", name, verdict, code)
+        assert r.provenance["shards"][0]["path"] == shard
+        assert len(r.provenance["shards"][0]["fingerprint"]) == 64
+    # A report from before the envelope is refused, saying so.
+    old = tmp_path / "old.json"
+    old.write_text(json.dumps({"schema_version": 2, "tool": "ane-validator", "verdict": "pass"}))
+    with pytest.raises(shardgate.Error, match="not a shardgate report"):
+        shardgate.read_report(old)

@@ -96,7 +96,7 @@ TEST_F(ReportOutput, DashIsStandardOutputAndTheSummaryGoesToStandardError) {
   EXPECT_TRUE(r.code == 0 || r.code == 1) << r.output;
   const auto j = nlohmann::json::parse(r.output, nullptr, false);
   ASSERT_TRUE(j.is_object()) << "standard output is not exactly the JSON report:\n" << r.output;
-  EXPECT_EQ(j["schema_version"], 2);  // ane-report schema 2: residency over the body, fingerprints
+  EXPECT_EQ(j["schema_version"], "shardgate/ane-report@3");  // the shared envelope
   const auto g = run("sh -c '" + kGolden + " compare --candidate " + (kGoldenData / "cand_pass").string() +
                      " --reference " + (kGoldenData / "ref").string() + " --junit - 2>/dev/null'");
   EXPECT_EQ(g.code, 0) << g.output;

@@ -3,7 +3,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <fstream>
+#include <map>
 #include <regex>
+#include <sstream>
 #include <set>
 
 namespace sg::testing {
@@ -49,6 +52,21 @@ void unsupported(const Json& schema, const std::string& at, std::vector<std::str
   }
 }
 
+// A schema file of reports/schema/ by name ("report-envelope.schema.json"), read once; null when
+// the name is not a plain file name or the file does not parse.
+const Json* sibling_schema(const std::string& name) {
+  static std::map<std::string, Json> loaded;
+  if (name.empty() || name.find('/') != std::string::npos) return nullptr;
+  auto it = loaded.find(name);
+  if (it == loaded.end()) {
+    std::ifstream in(std::string(SG_SOURCE_DIR) + "/reports/schema/" + name);
+    std::stringstream text;
+    text << in.rdbuf();
+    it = loaded.emplace(name, Json::parse(text.str(), nullptr, false)).first;
+  }
+  return it->second.is_discarded() || it->second.is_null() ? nullptr : &it->second;
+}
+
 bool has_type(const Json& v, const std::string& type) {
   if (type == "object") return v.is_object();
   if (type == "array") return v.is_array();
@@ -69,11 +87,24 @@ class Checker {
     if (auto ref = schema.find("$ref"); ref != schema.end()) {
       const std::string r = ref->get<std::string>();
       const std::string prefix = "#/$defs/";
-      if (r.rfind(prefix, 0) != 0 || !root_["$defs"].contains(r.substr(prefix.size()))) {
-        out.push_back(at + ": unresolvable $ref " + r);
-        return;
+      if (r.find('#') == std::string::npos) {
+        // Another schema of reports/schema/ (the report envelope), checked with its own root
+        // so its "#/$defs/..." references resolve inside it.
+        const Json* other = sibling_schema(r);
+        if (other == nullptr) {
+          out.push_back(at + ": unresolvable $ref " + r);
+          return;
+        }
+        Checker(*other).check(*other, v, at, out);
+      } else {
+        const auto defs = root_.find("$defs");
+        if (r.rfind(prefix, 0) != 0 || defs == root_.end() ||
+            !defs->contains(r.substr(prefix.size()))) {
+          out.push_back(at + ": unresolvable $ref " + r);
+          return;
+        }
+        check((*defs)[r.substr(prefix.size())], v, at, out);
       }
-      check(root_["$defs"][r.substr(prefix.size())], v, at, out);
     }
     if (auto t = schema.find("type"); t != schema.end()) {
       bool ok = false;

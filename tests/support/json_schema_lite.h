@@ -1,6 +1,7 @@
 // A small JSON Schema checker for tests: the part of draft 2020-12 that reports/schema/*.json
 // use, implemented fully: type, required, properties, additionalProperties, minProperties,
-// items, prefixItems, minItems, maxItems, enum, const, $ref to "#/$defs/...", oneOf, minimum,
+// items, prefixItems, minItems, maxItems, enum, const, $ref to "#/$defs/..." or to another file
+// of reports/schema/ ("report-envelope.schema.json"), oneOf, allOf, if/then/else, minimum,
 // maximum, minLength, pattern. Annotations ($schema, $id, $defs, title, description, default,
 // $comment, examples) are accepted. Any other keyword is refused: a schema relying on a rule
 // this checker does not implement would otherwise pass documents that break the rule.

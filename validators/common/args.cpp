@@ -154,7 +154,17 @@ bool report_to_stdout(int argc, const char* const* argv) {
 
 }  // namespace
 
+namespace {
+std::vector<std::string>& command_line_storage() {
+  static std::vector<std::string> argv;
+  return argv;
+}
+}  // namespace
+
+const std::vector<std::string>& command_line() { return command_line_storage(); }
+
 std::optional<int> parse_command_line(CLI::App& app, int argc, const char* const* argv) {
+  command_line_storage().assign(argv, argv + argc);
   // A report written to standard output must be the only thing there: everything the tool
   // prints for people goes to standard error instead (before parsing, since subcommands run
   // from CLI11's callbacks).

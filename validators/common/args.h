@@ -100,7 +100,12 @@ struct SelectionArgs {
 // Parses argv into `app`. Returns an exit code when the tool must stop now: 0 after --help /
 // --version, kExitBadInput (2) after a usage error (the message is printed to stderr).
 // Returns nullopt when parsing succeeded and the tool should run.
+// Records argv for command_line().
 std::optional<int> parse_command_line(CLI::App& app, int argc, const char* const* argv);
+
+// The process's command line as parse_command_line() saw it, so every report of both tools
+// names the command that made it (the envelope's command_line).
+const std::vector<std::string>& command_line();
 
 // Expands shard arguments. An argument containing glob characters (* ? [) stands for the models
 // it matches (other files, such as licences, are skipped); a "**" segment matches any number of

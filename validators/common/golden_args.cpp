@@ -233,19 +233,6 @@ Result<GatePolicy> build_gate_policy(const GoldenCommonArgs& args,
   return policy;
 }
 
-namespace {
-std::vector<std::string>& command_line_storage() {
-  static std::vector<std::string> argv;
-  return argv;
-}
-}  // namespace
-
-void set_command_line(int argc, const char* const* argv) {
-  command_line_storage().assign(argv, argv + argc);
-}
-
-const std::vector<std::string>& command_line() { return command_line_storage(); }
-
 std::function<std::string(ReportFormat)> golden_renderer(const GoldenReport& report) {
   return [&report](ReportFormat f) {
     switch (f) {
@@ -260,7 +247,6 @@ std::function<std::string(ReportFormat)> golden_renderer(const GoldenReport& rep
 
 int finish_golden_report(FidelityRun run, GatePolicy policy, const GoldenCommonArgs& args,
                          const std::function<Status(GoldenReport&)>& amend) {
-  if (!policy.sha256.empty()) run.inputs.push_back({"gate", policy.source, policy.sha256});
   const std::string command = run.command;
   auto report = make_golden_report(std::move(run), std::move(policy), args.gate.strict,
                                    kGoldenValidatorVersion);

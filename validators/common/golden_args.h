@@ -126,10 +126,6 @@ std::function<std::string(ReportFormat)> golden_renderer(const GoldenReport& rep
 int emit_golden_report(const GoldenReport& report, const ReportArgs& reports,
                        const GoldenOutputArgs& output, const LogArgs& log);
 
-// The process's command line, recorded by main() so every report names the command that made
-// it (GoldenReport::command_line).
-void set_command_line(int argc, const char* const* argv);
-const std::vector<std::string>& command_line();
 
 // For errors after the options were parsed: writes every report `args` asks for with the
 // error as its verdict (golden_error_report), then prints and returns like report_error.

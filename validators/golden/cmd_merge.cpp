@@ -40,6 +40,7 @@ Result<Kind> report_kind(const std::string& text, const std::string& path) {
 int merge_ane(const SliceReports<ResidencyReport>& slices, const MergeOptions& o) {
   auto merged = merge_residency_reports(slices);
   if (!merged) return cli::report_error(merged.status());
+  merged->command_line = cli::command_line();
   const int level = o.log.level();
   for (const ShardCheck& s : merged->shards) {
     const bool ok = !s.error && s.verdict.passed;

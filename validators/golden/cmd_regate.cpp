@@ -39,7 +39,6 @@ int run_regate(const RegateOptions& o) {
   auto report = regate_report(*saved, std::move(policy), o.gate.strict || saved->strict);
   if (!report) return cli::report_error(report.status());
   report->run.inputs.push_back({"report", o.report, sha256_hex(std::as_bytes(std::span<const char>(text->data(), text->size())))});
-  if (!o.gate.gate_file.empty()) report->run.inputs.push_back({"gate", o.gate.gate_file, report->policy.sha256});
   report->tool_version = cli::kGoldenValidatorVersion;
   report->command_line = cli::command_line();  // the shards and inputs of the saved run stay
   return cli::emit_golden_report(*report, o.reports, o.output, o.log);

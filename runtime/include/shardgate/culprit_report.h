@@ -3,11 +3,16 @@
 #pragma once
 
 #include "shardgate/culprits.h"
+#include "shardgate/report_envelope.h"
 
 #include <string>
 #include <vector>
 
 namespace sg {
+
+// "shardgate/culprits@2". 2: the shared envelope (report_envelope.h): verdict "diagnosis",
+// exit 0; candidate and baseline shards under provenance.
+inline constexpr int kCulpritReportVersion = 2;
 
 struct CulpritReport {
   std::string tool_version;
@@ -20,6 +25,7 @@ struct CulpritReport {
   int64_t source_ops() const;
 };
 
+ReportEnvelope culprit_report_envelope(const CulpritReport& report);
 std::string culprit_report_json(const CulpritReport& report);
 // Source ops, the ops adding the most error (`top`), and with `all` every aligned op.
 std::string culprit_report_table(const CulpritReport& report, size_t top, bool all);

@@ -12,6 +12,7 @@
 // the gate; a check whose rows are all degenerate fails ("no evidence").
 #pragma once
 
+#include "shardgate/report_envelope.h"
 #include "shardgate/status.h"
 #include "shardgate/tensor.h"
 
@@ -138,22 +139,6 @@ std::string nonfinite_reach(const RunResult& run);
 Result<CheckResult> compare_tensors(const CheckIdentity& identity, const Tensor& candidate,
                                     const Tensor& reference, std::optional<int64_t> position_axis,
                                     const MetricOptions& options);
-
-// An input file a report was computed from.
-struct ReportInput {
-  std::string role;    // "candidate", "reference", "gate", "chain", "shard", ...
-  std::string path;
-  std::string sha256;  // of the file (for a dump directory: of its manifest.json)
-};
-
-// A shard a command executed: which exact build the report judged. The fingerprint is
-// Shard::fingerprint() (sha256 over the program file and every weight file; definition in
-// runtime/format/README.md), so two builds that differ in any weight byte never share it.
-struct ReportShard {
-  std::string id;           // chain step id, or the shard's role ("candidate", "baseline")
-  std::string path;         // as given (chain manifests: resolved against the manifest)
-  std::string fingerprint;  // lower-case hex
-};
 
 // Where one shard input of a step came from in one view of a run.
 struct StepFeed {

@@ -7,6 +7,7 @@
 #include "shardgate/culprit_report.h"
 #include "shardgate/fidelity.h"
 #include "shardgate/gate_policy.h"
+#include "shardgate/report_envelope.h"
 #include "shardgate/status.h"
 
 #include <optional>
@@ -16,7 +17,11 @@
 
 namespace sg {
 
-inline constexpr std::string_view kGoldenReportSchema = "shardgate/golden-report@1";
+// The JSON report's schema: "shardgate/golden-report@2" (reports/schema/golden-report.schema.json).
+// 2: the shared envelope (shardgate/report_envelope.h): verdict and exit_code at the top,
+// inputs, shards and the gate file under provenance.
+inline constexpr std::string_view kGoldenReportKind = "golden-report";
+inline constexpr int kGoldenReportVersion = 2;
 
 struct GoldenReport {
   std::string tool_version;  // shardgate version string
@@ -73,7 +78,7 @@ GoldenReport golden_error_report(const std::string& command, const Status& statu
                                  std::string tool_version);
 
 // A CI slice that selected nothing to run (RunSlice::empty()): its verdict is "empty-slice"
-// (JSON summary.verdict, JUnit a skipped case, Markdown, HTML, terminal), its summary message
+// (JSON verdict, JUnit a skipped case, Markdown, HTML, terminal), its summary message
 // the slice's note, its exit code 0. Not a gate pass: `merge` needs the other slices.
 bool is_empty_slice(const GoldenReport& report);
 // "pass", "fail", "no_evidence", ..., "empty-slice" or "error": the summary verdict as reported.
@@ -81,6 +86,9 @@ std::string report_verdict_name(const GoldenReport& report);
 
 // Process exit code of a report: 0 when the summary verdict is pass or empty-slice, else 1.
 int report_exit_code(const GoldenReport& report);
+// The report's envelope: verdict and exit code as above, the gate file (policy.source and its
+// sha256; none for the built-in policy), the inputs and the shards the run judged.
+ReportEnvelope golden_report_envelope(const GoldenReport& report);
 
 // JSON (two-space indent, stable key order). Non-finite metric values are the strings "inf",
 // "-inf" or "nan"; absent values are omitted.

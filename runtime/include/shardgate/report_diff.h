@@ -24,6 +24,10 @@ struct RegressionTolerance {
 // gates/regression.json: tolerance per metric name ("cosine", "snr_db", "rel_l2", "max_abs",
 // "norm_ratio", "top1", "topk_overlap", "kl") and for ane-validator reports "residency_pct"
 // (percentage points) and "placement" (0: any op moving away from the ANE regresses).
+// "shardgate/report-diff@2". 2: the shared envelope (report_envelope.h): verdict "fail" on a
+// regression (exit 1), else "pass"; both reports and the regression gate under provenance.
+inline constexpr int kReportDiffVersion = 2;
+
 struct RegressionPolicy {
   std::map<std::string, RegressionTolerance> tolerances;
   std::string path;    // "" for a policy built in memory

@@ -20,8 +20,8 @@
 
 namespace sg {
 
-// Which tool wrote a JSON report: "golden-validator" (tool {"name": ...}) or "ane-validator"
-// (tool as a string); kFormat naming `path` for anything else.
+// Which tool wrote a JSON report (its envelope's tool.name): "golden-validator" or
+// "ane-validator"; kFormat naming `path` for anything else.
 Result<std::string> report_tool_name(std::string_view json_text, const std::string& path);
 
 // (file the report was read from, the report), in any order.

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "shardgate/placement.h"
+#include "shardgate/report_envelope.h"
 #include "shardgate/status.h"
 
 #include <string>
@@ -11,14 +12,21 @@
 
 namespace sg {
 
+// The JSON report's schema: "shardgate/ane-report@3" (reports/schema/ane-report.schema.json).
 // Bump when a field changes meaning or disappears; adding fields keeps the version.
 // 2: residency_pct, residency_low_pct and cost_weighted_pct are over the body (boundary casts
 // apart); shards carry their fingerprint, the report the gate file's sha256.
-inline constexpr int kResidencyReportSchemaVersion = 2;
+// 3: the shared envelope (shardgate/report_envelope.h): schema_version a string, tool an object,
+// command and command_line, the gate file and the shards under provenance.
+inline constexpr std::string_view kResidencyReportKind = "ane-report";
+inline constexpr int kResidencyReportVersion = 3;
 
 struct ResidencyReport {
   std::string tool = "ane-validator";
   std::string tool_version;
+  std::string command = "check";         // "check" (the gate) or "merge"
+  std::vector<std::string> command_line;  // argv; empty when built in-process
+  std::vector<ReportInput> inputs;        // merge: the slice reports read
   std::string gate_file;         // the policy applied ("" = built-in default)
   std::string gate_file_sha256;  // sha256 of the gate file's bytes ("" for the built-in default)
   bool fingerprinted = true;     // shard fingerprints computed (ane-validator --no-fingerprint: no)
@@ -65,6 +73,9 @@ struct ResidencyCounts {
 };
 ResidencyCounts residency_counts(const ResidencyReport& report);
 
+// The report's envelope: verdict and exit code, the gate file, the plan dumps and merged
+// reports read, and every shard with its fingerprint.
+ReportEnvelope residency_report_envelope(const ResidencyReport& report);
 std::string residency_report_json(const ResidencyReport& report);
 std::string residency_report_junit(const ResidencyReport& report);
 std::string residency_report_markdown(const ResidencyReport& report);

@@ -2,12 +2,17 @@
 // reports/schema/weight-diagnostics.schema.json), terminal table, Markdown and JUnit.
 #pragma once
 
+#include "shardgate/report_envelope.h"
 #include "shardgate/weight_diagnostics.h"
 
 #include <string>
 #include <vector>
 
 namespace sg {
+
+// "shardgate/weight-diagnostics@2". 2: the shared envelope (report_envelope.h): verdict "fail"
+// when a weight is flagged (exit 1), else "pass"; shards and baselines under provenance.
+inline constexpr int kWeightReportVersion = 2;
 
 struct WeightReport {
   std::string tool_version;
@@ -19,6 +24,7 @@ struct WeightReport {
 };
 
 // Two-space indented JSON; non-finite statistics are the strings "nan", "inf", "-inf".
+ReportEnvelope weight_report_envelope(const WeightReport& report);
 std::string weight_report_json(const WeightReport& report);
 // Per shard: one line per weight (form, effective bits, outlier ratio, estimated / measured
 // error, flags); `all` lists unflagged weights too (else only flagged ones and a count).

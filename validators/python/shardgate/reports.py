@@ -6,33 +6,50 @@ from pathlib import Path
 
 from . import _native
 from ._errors import Error
-from .schema import validate
+from .schema import SCHEMAS, validate
 
 
 def _tool_name(data):
     tool = data.get("tool")
-    return tool.get("name") if isinstance(tool, dict) else tool
+    return tool.get("name") if isinstance(tool, dict) else None
+
+
+def _kind(data):
+    """The report kind of the envelope's schema_version "shardgate/<kind>@<N>" (the schema's
+    short name), or None when the document has no such envelope."""
+    version = data.get("schema_version")
+    if not isinstance(version, str) or not version.startswith("shardgate/") or "@" not in version:
+        return None
+    return version[len("shardgate/"):].rsplit("@", 1)[0]
 
 
 class Report:
-    """One report. `data` is the whole JSON document; `tool` is "ane-validator" or
-    "golden-validator"; `verdict` "pass", "fail", ...; `exit_code` what the tool exited with
-    (0 pass or an empty CI slice, 1 gate failed, 2 bad input); `passed` is True only for a
-    pass (never for "empty-slice": a job that selected nothing passed nothing)."""
+    """One report of either tool, read through the envelope every report opens with
+    (reports/schema/report-envelope.schema.json). `data` is the whole JSON document; `tool` is
+    "ane-validator" or "golden-validator"; `kind` the schema ("ane-report", "golden-report",
+    "weight-diagnostics", "culprits", "report-diff"); `command` the subcommand; `verdict`
+    "pass", "fail", "no_evidence", "error", "empty-slice" or "diagnosis"; `exit_code` what the
+    tool exited with (0 pass, an empty CI slice or a diagnosis; 1 gate failed; 2 bad input);
+    `provenance` the gate file, the input files and the shards judged (with fingerprints);
+    `passed` is True only for a pass (never for "empty-slice": a job that selected nothing
+    passed nothing)."""
 
     def __init__(self, data, source="report"):
         self.data = data
         self.source = source
         self.tool = _tool_name(data)
-        if self.tool not in ("ane-validator", "golden-validator"):
-            raise Error(f"{source}: not a shardgate report (tool {self.tool!r})", 2)
-        summary = data.get("summary") if isinstance(data.get("summary"), dict) else {}
-        self.verdict = data["verdict"] if "verdict" in data else summary.get("verdict")
-        if "exit_code" in data:
-            self.exit_code = int(data["exit_code"])
-        else:
-            # An empty CI slice checked nothing and exits 0 without passing anything.
-            self.exit_code = 0 if self.verdict in ("pass", "empty-slice") else 1
+        self.kind = _kind(data)
+        if self.tool not in ("ane-validator", "golden-validator") or self.kind is None:
+            raise Error(f"{source}: not a shardgate report (schema_version "
+                        f"{data.get('schema_version')!r}, tool {data.get('tool')!r}); reports "
+                        "written before the shared envelope must be written again", 2)
+        for key in ("command", "verdict", "exit_code", "provenance"):
+            if key not in data:
+                raise Error(f"{source}: the report envelope has no '{key}'", 2)
+        self.command = data["command"]
+        self.verdict = data["verdict"]
+        self.exit_code = int(data["exit_code"])
+        self.provenance = data["provenance"]
 
     @property
     def passed(self):
@@ -40,15 +57,16 @@ class Report:
 
     @property
     def checks(self):
-        """golden-validator: one dict per check; ane-validator: one dict per shard."""
-        return self.data.get("checks" if self.tool == "golden-validator" else "shards", [])
+        """golden-report: one dict per check; ane-report: one dict per shard."""
+        return self.data.get("checks" if self.kind == "golden-report" else "shards", [])
 
     def __repr__(self):
         return f"<shardgate.Report {self.tool} {self.verdict} from {self.source}>"
 
 
 def read_report(path):
-    """Reads a report file, validates it against its schema and returns a Report."""
+    """Reads a report file of either tool, validates it against its schema (named by the
+    envelope's schema_version) and returns a Report."""
     path = Path(path)
     try:
         data = json.loads(path.read_text())
@@ -58,11 +76,10 @@ def read_report(path):
         raise Error(f"{path}:{e.lineno}:{e.colno}: not JSON: {e.msg}", 2)
     if not isinstance(data, dict):
         raise Error(f"{path}: a report is a JSON object", 2)
-    tool = _tool_name(data)
-    schema = {"ane-validator": "ane-report", "golden-validator": "golden-report"}.get(tool)
-    if schema is None:
-        raise Error(f"{path}: not a shardgate report (tool {tool!r})", 2)
-    validate(data, schema, str(path))
+    kind = _kind(data)
+    if kind not in SCHEMAS or kind == "report-envelope":
+        raise Error(f"{path}: not a shardgate report (schema_version {data.get('schema_version')!r})", 2)
+    validate(data, kind, str(path))
     return Report(data, source=str(path))
 
 

@@ -5,6 +5,7 @@ import json
 from pathlib import Path
 
 import jsonschema
+from referencing import Registry, Resource
 
 _SCHEMA_DIR = Path(__file__).resolve().parent / "schema"
 
@@ -15,7 +16,21 @@ SCHEMAS = {
     "golden-report": "golden-report.schema.json",
     "ane-report": "ane-report.schema.json",
     "compute-plan-dump": "compute-plan-dump.schema.json",
+    "report-envelope": "report-envelope.schema.json",
+    "weight-diagnostics": "weight-diagnostics.schema.json",
+    "culprits": "culprits.schema.json",
+    "report-diff": "report-diff.schema.json",
 }
+
+
+def _registry():
+    """Every shipped schema under its $id, so a report schema's
+    {"$ref": "report-envelope.schema.json"} resolves to the shipped envelope."""
+    resources = []
+    for path in sorted(_SCHEMA_DIR.glob("*.schema.json")):
+        contents = json.loads(path.read_text())
+        resources.append((contents["$id"], Resource.from_contents(contents)))
+    return Registry().with_resources(resources)
 
 
 def schema_path(name):
@@ -32,7 +47,8 @@ def validate(document, name, where="document"):
 
     schema = json.loads(schema_path(name).read_text())
     validator_class = jsonschema.validators.validator_for(schema)
-    errors = sorted(validator_class(schema).iter_errors(document), key=lambda e: list(e.path))
+    validator = validator_class(schema, registry=_registry())
+    errors = sorted(validator.iter_errors(document), key=lambda e: list(e.path))
     if errors:
         first = errors[0]
         place = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in first.path) or "(top)"

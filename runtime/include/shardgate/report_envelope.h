@@ -1,0 +1,75 @@
+// The report envelope: every JSON report of both tools (ane-validator, golden-validator run /
+// compare / probe / regate / merge / weights / culprits / diff) opens with the same fields, in
+// the same order, so one reader can tell what made a report, what it concluded and exactly what
+// it judged without knowing which tool wrote it:
+//
+//   schema_version  "shardgate/<kind>@<N>": <kind> names the schema file
+//                   reports/schema/<kind>.schema.json, N its version
+//   tool            {"name", "version"}
+//   command         the subcommand ("check" for ane-validator's gate)
+//   command_line    argv of the process (empty when built in-process)
+//   verdict         "pass" | "fail" | "error" | "empty-slice" | "diagnosis"
+//   exit_code       what the tool exited with (README "Exit codes")
+//   provenance      {"gate": {path, sha256} or null, "inputs": [{role, path, sha256}],
+//                    "shards": [{path, fingerprint, id?}]}
+//
+// reports/schema/report-envelope.schema.json is the contract; every report schema includes it.
+#pragma once
+
+#include "shardgate/status.h"
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sg {
+
+// An input file a report was computed from.
+struct ReportInput {
+  std::string role;    // "candidate", "reference", "gate", "chain", "shard", "plan", "slice", ...
+  std::string path;
+  std::string sha256;  // of the file (for a dump directory: of its manifest.json); "" unknown
+};
+
+// A shard a command judged: which exact build. The fingerprint is Shard::fingerprint() (sha256
+// over the program file and every weight file; runtime/format/README.md), so two builds that
+// differ in any weight byte never share it.
+struct ReportShard {
+  std::string id;           // chain step id, the shard's role ("candidate", "baseline"), or ""
+  std::string path;         // as given (chain manifests: resolved against the manifest)
+  std::string fingerprint;  // lower-case hex; "" when not computed (--no-fingerprint)
+};
+
+struct ReportProvenance {
+  std::optional<ReportInput> gate;  // the gate file applied; nullopt: built-in defaults / none
+  std::vector<ReportInput> inputs;
+  std::vector<ReportShard> shards;
+};
+
+struct ReportEnvelope {
+  std::string kind;  // schema file stem: "ane-report", "golden-report", "weight-diagnostics", ...
+  int version = 0;
+  std::string tool;  // "ane-validator" or "golden-validator"
+  std::string tool_version;
+  std::string command;
+  std::vector<std::string> command_line;
+  std::string verdict;
+  int exit_code = 0;
+  ReportProvenance provenance;
+};
+
+// The verdicts an envelope may carry. "diagnosis": a command that diagnoses and gates nothing
+// (culprits) ran to the end.
+inline constexpr std::string_view kReportVerdicts[] = {"pass", "fail", "error", "empty-slice",
+                                                       "diagnosis"};
+
+// "shardgate/<kind>@<version>".
+std::string report_schema_version(std::string_view kind, int version);
+
+// Reads the envelope of a JSON report. kFormat naming `path` and the field when the text is not
+// a shardgate report, or is one written before the envelope (schema_version an integer, or a
+// report without "provenance"): the message says to re-run the tool that wrote it.
+Result<ReportEnvelope> parse_report_envelope(std::string_view json_text, const std::string& path);
+
+}  // namespace sg

@@ -1,0 +1,170 @@
+// One report envelope for both tools: every JSON report (ane-validator's gate and merge;
+// golden-validator run, compare-like regate, probe, merge, weights, culprits, diff) opens with
+// the same fields, validates against reports/schema/report-envelope.schema.json and its own
+// schema, is read by parse_report_envelope, and carries what it judged (gate, inputs, shards
+// with fingerprints) and what the process exited with.
+#include "shardgate/io.h"
+#include "shardgate/report_envelope.h"
+
+#include "support/cli_run.h"
+#include "support/json_schema_lite.h"
+#include "support/temp_dir_test.h"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+namespace sg {
+namespace {
+
+class ReportEnvelopeCli : public testing::TempDirTest {
+ protected:
+  ReportEnvelopeCli() : TempDirTest("sg_envelope_") {}
+  std::string out(const std::string& name) const { return (dir_ / name).string(); }
+  static CliRun tool(const std::string& name, const std::string& args) {
+    return run_command(std::string(SG_BINARY_DIR "/validators/") + name + " " + args);
+  }
+  static std::string source(const std::string& rel) {
+    auto t = read_file(std::string(SG_SOURCE_DIR) + "/" + rel);
+    EXPECT_TRUE(t.is_ok()) << rel;
+    return t.is_ok() ? *t : std::string();
+  }
+
+  // The report at `name`: valid against the envelope and against `schema`; its envelope read
+  // back equals the JSON's fields, and the exit code recorded is the process's.
+  ReportEnvelope check(const std::string& name, const std::string& schema, int exit_code) {
+    const std::string text = source_abs(out(name));
+    EXPECT_EQ(testing::json_schema_violations(source("reports/schema/report-envelope.schema.json"), text),
+              std::vector<std::string>{}) << name;
+    EXPECT_EQ(testing::json_schema_violations(source("reports/schema/" + schema + ".schema.json"), text),
+              std::vector<std::string>{}) << name;
+    auto e = parse_report_envelope(text, name);
+    EXPECT_TRUE(e.is_ok()) << e.status().to_string();
+    if (!e.is_ok()) return {};
+    EXPECT_EQ(e->kind, schema) << name;
+    EXPECT_EQ(e->exit_code, exit_code) << name;
+    EXPECT_FALSE(e->command_line.empty()) << name;
+    // The envelope's fields come first, in one order, in every report.
+    const nlohmann::ordered_json j = nlohmann::ordered_json::parse(text);
+    std::vector<std::string> keys;
+    for (auto it = j.begin(); it != j.end() && keys.size() < 8; ++it) keys.push_back(it.key());
+    EXPECT_EQ(keys, (std::vector<std::string>{"run_id", "schema_version", "tool", "command",
+                                              "command_line", "verdict", "exit_code", "provenance"}))
+        << name;
+    return *e;
+  }
+  static std::string source_abs(const std::string& path) {
+    auto t = read_file(path);
+    EXPECT_TRUE(t.is_ok()) << path;
+    return t.is_ok() ? *t : std::string();
+  }
+};
+
+const std::string kSample = "goldens/sample/";
+
+TEST_F(ReportEnvelopeCli, AneValidatorAndItsMergeShareTheEnvelope) {
+  const std::string shards = kSample + "shards/L0_attn_lut4.mlpackage " + kSample + "shards/L1_attn_lut4.mlpackage";
+  ASSERT_EQ(tool("ane-validator", shards + " -q --json " + out("a.json")).code, 0);
+  ReportEnvelope e = check("a.json", "ane-report", 0);
+  EXPECT_EQ(e.tool, "ane-validator");
+  EXPECT_EQ(e.command, "check");
+  EXPECT_EQ(e.verdict, "pass");
+  ASSERT_TRUE(e.provenance.gate.has_value());
+  EXPECT_EQ(e.provenance.gate->path, std::string(SG_SOURCE_DIR) + "/gates/residency.json");
+  EXPECT_EQ(e.provenance.gate->sha256.size(), 64u);
+  ASSERT_EQ(e.provenance.shards.size(), 2u);
+  EXPECT_EQ(e.provenance.shards[0].fingerprint.size(), 64u);
+
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_EQ(tool("ane-validator", shards + " -q --shard-count 2 --shard-index " + std::to_string(i) +
+                                        " --json " + out("s" + std::to_string(i) + ".json")).code, 0);
+  }
+  ASSERT_EQ(tool("golden-validator", "merge " + out("s0.json") + " " + out("s1.json") + " -q --json " +
+                                         out("m.json")).code, 0);
+  e = check("m.json", "ane-report", 0);
+  EXPECT_EQ(e.command_line[1], "merge");
+  EXPECT_EQ(e.provenance.shards.size(), 2u);
+
+  // A gate failure: verdict and exit code at the top, as in golden-validator's reports.
+  ASSERT_EQ(tool("ane-validator", kSample + "shards/L0_moe_p0_lut4.mlpackage -q --json " + out("f.json")).code, 1);
+  e = check("f.json", "ane-report", 1);
+  EXPECT_EQ(e.verdict, "fail");
+}
+
+TEST_F(ReportEnvelopeCli, EveryGoldenValidatorReportSharesTheEnvelope) {
+  const std::string int8 = kSample + "chains/chain_int8.json";
+  ASSERT_EQ(tool("golden-validator", "run " + int8 + " -q --json " + out("run.json")).code, 1);
+  ReportEnvelope e = check("run.json", "golden-report", 1);
+  EXPECT_EQ(e.tool, "golden-validator");
+  EXPECT_EQ(e.command, "run");
+  EXPECT_EQ(e.verdict, "fail");
+  ASSERT_TRUE(e.provenance.gate.has_value());
+  EXPECT_EQ(e.provenance.gate->sha256.size(), 64u);
+  EXPECT_EQ(e.provenance.shards.size(), 16u);
+  ASSERT_EQ(e.provenance.inputs.size(), 2u);
+  EXPECT_EQ(e.provenance.inputs[0].role, "chain");
+  EXPECT_EQ(e.provenance.inputs[0].path, int8);
+
+  // regate under a looser gate: passes; the saved report is an input.
+  ASSERT_EQ(tool("golden-validator", "regate " + out("run.json") + " --min-cosine 0.9 -q --json " +
+                                         out("regate.json")).code, 0);
+  e = check("regate.json", "golden-report", 0);
+  EXPECT_EQ(e.verdict, "pass");
+  EXPECT_EQ(e.provenance.inputs.back().role, "report");
+
+  ASSERT_EQ(tool("golden-validator", "run " + int8 + " --teacher-forced --shard-count 9 --shard-index 8 -q --json " +
+                                         out("empty.json")).code, 0);
+  e = check("empty.json", "golden-report", 0);
+  EXPECT_EQ(e.verdict, "empty-slice");
+
+  const std::string shard = kSample + "shards/L0_moe_p0_int8.mlpackage";
+  ASSERT_EQ(tool("golden-validator", "weights " + shard + " -q --json " + out("w.json")).code, 1);
+  e = check("w.json", "weight-diagnostics", 1);
+  EXPECT_EQ(e.verdict, "fail");
+  ASSERT_EQ(e.provenance.shards.size(), 1u);
+  EXPECT_EQ(e.provenance.shards[0].path, shard);
+
+  ASSERT_EQ(tool("golden-validator", "culprits " + shard + " --baseline-replace _int8=_fp16 --inputs-from " +
+                                         int8 + " -q --json " + out("c.json")).code, 0);
+  e = check("c.json", "culprits", 0);
+  EXPECT_EQ(e.verdict, "diagnosis");
+  ASSERT_EQ(e.provenance.shards.size(), 2u);
+  EXPECT_EQ(e.provenance.shards[1].id, "baseline");
+
+  ASSERT_EQ(tool("golden-validator", "run " + kSample + "chains/chain_lut4.json -q --json " + out("lut4.json")).code, 0);
+  ASSERT_EQ(tool("golden-validator", "diff " + out("lut4.json") + " " + out("run.json") + " --gate " SG_SOURCE_DIR
+                                         "/gates/regression.json -q --json " + out("d.json")).code, 1);
+  e = check("d.json", "report-diff", 1);
+  EXPECT_EQ(e.verdict, "fail");
+  ASSERT_EQ(e.provenance.inputs.size(), 2u);
+  EXPECT_EQ(e.provenance.inputs[0].role, "old");
+  EXPECT_EQ(e.provenance.inputs[1].path, out("run.json"));
+  ASSERT_TRUE(e.provenance.gate.has_value());
+}
+
+TEST_F(ReportEnvelopeCli, ReportsFromBeforeTheEnvelopeAreRefusedSayingSo) {
+  // The ane-validator report of shardgate before the envelope: schema_version 2, tool a string.
+  auto e = parse_report_envelope(R"({"schema_version": 2, "tool": "ane-validator"})", "old.json");
+  ASSERT_FALSE(e.is_ok());
+  EXPECT_NE(e.status().message().find("old.json: schema_version: 2 is the ane-validator report before "
+                                      "the shared envelope"), std::string::npos) << e.status().message();
+  e = parse_report_envelope(R"({"schema_version": "shardgate/golden-report@1", "tool": {"name":
+      "golden-validator", "version": "0.1.0"}, "command": "run", "command_line": []})", "g1.json");
+  ASSERT_FALSE(e.is_ok());
+  EXPECT_NE(e.status().message().find("g1.json: top level: missing key 'provenance'"), std::string::npos)
+      << e.status().message();
+  // merge and diff name the file instead of misreading it.
+  const std::string old = out("old.json");
+  ASSERT_TRUE(write_file_atomic(old, R"({"schema_version": 2, "tool": "ane-validator", "shards": []})").is_ok());
+  CliRun r = tool("golden-validator", "merge " + old);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("re-run ane-validator"), std::string::npos) << r.output;
+  r = tool("golden-validator", "diff " + old + " " + old + " --gate " SG_SOURCE_DIR "/gates/regression.json");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find(old + ": schema_version"), std::string::npos) << r.output;
+}
+
+}  // namespace
+}  // namespace sg

@@ -31,7 +31,7 @@
 namespace {
 
 constexpr const char* kTool = "ane-validator";
-constexpr const char* kVersion = "0.1.0";
+constexpr const char* kVersion = sg::cli::kShardgateVersion;
 // Found as gates/residency.json above the shards (find_gate_file), never in the cwd.
 constexpr const char* kDefaultGateFile = "residency.json";
 
@@ -184,7 +184,7 @@ int run(int argc, char** argv) {
   Options opt;
   CLI::App app("List every op of Core ML shards with its ANE placement and gate residency.",
                kTool);
-  app.set_version_flag("--version", kVersion);
+  sg::cli::set_version(app, kTool);
   app.add_option("shards", opt.shards,
                  "Shards: .mlmodelc / .mlpackage directories, globs, or directories holding them");
   app.add_flag("--ops", opt.ops, "Print the full op table of each shard");

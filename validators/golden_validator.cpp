@@ -16,7 +16,7 @@ int main(int argc, char** argv) {
   try {
     CLI::App app{"golden-validator: fidelity of Core ML shards against FP16 golden dumps"};
     app.name("golden-validator");
-    app.set_version_flag("--version", std::string("golden-validator ") + sg::cli::kGoldenValidatorVersion);
+    sg::cli::set_version(app, "golden-validator");
     app.require_subcommand(1);
     app.fallthrough(false);
 

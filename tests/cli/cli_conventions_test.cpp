@@ -183,6 +183,15 @@ std::vector<std::string> listed_subcommands() {
   return names;
 }
 
+// Both tools print their version the same way, and it is the version their reports record.
+TEST(CliVersion, BothToolsPrintNameAndTheProjectVersion) {
+  for (const std::string& tool : {std::string("ane-validator"), std::string("golden-validator")}) {
+    const CliRun r = run_command(std::string(SG_BINARY_DIR "/validators/") + tool + " --version");
+    EXPECT_EQ(r.code, 0) << r.output;
+    EXPECT_EQ(r.output, tool + " " + SG_PROJECT_VERSION + "\n") << tool;
+  }
+}
+
 TEST(CliHelp, EveryHelpEndsWithExitCodesAndTwoExamples) {
   const std::vector<std::string> subs = listed_subcommands();
   ASSERT_GE(subs.size(), 9u) << "golden-validator --help lists no subcommands";

@@ -163,6 +163,10 @@ std::vector<std::string>& command_line_storage() {
 
 const std::vector<std::string>& command_line() { return command_line_storage(); }
 
+void set_version(CLI::App& app, const std::string& tool) {
+  app.set_version_flag("--version", tool + " " + kShardgateVersion);
+}
+
 std::optional<int> parse_command_line(CLI::App& app, int argc, const char* const* argv) {
   command_line_storage().assign(argv, argv + argc);
   // A report written to standard output must be the only thing there: everything the tool

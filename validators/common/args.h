@@ -100,6 +100,13 @@ struct SelectionArgs {
 // Parses argv into `app`. Returns an exit code when the tool must stop now: 0 after --help /
 // --version, kExitBadInput (2) after a usage error (the message is printed to stderr).
 // Returns nullopt when parsing succeeded and the tool should run.
+// The version both tools print (`--version`: "<tool> <version>") and record in every report
+// (the envelope's tool.version): the CMake project version.
+inline constexpr const char* kShardgateVersion = SG_VERSION;
+
+// --version on `app`, printing "<tool> <version>" the same way in both tools.
+void set_version(CLI::App& app, const std::string& tool);
+
 // Records argv for command_line().
 std::optional<int> parse_command_line(CLI::App& app, int argc, const char* const* argv);
 

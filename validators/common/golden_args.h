@@ -27,7 +27,7 @@ class App;
 
 namespace sg::cli {
 
-inline constexpr const char* kGoldenValidatorVersion = "0.1.0";
+inline constexpr const char* kGoldenValidatorVersion = kShardgateVersion;
 // The policy used when --gate is not given and gates/<this> is found above the chain or the
 // reference (find_gate_file).
 inline constexpr const char* kDefaultFidelityGate = "fidelity.json";

@@ -4,7 +4,8 @@ job summary, the outputs, the uploaded reports, a matrix split and bad input.
 
 Needs the package: SHARDGATE_DEB (a built shardgate_*.deb) or SHARDGATE_BUILD_DIR (a built
 Release directory, packaged here with cpack); CI sets one. SHARDGATE_CLI_DIR (the built tools)
-enables the install=path case."""
+enables the install=path case; SHARDGATE_ACTION_BUILD=1 the install=build case, which compiles
+the tools from this checkout (minutes on 2 cores; CI sets it)."""
 
 import json
 import os
@@ -109,3 +110,21 @@ def test_install_path_uses_tools_already_on_path(tmp_path):
     r = run_action({"tool": "ane-validator", "targets": "x", "install": "path"}, workspace,
                    tmp_path / "runner2", env={"PATH": "/usr/bin:/bin"})
     assert r.steps[0][1] == 2 and "not on PATH" in r.log
+
+
+def test_install_build_builds_the_package_from_the_action_checkout(tmp_path):
+    # install=build: CMake + CPack from the action's own checkout (SG_SOURCE), then the package
+    # installed as install=deb would; the toolchain packages it asks apt-get for must be the
+    # ones the build needs (the shim checks each is present instead of downloading it).
+    if not os.environ.get("SHARDGATE_ACTION_BUILD"):
+        pytest.skip("SHARDGATE_ACTION_BUILD is not set (the build takes minutes)")
+    workspace = tmp_path / "w"
+    workspace.mkdir()
+    copy_sample(workspace)
+    shim = apt_get_shim(tmp_path / "shim", tmp_path / "root")
+    r = run_action({"tool": "golden-validator", "targets": "sample/chains/chain_lut4.json",
+                    "install": "build"}, workspace, tmp_path / "runner", extra_path=[shim])
+    assert [rc for _, rc in r.steps] == [0, 0, 0], r.log
+    assert (tmp_path / "root/usr/bin/golden-validator").exists()  # from the package it built
+    assert list((tmp_path / "runner/temp/shardgate-build/package").glob("shardgate_*.deb"))
+    assert r.outputs == {"exit-code": "0", "verdict": "pass"}

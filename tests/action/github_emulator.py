@@ -136,7 +136,7 @@ def apt_get_shim(directory, root):
     system, and puts root/usr/bin on the job's PATH the way /usr/bin already is on a runner.
     `update` does nothing, and `install -y PACKAGE...` (the toolchain install=build asks for)
     succeeds only when every package is already installed on this machine (dpkg -s), so the
-    test runs offline yet notices a package the build needs that the action does not ask for.
+    test runs offline and installs nothing on the machine.
     Anything else it is asked fails, so the test notices when the action needs the network."""
     directory, root = Path(directory), Path(root)
     directory.mkdir(parents=True, exist_ok=True)

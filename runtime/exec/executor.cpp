@@ -138,6 +138,7 @@ class Run {
     auto p = plan_.producer.find(name);
     if (p != plan_.producer.end()) {
       const Op& op = fn_.block.ops[p->second];
+      if (op.is_compile_time() && overridden(name)) return take_override(op, name);
       if (op.is_compile_time()) {
         SG_TRY(run_compile_time(op, depth));
         auto done = values_.find(name);
@@ -164,7 +165,7 @@ class Run {
                                                  StreamRanks ranks) {
     const std::optional<StreamedWeight> none;
     if (!options_.stream_weights || values_.count(name) || pinned_.count(name) ||
-        capture_.count(name)) {
+        capture_.count(name) || overridden(name)) {
       return none;
     }
     auto p = plan_.producer.find(name);
@@ -185,6 +186,36 @@ class Run {
     auto left = remaining_.find(name);
     if (left != remaining_.end() && left->second <= 1 && block_depth_ == 0) consume_inputs(op);
     return s;
+  }
+
+  bool overridden(const std::string& name) const {
+    return options_.weight_overrides != nullptr && options_.weight_overrides->count(name) > 0;
+  }
+
+  // RunOptions::weight_overrides: the given tensor stands in for compile-time value `name` of
+  // `op`; the op itself (and the constexpr chain behind it) never runs.
+  Result<Tensor> take_override(const Op& op, const std::string& name) {
+    ExecContext ctx(*this, op, 0);
+    const NamedType* out = nullptr;
+    for (const NamedType& o : op.outputs) {
+      if (o.name == name) out = &o;
+    }
+    SG_CHECK(out != nullptr, ErrorCode::kInternal, "'{}' is no output of op #{}", name, op.index);
+    const Tensor& given = options_.weight_overrides->at(name);
+    if (!out->type.is_tensor() || !out->type.accepts(given.shape())) {
+      return ctx.error(ErrorCode::kShape,
+                       fmt::format("override of {}: shape {}, but the program declares {}", name,
+                                   shape_str(given.shape()), out->type.to_string()));
+    }
+    auto stored = to_storage(given, out->type.dtype, Precision::kFp16);
+    if (!stored.is_ok()) {
+      return ctx.error(stored.status().code(),
+                       fmt::format("override of {}: {}", name, stored.status().message()));
+    }
+    ++result_.stats.weights_overridden;
+    if (capture_.count(name)) result_.captured[name] = *stored;
+    put(name, *stored);
+    return std::move(stored).value();
   }
 
   void put(const std::string& name, Tensor t) {
@@ -682,6 +713,14 @@ Result<RunResult> Executor::run(std::string_view function,
   }
   run.set_capture(capture);
   for (const std::string& out : fn.block.outputs) run.pin(out);
+  if (options.weight_overrides != nullptr) {
+    for (const auto& [name, t] : *options.weight_overrides) {
+      auto p = plan.producer.find(name);
+      SG_CHECK(p != plan.producer.end() && fn.block.ops[p->second].is_compile_time(),
+               ErrorCode::kUsage, "{}: function '{}' has no compile-time value '{}' to override",
+               shard_->path(), fn.name, name);
+    }
+  }
 
   // Inputs: each declared non-state input must be given, nothing else may be.
   for (const auto& [name, t] : inputs) {

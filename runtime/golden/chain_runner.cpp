@@ -291,6 +291,10 @@ Result<ChainRunResult> run_chain(const ChainManifest& chain, const ChainRunOptio
         RunOptions ro;
         ro.precision = options.precision;
         ro.threads = options.threads;
+        if (options.weight_overrides != nullptr) {
+          auto o = options.weight_overrides->find(step.shard);
+          if (o != options.weight_overrides->end()) ro.weight_overrides = &o->second;
+        }
         auto r = exec.run(step.function, inputs, ro, &states);
         if (!r) return std::move(r).take_status().with_context(step_place(chain, i));
         run = std::move(*r);

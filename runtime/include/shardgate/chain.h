@@ -148,6 +148,9 @@ struct ChainRunOptions {
   // all when unset. Inputs replaced by goldens are not read from the chain, so a step runs
   // without the steps whose output teacher forcing replaces.
   std::optional<std::set<std::string>> only_steps;
+  // Per shard step, compile-time values replaced in memory (RunOptions::weight_overrides), keyed
+  // by the step's resolved shard path (ChainStep::shard). Not owned; may be null.
+  const std::map<std::string, std::map<std::string, Tensor>>* weight_overrides = nullptr;
 };
 
 struct ChainRunResult {
@@ -206,6 +209,8 @@ struct ChainFidelityOptions {
   int threads = 1;
   MetricOptions metrics;
   std::function<void(ChainMode, const ChainStepRecord&)> on_step;
+  // Passed to every run (ChainRunOptions::weight_overrides).
+  const std::map<std::string, std::map<std::string, Tensor>>* weight_overrides = nullptr;
 };
 // The chain's steps cut into teacher-forced groups (see RunSlice, fidelity.h): a cut between
 // steps i and i+1 is allowed unless a step after it reads, from a step before it, a chain tensor

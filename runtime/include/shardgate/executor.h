@@ -37,6 +37,13 @@ struct RunOptions {
   // whole; results are bit-identical either way. Off only to compare the two.
   bool stream_weights = true;
   bool profile = false;  // time every op (RunStats::op_times)
+  // Compile-time values to take from here instead of the shard (value name -> tensor), e.g. a
+  // compressed weight replaced by its FP16 baseline's weight (golden-validator advise asks
+  // "would the chain pass with this weight kept at fp16?" without re-converting). An
+  // overridden value is neither decoded nor streamed from its compressed form; the tensor must
+  // have the value's declared shape and a dtype convertible to its declared one. A name that is
+  // not a compile-time value of the function is a usage error. Not owned; may be null.
+  const std::map<std::string, Tensor>* weight_overrides = nullptr;
 };
 
 // The first op whose output holds NaN or Inf (fp16 overflow is the classic ANE failure).
@@ -64,6 +71,7 @@ struct RunStats {
   int64_t ops_run = 0;          // compute ops executed
   int64_t weights_decoded = 0;  // compile-time values materialised
   int64_t weights_streamed = 0;  // weight reads served block by block (never materialised)
+  int64_t weights_overridden = 0;  // compile-time values taken from RunOptions::weight_overrides
   uint64_t peak_value_bytes = 0;  // peak bytes of live values (activations + decoded weights)
   std::vector<OpTime> op_times;   // RunOptions::profile only; compute ops in first-run order
   double seconds = 0;

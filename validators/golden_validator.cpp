@@ -1,5 +1,5 @@
 // golden-validator: executes shards on the CPU or reads saved dumps, compares them against FP16
-// references and gates fidelity. Subcommands: compare, regate, probe, run, record, exec, weights, culprits, diff, merge.
+// references and gates fidelity. Subcommands: compare, regate, probe, run, record, exec, weights, culprits, advise, diff, merge.
 // Exit codes: 0 gate passed, 1 gate failed, 2 bad input or usage, 3 internal error.
 #include "common/args.h"
 #include "common/golden_args.h"
@@ -29,6 +29,7 @@ int main(int argc, char** argv) {
     sg::golden_cli::add_exec_command(app, result);
     sg::golden_cli::add_weights_command(app, result);
     sg::golden_cli::add_culprits_command(app, result);
+  sg::golden_cli::add_advise_command(app, result);
     sg::golden_cli::add_diff_command(app, result);
     sg::golden_cli::add_merge_command(app, result);
     if (sg::Status s = sg::cli::apply_help_footers(app, "golden-validator"); !s.is_ok()) {

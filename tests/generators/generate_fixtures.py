@@ -2,7 +2,8 @@
 """Regenerates the LLM-style Core ML fixtures of shardgate (see README.md next to this file).
 
   generate_fixtures.py                 # tests/data/fixtures/llm + goldens/sample (committed)
-  generate_fixtures.py --only llm      # just one of them (llm | sample)
+  generate_fixtures.py --only llm      # just one of them (llm | sample | advised)
+  generate_fixtures.py --only advised  # the INT8 sample re-converted as goldens/sample/advice_int8.json says
   generate_fixtures.py --full OUTDIR   # benchmark-size shards, never committed
 """
 import argparse
@@ -22,7 +23,7 @@ from sgfix import config, full, llm_fixtures, sample_chain  # noqa: E402
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--only", choices=["llm", "sample"])
+    ap.add_argument("--only", choices=["llm", "sample", "advised"])
     ap.add_argument("--full", metavar="OUTDIR", help="write benchmark-size shards to OUTDIR")
     ap.add_argument("--full-variants", default="fp16,lut4,int4blk")
     args = ap.parse_args()
@@ -36,6 +37,9 @@ def main():
         if args.only in (None, "sample"):
             print("== goldens/sample")
             sample_chain.generate(config.SMALL, os.path.join(REPO, "goldens/sample"))
+        if args.only in (None, "sample", "advised"):
+            print("== goldens/sample (INT8 as advised)")
+            sample_chain.generate_advised(config.SMALL, os.path.join(REPO, "goldens/sample"))
     print(f"done in {time.time() - t0:.1f} s")
 
 

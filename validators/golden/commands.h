@@ -33,6 +33,8 @@ void add_exec_command(CLI::App& app, CommandResult& result);
 void add_weights_command(CLI::App& app, CommandResult& result);
 // culprits: op-by-op comparison of quantized shards with their baselines (cmd_culprits.cpp).
 void add_culprits_command(CLI::App& app, CommandResult& result);
+// advise: the weights of a failing chain to keep at fp16 so it passes (cmd_advise.cpp).
+void add_advise_command(CLI::App& app, CommandResult& result);
 // diff: regressions between two reports of one tool (cmd_diff.cpp).
 void add_diff_command(CLI::App& app, CommandResult& result);
 // merge: the slice reports of one CI fan-out into one report, either tool (cmd_merge.cpp).

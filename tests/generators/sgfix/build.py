@@ -4,9 +4,10 @@ import os
 from . import compress, package
 
 
-def build_shard(prog, variant, path, description, cfg, stateful=False, metadata=None):
+def build_shard(prog, variant, path, description, cfg, stateful=False, metadata=None,
+                keep_fp16=()):
     model = compress.compress(compress.convert(prog, stateful), variant,
-                              router_rows=cfg.n_experts)
+                              router_rows=cfg.n_experts, keep_fp16=keep_fp16)
     md = {"com.shardgate.variant": variant}
     md.update(metadata or {})
     package.save(model, path, description, md)

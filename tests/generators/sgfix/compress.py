@@ -50,7 +50,9 @@ def _router_consts(model):
             if op.op_type == "linear" and op.name == "router"]
 
 
-def compress(model, variant, router_rows=None):
+def compress(model, variant, router_rows=None, keep_fp16=()):
+    """`keep_fp16`: names of weight const ops left uncompressed (coremltools' op_name_configs
+    set to None), the re-conversion `golden-validator advise` recommends."""
     if variant == "fp16":
         return model
     cfg = op_config(variant)
@@ -61,6 +63,12 @@ def compress(model, variant, router_rows=None):
         rcfg = cto.OpPalettizerConfig(nbits=4, granularity="per_grouped_channel",
                                       group_size=router_rows, weight_threshold=WEIGHT_THRESHOLD)
         by_name = {n: rcfg for n in _router_consts(model)}
+    consts = {op.name for f in model._mil_program.functions.values() for op in f.operations
+              if op.op_type == "const"}
+    for n in keep_fp16:
+        if n not in consts:
+            raise ValueError(f"keep_fp16: no const op '{n}' in the model")
+        by_name[n] = None
     oc = cto.OptimizationConfig(op_type_configs={"linear": cfg, "gather": cfg},
                                 op_name_configs=by_name)
     if variant == "lut4":

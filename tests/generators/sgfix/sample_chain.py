@@ -190,3 +190,44 @@ def generate(cfg, root, log=print):
         for n in ("embed", "L0_attn", "L0_moe_p0", "head_p0"):
             log(f"  {n}_{v}: ops {built[v][n]['op_types']}")
     return result
+
+
+def generate_advised(cfg, root, log=print):
+    """The INT8 sample chain re-converted as `golden-validator advise` recommends
+    (goldens/sample/advice_int8.json): each listed shard is built again from the same program
+    and weights, INT8 as before except the listed weights, which coremltools leaves at fp16.
+    Only new files are written: shards/<shard>_int8_advised.mlpackage and
+    chains/chain_int8_advised.json (the INT8 chain with those shards swapped in)."""
+    with open(os.path.join(root, "advice_int8.json")) as f:
+        advice = json.load(f)
+    keep = {}
+    for k in advice["keep_fp16"]:
+        keep.setdefault(k["shard"], []).append(k["weight"])
+    shard_dir = os.path.join(root, "shards")
+    wts = W.model_weights(cfg, SEED)
+    cos, sin = W.rope_tables(cfg, cfg.seq)
+    mask = W.causal_mask(cfg, cfg.seq)
+    md = {"com.shardgate.seed": SEED, "com.shardgate.model": MODEL}
+    programs = {"embed": lambda: SH.embed_program(cfg, wts["embed"])}
+    for i in range(cfg.n_layers):
+        lw = wts["layers"][i]
+        programs[f"L{i}_attn"] = (lambda lw=lw: SH.attention_program(cfg, lw["attn"], cos, sin, mask))
+        for k in range(cfg.n_packs):
+            programs[f"L{i}_moe_p{k}"] = (lambda lw=lw, k=k: SH.moe_pack_program(cfg, lw["moe"], k))
+    for k in range(cfg.head_splits):
+        programs[f"head_p{k}"] = (lambda k=k: SH.lm_head_program(cfg, wts["head"], k))
+    for name, weights in sorted(keep.items()):
+        path = os.path.join(shard_dir, f"{name}_int8_advised.mlpackage")
+        build.build_shard(programs[name](), "int8", path,
+                          f"{MODEL} {name} (int8, {', '.join(weights)} kept fp16 as advised)", cfg,
+                          metadata=md, keep_fp16=weights)
+        log(f"  {path}: int8, kept fp16: {', '.join(weights)}")
+    man = chain_manifest(cfg, "int8")
+    man["name"] = f"{MODEL}-int8-advised"
+    for step in man["steps"]:
+        for name in keep:
+            if step.get("shard") == f"../shards/{name}_int8.mlpackage":
+                step["shard"] = f"../shards/{name}_int8_advised.mlpackage"
+    with open(os.path.join(root, "chains", "chain_int8_advised.json"), "w") as f:
+        json.dump(man, f, indent=2)
+        f.write("\n")

@@ -125,7 +125,7 @@ Result<std::vector<AdviceCandidate>> advice_candidates(const std::vector<AdviceS
         const OpComparison& o = *src->second;
         c.evidence = "culprit";
         c.sensitivity = 1.0 - o.cosine;
-        c.evidence_text = fmt::format("read by culprit source op #{} {} '{}': output cosine {:.6f} "
+        c.evidence_text = fmt::format("culprit source op #{} {} '{}': output cosine {:.6f} "
                                       "with every input at >= {:.6f}",
                                       o.op_index, o.op_type, o.output, o.cosine, o.input_cosine);
       } else {

@@ -120,15 +120,15 @@ std::string advice_report_table(const AdviceResult& r, bool all) {
   if (r.already_passes) return out + verdict_line(r) + "\n";
   out += fmt::format("ranking  {} candidate weight(s); {}\n", r.candidates.size(), r.culprits_note);
   if (!r.search.chosen.empty()) {
-    out += "\n  rank  step         weight (value read by)                          evidence   added bytes\n";
+    out += "\n  rank  step         weight                            evidence  added bytes\n";
     for (size_t k : r.search.chosen) {
       const AdviceCandidate& c = r.candidates[k];
       std::string readers;
       for (const std::string& s : c.readers) readers += (readers.empty() ? "" : ", ") + s;
-      out += fmt::format("  {:>4}  {:<12} {:<48} {:<9} {:>11}\n", k + 1, c.step,
-                         fmt::format("{} ({})", c.value, readers), c.evidence, c.added_bytes());
-      out += fmt::format("        {}; {} -> fp16 ({} -> {} bytes)\n", c.evidence_text, c.form,
-                         c.compressed_bytes, c.fp16_bytes);
+      out += fmt::format("  {:>4}  {:<12} {:<33} {:<9} {:>11}\n", k + 1, c.step, c.value, c.evidence,
+                         c.added_bytes());
+      out += fmt::format("        read by {}; evidence: {}\n        {} -> fp16: {} -> {} bytes\n", readers,
+                         c.evidence_text, c.form, c.compressed_bytes, c.fp16_bytes);
     }
   }
   out += "\n  check                 metric       before            after             verdict\n";

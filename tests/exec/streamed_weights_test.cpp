@@ -75,14 +75,15 @@ TEST(StreamedWeights, TheCorpusAndFixturesAreAllCovered) {
   // Exact counts per source, so a shard that goes missing (or a new one left unclassified)
   // shows up here: tests/data/fixtures/llm/*.mlpackage (21: attention, attention_kv, moe and
   // three lm_head parts; 15 of them int8 / lut4 / int4blk), goldens/sample/shards/*.mlpackage
-  // (48: 16 shards x fp16 / int8 / lut4; 32 quantized) and tests/data/corpus/silero-vad in both
-  // forms (6: dense, int8, palette_4bit; 4 quantized).
+  // (50: 16 shards x fp16 / int8 / lut4, and the two INT8 shards re-converted as `advise`
+  // recommends, *_int8_advised; 34 quantized) and tests/data/corpus/silero-vad in both forms
+  // (6: dense, int8, palette_4bit; 4 quantized).
   struct Source {
     std::string prefix;  // the label's directory part
     size_t shards;
     size_t quantized;
   };
-  const std::vector<Source> sources = {{"llm/", 21, 15}, {"shards/", 48, 32}, {"silero-vad/", 6, 4}};
+  const std::vector<Source> sources = {{"llm/", 21, 15}, {"shards/", 50, 34}, {"silero-vad/", 6, 4}};
   size_t total = 0, total_quantized = 0;
   for (const Source& s : sources) {
     size_t n = 0, q = 0;

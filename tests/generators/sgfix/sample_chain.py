@@ -2,6 +2,8 @@
 numpy oracle, chain manifests, and the numpy fidelity tables (expected_metrics.json)."""
 import json
 import os
+import re
+import tempfile
 
 import numpy as np
 
@@ -216,12 +218,47 @@ def generate_advised(cfg, root, log=print):
             programs[f"L{i}_moe_p{k}"] = (lambda lw=lw, k=k: SH.moe_pack_program(cfg, lw["moe"], k))
     for k in range(cfg.head_splits):
         programs[f"head_p{k}"] = (lambda k=k: SH.lm_head_program(cfg, wts["head"], k))
+    # The numpy oracle of the advised chain: the INT8 variant's decoded weights (built again in
+    # a scratch directory, never over the committed shards) with the re-converted shards'
+    # weights swapped in.
+    with tempfile.TemporaryDirectory() as scratch:
+        dec, _ = build_variant(cfg, wts, "int8", scratch, cos, sin, mask, log)
+    sw = R.shard_weights_from_model(wts, cfg)
     for name, weights in sorted(keep.items()):
         path = os.path.join(shard_dir, f"{name}_int8_advised.mlpackage")
-        build.build_shard(programs[name](), "int8", path,
-                          f"{MODEL} {name} (int8, {', '.join(weights)} kept fp16 as advised)", cfg,
-                          metadata=md, keep_fp16=weights)
+        s = build.build_shard(programs[name](), "int8", path,
+                              f"{MODEL} {name} (int8, {', '.join(weights)} kept fp16 as advised)",
+                              cfg, metadata=md, keep_fp16=weights)
         log(f"  {path}: int8, kept fp16: {', '.join(weights)}")
+        m = re.fullmatch(r"L(\d+)_(attn|moe_p(\d+))", name)
+        if m and m.group(2) == "attn":
+            dec["layers"][int(m.group(1))]["attn"] = build.attention_weights(
+                s, wts["layers"][int(m.group(1))]["attn"])
+        elif m:
+            i, k = int(m.group(1)), int(m.group(3))
+            dec["layers"][i]["packs"][k] = build.moe_weights(s, sw["layers"][i]["packs"][k], "moe_out")
+        elif name.startswith("head_p"):
+            k = int(name[len("head_p"):])
+            dec["heads"][k] = build.head_weights(s, sw["heads"][k])
+        else:
+            dec["embed"] = build.embed_table(s)
+    ids = np.array([PROMPT], np.int32)
+    gdir = os.path.join(root, "goldens")
+    with open(os.path.join(gdir, "manifest.json")) as f:
+        gold = {t["name"]: np.load(os.path.join(gdir, t["file"])) for t in json.load(f)["tensors"]}
+    result = {"schema": "shardgate/sample-expected-metrics@1", "model": MODEL,
+              "note": ("numpy oracle of chain_int8_advised.json, as expected_metrics.json: "
+                       "weights decoded from the INT8 shards, the advised ones from their "
+                       "re-converted shards"),
+              "prompt_token_ids": PROMPT, "variants": {"int8_advised": {}}}
+    for mode in ("fp32", "fp16"):
+        out = R.chain_forward(dec, cfg, ids, cos, sin, mask, mode)
+        mt = metrics(cfg, out, gold)
+        result["variants"]["int8_advised"][mode] = mt
+        log(table("int8_advised", mode, mt))
+    with open(os.path.join(root, "expected_metrics_advised.json"), "w") as f:
+        json.dump(result, f, indent=1)
+        f.write("\n")
     man = chain_manifest(cfg, "int8")
     man["name"] = f"{MODEL}-int8-advised"
     for step in man["steps"]:

@@ -117,7 +117,7 @@ std::string advice_report_json(const AdviceResult& r) {
 std::string advice_report_table(const AdviceResult& r, bool all) {
   std::string out = fmt::format("chain    {} ({} view, baselines {})\nbefore   {}\n", r.chain, r.views,
                                 r.baseline_replace, r.verdict_before);
-  if (r.already_passes) return out + verdict_line(r) + "\n";
+  if (r.already_passes) return out + "advise: " + verdict_line(r) + "\n";
   out += fmt::format("ranking  {} candidate weight(s); {}\n", r.candidates.size(), r.culprits_note);
   if (!r.search.chosen.empty()) {
     out += "\n  rank  step         weight                            evidence  added bytes\n";

@@ -217,6 +217,7 @@ std::vector<AdviceCheck> advice_checks(const GoldenReport& before, const GoldenR
     (is_after ? m.after : m.before) = v.value;
     (is_after ? m.after_upper : m.before_upper) = v.value_upper;
     (is_after ? m.verdict_after : m.verdict_before) = verdict_name(v.verdict);
+    (is_after ? m.worst_position_after : m.worst_position_before) = v.worst_position;
   };
   for (size_t i = 0; i < before.run.checks.size() && i < before.evaluation.checks.size(); ++i) {
     AdviceCheck c;

@@ -31,9 +31,13 @@ nlohmann::json opt(const std::optional<double>& v) {
   return v ? report_numbers::json(*v) : nlohmann::json(nullptr);
 }
 
-std::string value_text(const std::optional<double>& v, const std::optional<double>& upper) {
+// "0.957965 @6": the statistic and the position of its worst row (norm ratio: the range only,
+// its two ends come from different rows).
+std::string value_text(const std::optional<double>& v, const std::optional<double>& upper,
+                       int64_t position) {
   if (!v) return "-";
-  return upper ? fmt::format("[{}, {}]", text(*v, 6), text(*upper, 6)) : text(*v, 6);
+  if (upper) return fmt::format("[{}, {}]", text(*v, 6), text(*upper, 6));
+  return position >= 0 ? fmt::format("{} @{}", text(*v, 6), position) : text(*v, 6);
 }
 
 nlohmann::json candidate_json(const AdviceCandidate& c, size_t rank) {
@@ -78,6 +82,8 @@ std::string advice_report_json(const AdviceResult& r) {
                          {"before", opt(m.before)}, {"before_upper", opt(m.before_upper)},
                          {"after", opt(m.after)}, {"after_upper", opt(m.after_upper)},
                          {"verdict_before", m.verdict_before}, {"verdict_after", m.verdict_after},
+                         {"worst_position_before", m.worst_position_before},
+                         {"worst_position_after", m.worst_position_after},
                          {"threshold", opt(m.bound)}, {"threshold_upper", opt(m.upper)}});
     }
     checks.push_back({{"id", c.id}, {"verdict_before", c.verdict_before},
@@ -131,12 +137,12 @@ std::string advice_report_table(const AdviceResult& r, bool all) {
                          c.evidence_text, c.form, c.compressed_bytes, c.fp16_bytes);
     }
   }
-  out += "\n  check                 metric       before            after             verdict\n";
+  out += "\n  check                 metric             before (@ worst position)  after                      verdict\n";
   for (const AdviceCheck& c : r.checks) {
     for (const AdviceMetric& m : c.metrics) {
-      out += fmt::format("  {:<21} {:<12} {:<17} {:<17} {} -> {}\n", c.id,
-                         m.metric + " " + m.statistic, value_text(m.before, m.before_upper),
-                         value_text(m.after, m.after_upper), m.verdict_before,
+      out += fmt::format("  {:<21} {:<18} {:<26} {:<26} {} -> {}\n", c.id,
+                         m.metric + " " + m.statistic, value_text(m.before, m.before_upper, m.worst_position_before),
+                         value_text(m.after, m.after_upper, m.worst_position_after), m.verdict_before,
                          m.verdict_after.empty() ? "-" : m.verdict_after);
     }
   }
@@ -173,11 +179,11 @@ std::string advice_report_markdown(const AdviceResult& r) {
     }
     out += "\n";
   }
-  out += "| check | metric | before | after | verdict |\n|---|---|---:|---:|---|\n";
+  out += "| check | metric | before (@ worst position) | after | verdict |\n|---|---|---:|---:|---|\n";
   for (const AdviceCheck& c : r.checks) {
     for (const AdviceMetric& m : c.metrics) {
       out += fmt::format("| {} | {} {} | {} | {} | {} → {} |\n", md_escape(c.id), m.metric, m.statistic,
-                         value_text(m.before, m.before_upper), value_text(m.after, m.after_upper),
+                         value_text(m.before, m.before_upper, m.worst_position_before), value_text(m.after, m.after_upper, m.worst_position_after),
                          m.verdict_before, m.verdict_after.empty() ? "-" : m.verdict_after);
     }
   }

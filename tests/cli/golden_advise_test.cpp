@@ -92,7 +92,13 @@ TEST_F(GoldenAdviseCli, Int8SampleSetEqualsTheOneTheCommittedAdvisedVariantKeeps
                           out("a.json") + " --junit " + out("a.xml") + " --markdown " + out("a.md"));
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("The tool recommends; the user re-converts"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("logits                cosine min   0.957965"), std::string::npos) << r.output;
+  // The logits' gated cosine before and after, each with its worst position.
+  const size_t logits_line = r.output.find("  logits                cosine min");
+  ASSERT_NE(logits_line, std::string::npos) << r.output;
+  const std::string line = r.output.substr(logits_line, r.output.find('\n', logits_line) - logits_line);
+  EXPECT_NE(line.find("0.957965 @6"), std::string::npos) << line;
+  EXPECT_NE(line.find("0.983013 @7"), std::string::npos) << line;
+  EXPECT_NE(line.find("fail -> pass"), std::string::npos) << line;
   expect_schema_valid(out("a.json"));
   const nlohmann::json j = load(out("a.json"));
   EXPECT_EQ(j["summary"]["verdict"], "found");

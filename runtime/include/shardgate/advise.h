@@ -100,6 +100,8 @@ struct AdviceMetric {
   std::string statistic;  // "min", "p10", "min/max", ...
   std::optional<double> before, before_upper, after, after_upper;
   std::string verdict_before, verdict_after;
+  // The row (position) holding the worst value, -1 when none (MetricVerdict::worst_position).
+  int64_t worst_position_before = -1, worst_position_after = -1;
   std::optional<double> bound, upper;  // the threshold
 };
 

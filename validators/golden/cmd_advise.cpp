@@ -108,7 +108,12 @@ int run_advise(const AdviseOptions& o) {
   } else {
     // Ranking evidence: the culprit search on every step up to the first failing check.
     if (Status s = add_run_culprits(*before, *chain, **goldens, o.baseline, fo.precision, fo.threads); !s.is_ok()) {
-      return cli::report_error(s);
+      // A step the culprit search cannot run (a stateful shard) leaves the weight diagnostics
+      // to rank; anything else is the command's error.
+      if (s.code() != ErrorCode::kUnsupported) return cli::report_error(s);
+      before->culprits.reset();
+      before->culprits_note = fmt::format("no culprit search ({}): ranked by the weight diagnostics only",
+                                          s.message());
     }
     result.culprits_note = before->culprits_note;
     std::vector<AdviceShard> shards;

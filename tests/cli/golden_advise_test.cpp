@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <fstream>
 #include <set>
 #include <string>
 
@@ -167,6 +168,33 @@ TEST_F(GoldenAdviseCli, TheRunBoundStopsTheSearchWithExitOne) {
   auto xml = read_file(out("b.xml"));
   ASSERT_TRUE(xml.is_ok());
   EXPECT_NE(xml->find("failures=\"1\""), std::string::npos) << *xml;
+}
+
+// A stateful step (a KV cache carried across two calls) cannot be culprit-searched on golden
+// inputs: the ranking falls back to the weight diagnostics with a note, and the command still
+// answers (this fp16 chain made to fail by --min-cosine 1 has no compressed weight: no set, 1).
+TEST_F(GoldenAdviseCli, AStatefulStepLeavesTheRankingToTheWeightDiagnostics) {
+  auto text = read_file(SG_TEST_DATA_DIR "/chain/kv_two_calls.json");
+  ASSERT_TRUE(text.is_ok());
+  nlohmann::json chain = nlohmann::json::parse(*text);
+  const std::string data = SG_TEST_DATA_DIR;
+  chain["goldens"] = data + "/chain/goldens";
+  for (auto& [name, src] : chain["inputs"].items()) {
+    src = "npy:" + data + "/chain/" + src.get<std::string>().substr(4);
+  }
+  for (auto& step : chain["steps"]) {
+    if (step.contains("shard")) step["shard"] = data + "/chain/" + step["shard"].get<std::string>();
+  }
+  {
+    std::ofstream(out("kv.json")) << chain.dump(1);
+  }
+  const CliRun r = golden("advise " + out("kv.json") + " --baseline-replace _fp16=_fp16 --min-cosine 1 --json " +
+                          out("kv_advice.json"));
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("no culprit search ("), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("carries chain state"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("ranked by the weight diagnostics only"), std::string::npos) << r.output;
+  expect_schema_valid(out("kv_advice.json"));
 }
 
 TEST_F(GoldenAdviseCli, UsageErrorsAreExitTwo) {

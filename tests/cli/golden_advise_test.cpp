@@ -103,6 +103,17 @@ TEST_F(GoldenAdviseCli, Int8SampleSetEqualsTheOneTheCommittedAdvisedVariantKeeps
   expect_schema_valid(out("a.json"));
   const nlohmann::json j = load(out("a.json"));
   EXPECT_EQ(j["summary"]["verdict"], "found");
+  {
+    // The schema can refuse: a report without its set, or with an unknown evidence, is invalid.
+    auto schema = read_file(SG_SOURCE_DIR "/reports/schema/advice.schema.json");
+    ASSERT_TRUE(schema.is_ok());
+    nlohmann::json no_set = j;
+    no_set.erase("chosen");
+    EXPECT_FALSE(testing::json_schema_violations(*schema, no_set.dump()).empty());
+    nlohmann::json bad_evidence = j;
+    bad_evidence["chosen"][0]["evidence"] = "guess";
+    EXPECT_FALSE(testing::json_schema_violations(*schema, bad_evidence.dump()).empty());
+  }
   std::set<std::string> advised;
   int64_t added = 0;
   for (const auto& c : j["chosen"]) {

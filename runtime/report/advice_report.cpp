@@ -2,6 +2,7 @@
 // terminal table, Markdown and JUnit.
 #include "shardgate/advise.h"
 
+#include "report/envelope_json.h"
 #include "report/escape.h"
 #include "report/report_numbers.h"
 
@@ -27,8 +28,8 @@ std::string verdict_line(const AdviceResult& r) {
                      r.search.chosen.size(), r.added_bytes(), r.search.runs, r.search.stopped);
 }
 
-nlohmann::json opt(const std::optional<double>& v) {
-  return v ? report_numbers::json(*v) : nlohmann::json(nullptr);
+nlohmann::ordered_json opt(const std::optional<double>& v) {
+  return v ? nlohmann::ordered_json(report_numbers::json(*v)) : nlohmann::ordered_json(nullptr);
 }
 
 // "0.957965 @6": the statistic and the position of its worst row (norm ratio: the range only,
@@ -40,7 +41,7 @@ std::string value_text(const std::optional<double>& v, const std::optional<doubl
   return position >= 0 ? fmt::format("{} @{}", text(*v, 6), position) : text(*v, 6);
 }
 
-nlohmann::json candidate_json(const AdviceCandidate& c, size_t rank) {
+nlohmann::ordered_json candidate_json(const AdviceCandidate& c, size_t rank) {
   return {{"rank", rank + 1},
           {"step", c.step},
           {"shard", c.shard},
@@ -62,21 +63,35 @@ nlohmann::json candidate_json(const AdviceCandidate& c, size_t rank) {
 
 }  // namespace
 
+ReportEnvelope advice_report_envelope(const AdviceResult& r) {
+  ReportEnvelope e;
+  e.kind = "advice";
+  e.version = kAdviceReportVersion;
+  e.tool = "golden-validator";
+  e.tool_version = r.tool_version;
+  e.command = "advise";
+  e.command_line = r.command_line;
+  e.exit_code = r.exit_code();
+  e.verdict = e.exit_code == 0 ? "pass" : "fail";
+  e.provenance = r.provenance;
+  return e;
+}
+
 std::string advice_report_json(const AdviceResult& r) {
-  nlohmann::json candidates = nlohmann::json::array();
+  nlohmann::ordered_json candidates = nlohmann::ordered_json::array();
   for (size_t k = 0; k < r.candidates.size(); ++k) candidates.push_back(candidate_json(r.candidates[k], k));
-  nlohmann::json chosen = nlohmann::json::array();
+  nlohmann::ordered_json chosen = nlohmann::ordered_json::array();
   for (size_t k : r.search.chosen) chosen.push_back(candidate_json(r.candidates[k], k));
-  nlohmann::json trials = nlohmann::json::array();
+  nlohmann::ordered_json trials = nlohmann::ordered_json::array();
   for (const AdviceTrial& t : r.search.trials) {
     trials.push_back({{"run", t.run}, {"action", t.action}, {"rank", t.candidate + 1},
                       {"value", r.candidates[t.candidate].value}, {"step", r.candidates[t.candidate].step},
                       {"set_size", t.set_size}, {"passes", t.passes}, {"kept", t.kept},
                       {"summary", t.summary}});
   }
-  nlohmann::json checks = nlohmann::json::array();
+  nlohmann::ordered_json checks = nlohmann::ordered_json::array();
   for (const AdviceCheck& c : r.checks) {
-    nlohmann::json metrics = nlohmann::json::array();
+    nlohmann::ordered_json metrics = nlohmann::ordered_json::array();
     for (const AdviceMetric& m : c.metrics) {
       metrics.push_back({{"metric", m.metric}, {"statistic", m.statistic},
                          {"before", opt(m.before)}, {"before_upper", opt(m.before_upper)},
@@ -89,34 +104,28 @@ std::string advice_report_json(const AdviceResult& r) {
     checks.push_back({{"id", c.id}, {"verdict_before", c.verdict_before},
                       {"verdict_after", c.verdict_after}, {"metrics", metrics}});
   }
-  const char* verdict = r.already_passes ? "already_passes" : r.search.found ? "found" : "not_found";
-  nlohmann::json j = {
-      {"schema_version", kAdviceSchema},
-      {"tool", {{"name", "golden-validator"}, {"version", r.tool_version}}},
-      {"command", "advise"},
-      {"command_line", r.command_line},
-      {"chain", {{"path", r.chain}, {"sha256", r.chain_sha256}}},
-      {"views", r.views},
-      {"baseline_replace", r.baseline_replace},
-      {"max_runs", r.max_runs},
-      {"summary", {{"verdict", verdict},
-                   {"exit_code", r.exit_code()},
-                   {"message", verdict_line(r)},
-                   {"recommendation", kRecommendation},
-                   {"weights", r.search.chosen.size()},
-                   {"added_bytes", r.added_bytes()},
-                   {"runs", r.search.runs},
-                   {"stopped", r.search.stopped},
-                   {"seconds", r.seconds},
-                   {"before", r.verdict_before},
-                   {"after", r.verdict_after}}},
-      {"culprits_note", r.culprits_note},
-      {"chosen", chosen},
-      {"candidates", candidates},
-      {"trials", trials},
-      {"checks", checks},
-      {"notes", r.notes},
-  };
+  const char* outcome = r.already_passes ? "already_passes" : r.search.found ? "found" : "not_found";
+  nlohmann::ordered_json j = envelope_json(advice_report_envelope(r));
+  j["chain"] = {{"path", r.chain}, {"sha256", r.chain_sha256}};
+  j["views"] = r.views;
+  j["baseline_replace"] = r.baseline_replace;
+  j["max_runs"] = r.max_runs;
+  j["summary"] = {{"outcome", outcome},
+                  {"message", verdict_line(r)},
+                  {"recommendation", kRecommendation},
+                  {"weights", r.search.chosen.size()},
+                  {"added_bytes", r.added_bytes()},
+                  {"runs", r.search.runs},
+                  {"stopped", r.search.stopped},
+                  {"seconds", r.seconds},
+                  {"before", r.verdict_before},
+                  {"after", r.verdict_after}};
+  j["culprits_note"] = r.culprits_note;
+  j["chosen"] = chosen;
+  j["candidates"] = candidates;
+  j["trials"] = trials;
+  j["checks"] = checks;
+  j["notes"] = r.notes;
   return j.dump(2) + "\n";
 }
 

@@ -102,7 +102,7 @@ TEST_F(GoldenAdviseCli, Int8SampleSetEqualsTheOneTheCommittedAdvisedVariantKeeps
   EXPECT_NE(line.find("fail -> pass"), std::string::npos) << line;
   expect_schema_valid(out("a.json"));
   const nlohmann::json j = load(out("a.json"));
-  EXPECT_EQ(j["summary"]["verdict"], "found");
+  EXPECT_EQ(j["summary"]["outcome"], "found");
   {
     // The schema can refuse: a report without its set, or with an unknown evidence, is invalid.
     auto schema = read_file(SG_SOURCE_DIR "/reports/schema/advice.schema.json");
@@ -160,7 +160,7 @@ TEST_F(GoldenAdviseCli, APassingChainNeedsNoSearch) {
         << r.output;
     expect_schema_valid(out("p.json"));
     const nlohmann::json j = load(out("p.json"));
-    EXPECT_EQ(j["summary"]["verdict"], "already_passes");
+    EXPECT_EQ(j["summary"]["outcome"], "already_passes");
     EXPECT_EQ(j["summary"]["runs"], 1);
     EXPECT_TRUE(j["trials"].empty());
     EXPECT_TRUE(j["chosen"].empty());
@@ -174,7 +174,7 @@ TEST_F(GoldenAdviseCli, TheRunBoundStopsTheSearchWithExitOne) {
   EXPECT_NE(r.output.find("stopped at --max-runs 4"), std::string::npos) << r.output;
   expect_schema_valid(out("b.json"));
   const nlohmann::json j = load(out("b.json"));
-  EXPECT_EQ(j["summary"]["verdict"], "not_found");
+  EXPECT_EQ(j["summary"]["outcome"], "not_found");
   EXPECT_EQ(j["summary"]["runs"], 4);
   auto xml = read_file(out("b.xml"));
   ASSERT_TRUE(xml.is_ok());

@@ -1,5 +1,5 @@
 // One report envelope for both tools: every JSON report (ane-validator's gate and merge;
-// golden-validator run, compare-like regate, probe, merge, weights, culprits, diff) opens with
+// golden-validator run, regate, merge, weights, culprits, advise, diff) opens with
 // the same fields, validates against reports/schema/report-envelope.schema.json and its own
 // schema, is read by parse_report_envelope, and carries what it judged (gate, inputs, shards
 // with fingerprints) and what the process exited with.
@@ -132,6 +132,13 @@ TEST_F(ReportEnvelopeCli, EveryGoldenValidatorReportSharesTheEnvelope) {
   EXPECT_EQ(e.verdict, "diagnosis");
   ASSERT_EQ(e.provenance.shards.size(), 2u);
   EXPECT_EQ(e.provenance.shards[1].id, "baseline");
+
+  ASSERT_EQ(tool("golden-validator", "advise " + int8 + " --baseline-replace _int8=_fp16 -q --json " +
+                                         out("advice.json")).code, 0);
+  e = check("advice.json", "advice", 0);
+  EXPECT_EQ(e.verdict, "pass");
+  EXPECT_EQ(e.provenance.shards.size(), 16u);
+  EXPECT_EQ(e.provenance.inputs[0].path, int8);
 
   ASSERT_EQ(tool("golden-validator", "run " + kSample + "chains/chain_lut4.json -q --json " + out("lut4.json")).code, 0);
   ASSERT_EQ(tool("golden-validator", "diff " + out("lut4.json") + " " + out("run.json") + " --gate " SG_SOURCE_DIR

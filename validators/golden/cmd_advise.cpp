@@ -100,6 +100,7 @@ int run_advise(const AdviseOptions& o) {
   auto before = runner.run(nullptr, {});
   if (!before) return cli::report_error(before.status());
   result.verdict_before = summary_of(*before);
+  result.provenance = golden_report_envelope(*before).provenance;
   result.search.runs = 1;
   std::optional<GoldenReport> after;
   if (before->evaluation.summary.verdict == Verdict::kPass) {

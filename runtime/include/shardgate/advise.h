@@ -11,6 +11,8 @@
 // still passes. Every chain run counts against a bound.
 #pragma once
 
+#include "shardgate/report_envelope.h"
+
 #include "shardgate/culprit_report.h"
 #include "shardgate/golden_report.h"
 #include "shardgate/shard.h"
@@ -25,7 +27,10 @@
 
 namespace sg {
 
-inline constexpr std::string_view kAdviceSchema = "shardgate/advice@1";
+// "shardgate/advice@2". 2: the shared envelope (report_envelope.h): verdict "pass" when a set
+// was found or the chain passes as built, "fail" (exit 1) when none was found within the
+// bound; the search's outcome is summary.outcome.
+inline constexpr int kAdviceReportVersion = 2;
 
 // One shard step of the chain with its baseline, as the candidates are read from it.
 struct AdviceShard {
@@ -116,6 +121,9 @@ std::vector<AdviceCheck> advice_checks(const GoldenReport& before, const GoldenR
 
 struct AdviceResult {
   std::string tool_version;
+  // What the run as built judged: the gate file, the chain and goldens, every shard with its
+  // fingerprint (the envelope's provenance of that run).
+  ReportProvenance provenance;
   std::vector<std::string> command_line;
   std::string chain;           // manifest path
   std::string chain_sha256;
@@ -135,6 +143,7 @@ struct AdviceResult {
   int exit_code() const;
 };
 
+ReportEnvelope advice_report_envelope(const AdviceResult& r);
 std::string advice_report_json(const AdviceResult& r);
 std::string advice_report_table(const AdviceResult& r, bool all);
 std::string advice_report_markdown(const AdviceResult& r);

@@ -20,6 +20,7 @@ SCHEMAS = {
     "weight-diagnostics": "weight-diagnostics.schema.json",
     "culprits": "culprits.schema.json",
     "report-diff": "report-diff.schema.json",
+    "advice": "advice.schema.json",
 }
 
 

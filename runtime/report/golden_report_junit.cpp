@@ -15,7 +15,7 @@ std::string golden_report_junit(const GoldenReport& report) {
   // A run with nothing compared, or failing only through --strict, still fails in CI.
   if (report.error) {
     // The command stopped before measuring: one test case carrying the error.
-    const std::string suite = "golden-validator." + run.command;
+    const std::string suite = report_util::junit_suite(report);
     return fmt::format(
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
         "<testsuites name=\"golden-validator\" tests=\"1\" failures=\"0\" errors=\"1\">\n"
@@ -31,7 +31,7 @@ std::string golden_report_junit(const GoldenReport& report) {
   }
   if (is_empty_slice(report)) {
     // Nothing selected in this CI job: one skipped case saying so, never a failure or a pass.
-    const std::string suite = "golden-validator." + run.command;
+    const std::string suite = report_util::junit_suite(report);
     return fmt::format(
         "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
         "<testsuites name=\"golden-validator\" tests=\"1\" failures=\"0\" errors=\"0\">\n"
@@ -53,7 +53,7 @@ std::string golden_report_junit(const GoldenReport& report) {
   }
   const int64_t tests = static_cast<int64_t>(run.checks.size()) + (extra_failure ? 1 : 0) + skipped;
   failures += extra_failure ? 1 : 0;
-  const std::string suite = "golden-validator." + run.command;
+  const std::string suite = report_util::junit_suite(report);
   std::string out = "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   out += fmt::format("<testsuites name=\"golden-validator\" tests=\"{}\" failures=\"{}\" errors=\"0\">\n",
                      tests, failures);

@@ -168,4 +168,23 @@ std::string slice_text(const GoldenReport& report) {
                      steps.empty() ? std::string("none") : fmt::format("{}", fmt::join(steps, ", ")));
 }
 
+std::string junit_suite(const GoldenReport& report) {
+  // The stem of a path ("a/b/chain_int8.json" -> "chain_int8"; a directory keeps its name).
+  auto stem = [](std::string path) {
+    while (path.size() > 1 && path.back() == '/') path.pop_back();
+    std::string name = path.substr(path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/') + 1);
+    const size_t dot = name.find_last_of('.');
+    return dot == std::string::npos || dot == 0 ? name : name.substr(0, dot);
+  };
+  std::string subject;
+  for (const char* role : {"chain", "candidate"}) {
+    for (const ReportInput& in : report.run.inputs) {
+      if (subject.empty() && in.role == role) subject = stem(in.path);
+    }
+  }
+  if (subject.empty() && !report.run.shards.empty()) subject = stem(report.run.shards.front().path);
+  const std::string suite = "golden-validator." + report.run.command;
+  return subject.empty() ? suite : suite + "." + subject;
+}
+
 }  // namespace sg::report_util

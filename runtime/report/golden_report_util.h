@@ -75,4 +75,10 @@ std::string verdict_word(const GoldenReport& report);
 // for a report that is not one slice of several.
 std::string slice_text(const GoldenReport& report);
 
+// The JUnit suite and class name of a report: "golden-validator.<command>.<subject>", the
+// subject being what the run judged, so two chains (or dumps) in one pipeline never share a
+// test id: the chain manifest's file stem (run, and regate/merge of a run), else the candidate
+// dump's directory name (compare), else the first shard's file stem (probe).
+std::string junit_suite(const GoldenReport& report);
+
 }  // namespace sg::report_util

@@ -294,21 +294,23 @@ std::string residency_report_junit(const ResidencyReport& report) {
   if (residency_empty_slice(report)) {
     // Nothing selected in this CI job: one skipped case saying so, never a failure or a pass.
     out += fmt::format("<testsuites name=\"{0}\" tests=\"1\" failures=\"0\" errors=\"0\">\n"
-                       "  <testsuite name=\"residency\" tests=\"1\" failures=\"0\" errors=\"0\" "
-                       "skipped=\"1\">\n    <testcase classname=\"{0}.residency\" name=\"slice {1} of "
+                       "  <testsuite name=\"{0}.{4}\" tests=\"1\" failures=\"0\" errors=\"0\" "
+                       "skipped=\"1\">\n    <testcase classname=\"{0}.{4}\" name=\"slice {1} of "
                        "{2}\">\n      <skipped message=\"{3}\"/>\n    </testcase>\n  </testsuite>\n"
                        "</testsuites>\n",
                        xml_escape(report.tool), report.shard_index, report.shard_count,
-                       xml_escape(residency_empty_note(report)));
+                       xml_escape(residency_empty_note(report)), xml_escape(report.command));
     return out;
   }
   out += fmt::format("<testsuites name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\">\n",
                      xml_escape(report.tool), counts.shards, counts.failed, counts.errors);
-  out += fmt::format("  <testsuite name=\"residency\" tests=\"{}\" failures=\"{}\" errors=\"{}\">\n",
-                     counts.shards, counts.failed, counts.errors);
+  // Suites and test ids as golden-validator names them: <tool>.<command>; each shard's path is
+  // its test case, so the ids of two shards (or two jobs' shards) never collide.
+  const std::string suite = xml_escape(report.tool + "." + report.command);
+  out += fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\">\n",
+                     suite, counts.shards, counts.failed, counts.errors);
   for (const ShardCheck& s : report.shards) {
-    out += fmt::format("    <testcase classname=\"{}.residency\" name=\"{}\">\n",
-                       xml_escape(report.tool), xml_escape(s.path));
+    out += fmt::format("    <testcase classname=\"{}\" name=\"{}\">\n", suite, xml_escape(s.path));
     if (s.error) {
       out += fmt::format("      <error message=\"{}\">{}</error>\n",
                          xml_escape(error_code_name(s.error->code())),

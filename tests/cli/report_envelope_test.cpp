@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -149,6 +150,37 @@ TEST_F(ReportEnvelopeCli, EveryGoldenValidatorReportSharesTheEnvelope) {
   EXPECT_EQ(e.provenance.inputs[0].role, "old");
   EXPECT_EQ(e.provenance.inputs[1].path, out("run.json"));
   ASSERT_TRUE(e.provenance.gate.has_value());
+}
+
+// JUnit: both tools name suites "<tool>.<command>[.<subject>]", and two chains of one pipeline
+// (or the shards of two jobs) never share a test id (classname + name).
+TEST_F(ReportEnvelopeCli, JunitIdsAreUniquePerChainAndShardAndSuitesAreNamedAlike) {
+  auto ids = [&](const std::string& file) {
+    const std::string xml = source_abs(out(file));
+    std::set<std::string> found;
+    const std::string open = "<testcase classname=\"";
+    for (size_t at = xml.find(open); at != std::string::npos; at = xml.find(open, at + 1)) {
+      const size_t cls_end = xml.find('"', at + open.size());
+      const size_t name_at = xml.find("name=\"", cls_end) + 6;
+      found.insert(xml.substr(at + open.size(), cls_end - at - open.size()) + "/" +
+                   xml.substr(name_at, xml.find('"', name_at) - name_at));
+    }
+    return found;
+  };
+  for (const char* v : {"lut4", "int8"}) {
+    tool("golden-validator", "run " + kSample + "chains/chain_" + v + ".json -q --junit " + out(std::string(v) + ".xml"));
+  }
+  const auto lut4 = ids("lut4.xml"), int8 = ids("int8.xml");
+  ASSERT_EQ(lut4.size(), 6u);
+  EXPECT_EQ(int8.size(), 6u);
+  for (const std::string& id : lut4) EXPECT_EQ(int8.count(id), 0u) << id;
+  EXPECT_EQ(lut4.count("golden-validator.run.chain_lut4/logits"), 1u) << *lut4.begin();
+  EXPECT_NE(source_abs(out("lut4.xml")).find("<testsuite name=\"golden-validator.run.chain_lut4\""),
+            std::string::npos);
+
+  ASSERT_EQ(tool("ane-validator", kSample + "shards/L0_attn_lut4.mlpackage -q --junit " + out("a.xml")).code, 0);
+  EXPECT_EQ(ids("a.xml"), (std::set<std::string>{"ane-validator.check/" + kSample + "shards/L0_attn_lut4.mlpackage"}));
+  EXPECT_NE(source_abs(out("a.xml")).find("<testsuite name=\"ane-validator.check\""), std::string::npos);
 }
 
 TEST_F(ReportEnvelopeCli, ReportsFromBeforeTheEnvelopeAreRefusedSayingSo) {

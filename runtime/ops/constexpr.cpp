@@ -14,6 +14,7 @@
 #include "ops/constexpr_stream.h"
 #include "ops/kernel_util.h"
 #include "ops/kernel_variants.h"
+#include "ops/weight_formats.h"
 #include "shardgate/cpu.h"
 
 #include <bit>
@@ -902,26 +903,6 @@ Status op_constexpr_sparse_blockwise_shift_scale(OpContext& ctx) {
   return Status::ok();
 }
 
-Result<std::optional<StreamedWeight>> stream_constexpr(OpContext& producer) {
-  const std::string& type = producer.op().type;
-  if (type == "constexpr_lut_to_dense") {
-    if (producer.has("shape")) {
-      SG_ASSIGN_OR_RETURN(StreamedWeight w, lut_ios16_stream(producer));
-      return std::optional<StreamedWeight>(std::move(w));
-    }
-    return lut_ios18_stream(producer);
-  }
-  if (type == "constexpr_blockwise_shift_scale") {
-    SG_ASSIGN_OR_RETURN(StreamedWeight w, shift_scale_stream(producer));
-    return std::optional<StreamedWeight>(std::move(w));
-  }
-  if (type == "constexpr_affine_dequantize") {
-    SG_ASSIGN_OR_RETURN(StreamedWeight w, affine_stream(producer));
-    return std::optional<StreamedWeight>(std::move(w));
-  }
-  return std::optional<StreamedWeight>();
-}
-
 // ---------------------------------------------------------------------------------------
 // The codes behind a compressed weight (weight_codes.h), for the weight diagnostics. Each
 // form reuses the parameter validation and the per-element arithmetic of its decoder above,
@@ -1025,12 +1006,42 @@ Result<std::optional<WeightCodes>> lut_codes(OpContext& ctx) {
 
 }  // namespace
 
+// The rows' functions of the weight-format table (weight_formats.def).
+namespace wdec {
+
+Result<std::optional<StreamedWeight>> stream_lut_packed(OpContext& producer) {
+  SG_ASSIGN_OR_RETURN(StreamedWeight w, lut_ios16_stream(producer));
+  return std::optional<StreamedWeight>(std::move(w));
+}
+Result<std::optional<StreamedWeight>> stream_lut_grouped(OpContext& producer) {
+  return lut_ios18_stream(producer);
+}
+Result<std::optional<StreamedWeight>> stream_shift_scale(OpContext& producer) {
+  SG_ASSIGN_OR_RETURN(StreamedWeight w, shift_scale_stream(producer));
+  return std::optional<StreamedWeight>(std::move(w));
+}
+Result<std::optional<StreamedWeight>> stream_affine(OpContext& producer) {
+  SG_ASSIGN_OR_RETURN(StreamedWeight w, affine_stream(producer));
+  return std::optional<StreamedWeight>(std::move(w));
+}
+Result<std::optional<WeightCodes>> codes_lut(OpContext& producer) { return lut_codes(producer); }
+Result<std::optional<WeightCodes>> codes_shift_scale(OpContext& producer) {
+  return shift_scale_codes(producer);
+}
+Result<std::optional<WeightCodes>> codes_affine(OpContext& producer) { return affine_codes(producer); }
+
+}  // namespace wdec
+
+Result<std::optional<StreamedWeight>> stream_constexpr(OpContext& producer) {
+  const WeightFormat* f = find_weight_format(ParamTypes(producer.function(), producer.op()));
+  if (f == nullptr || f->stream == nullptr) return std::optional<StreamedWeight>();
+  return f->stream(producer);
+}
+
 Result<std::optional<WeightCodes>> codes_constexpr(OpContext& producer) {
-  const std::string& type = producer.op().type;
-  if (type == "constexpr_lut_to_dense") return lut_codes(producer);
-  if (type == "constexpr_blockwise_shift_scale") return shift_scale_codes(producer);
-  if (type == "constexpr_affine_dequantize") return affine_codes(producer);
-  return std::optional<WeightCodes>();
+  const WeightFormat* f = find_weight_format(ParamTypes(producer.function(), producer.op()));
+  if (f == nullptr || f->codes == nullptr) return std::optional<WeightCodes>();
+  return f->codes(producer);
 }
 
 const char* weight_decode_variant_name(CpuLevel level) {

@@ -14,14 +14,15 @@
 
 namespace sg {
 
-// `producer` is the context of the compile-time op that computes the weight. Validates its
-// parameters exactly as the op's kernel does (so a bad weight fails the same way) and returns
-// the stream, or nullopt when the op has no range decoder (const, casts, sparse and vector-LUT
-// forms): the caller then decodes it as a whole.
+// `producer` is the context of the compile-time op that computes the weight. Finds its format
+// in the weight-format table (weight_formats.def) and calls the row's range decoder, which
+// validates the parameters exactly as the op's kernel does (so a bad weight fails the same
+// way); nullopt when the format has none (const, casts, sparse and vector-LUT forms): the
+// caller then decodes it as a whole.
 Result<std::optional<StreamedWeight>> stream_constexpr(OpContext& producer);
 
-// The codes behind the same forms (weight_codes.h), for the weight diagnostics; nullopt for
-// the forms without one code per element.
+// The codes behind the same forms (weight_codes.h, the table's `codes` column), for the weight
+// diagnostics; nullopt for the forms without one code per element.
 Result<std::optional<WeightCodes>> codes_constexpr(OpContext& producer);
 
 }  // namespace sg

@@ -611,17 +611,44 @@ void shift_scale_span(const ShiftScale& ss, int64_t b, const float* d, int64_t n
   for (; i < n; ++i) out[i] = to_out<T>(ss.apply(d[i], b));
 }
 
-// constexpr_blockwise_shift_scale, rows [r0, r1) into out (T: fp16 bits or fp32): each scale
-// block's data values are widened to floats (integer codes through a table of their values),
-// then scaled by shift_scale_span.
+// Elements [e, e + n) of the data, all in scale block b, widened to floats (integer codes
+// through `code_values`, a table of their values) into d and scaled by shift_scale_span.
+template <typename T>
+void shift_scale_run(const ShiftScale& ss, const Tensor& data, const float* code_values,
+                     int64_t b, int64_t e, int64_t n, float* d, T* out) {
+  const DType dtype = data.dtype();
+  const bool integer = dtype != DType::kF16 && dtype != DType::kF32;
+  const int bits = dtype_bits(dtype);
+  int64_t c = 0;
+#if SG_DECODE_X86
+  if (integer && cpu_level() >= CpuLevel::kAvx2) c = widen_codes_avx2(data.raw(), dtype, e, n, d);
+#endif
+  for (; c < n; ++c) {
+    float v;
+    if (integer) {
+      v = code_values[code_at(data.raw(), bits, e + c)];
+    } else if (dtype == DType::kF16) {
+      v = f16_to_f32(data.data<uint16_t>()[e + c]);
+    } else {
+      v = data.data<float>()[e + c];
+    }
+    d[c] = v;
+  }
+  shift_scale_span(ss, b, d, n, out);
+}
+
+// constexpr_blockwise_shift_scale, rows [r0, r1) into out (T: fp16 bits or fp32). The trailing
+// dims over which the scale does not change (all of them per tensor, all but the first per
+// output channel) form one run of elements sharing a scale, decoded in long vector spans: a
+// conv weight's last dim is its kernel size (3 to 5), and decoding it 5 elements at a time
+// cost more than the convolution (issue 11). Where the scale changes along the last dim, each
+// row is decoded block by block.
 template <typename T>
 void decode_shift_scale_rows(const ShiftScale& ss, const Tensor& data, int64_t r0, int64_t r1,
                              T* out) {
   const Shape& shape = data.shape();
   const size_t k = shape.size();
   const int64_t cols = shape[k - 1];
-  const int64_t col_block = ss.block[k - 1];
-  const int64_t col_stride = ss.scale_stride[k - 1];
   const DType dtype = data.dtype();
   const bool integer = dtype != DType::kF16 && dtype != DType::kF32;
   const int bits = dtype_bits(dtype);
@@ -631,8 +658,38 @@ void decode_shift_scale_rows(const ShiftScale& ss, const Tensor& data, int64_t r
       code_values[code] = static_cast<float>(code_value(dtype, code));
     }
   }
+  // Dims [lead, k) have a single scale block each.
+  size_t lead = k;
+  while (lead > 0 && ss.scale_shape[lead - 1] == 1) --lead;
+  if (lead < k) {
+    int64_t run = 1;  // elements sharing one scale
+    for (size_t a = lead; a < k; ++a) run *= shape[a];
+    constexpr int64_t kChunk = 1024;
+    std::vector<float> d(static_cast<size_t>(std::min(run, kChunk)));
+    const int64_t e_end = r1 * cols;
+    for (int64_t e = r0 * cols; e < e_end;) {
+      const int64_t outer = e / run;
+      int64_t b = 0;
+      int64_t rest = outer;
+      for (size_t a = lead; a-- > 0;) {
+        const int64_t p = rest % shape[a];
+        rest /= shape[a];
+        b += (p / ss.block[a]) * ss.scale_stride[a];
+      }
+      const int64_t stop = std::min(e_end, (outer + 1) * run);
+      for (; e < stop;) {
+        // kChunk is even: a run that starts byte-aligned keeps 4-bit codes aligned for the
+        // vector widening in every chunk.
+        const int64_t n = std::min(stop - e, kChunk);
+        shift_scale_run(ss, data, code_values, b, e, n, d.data(), out + (e - r0 * cols));
+        e += n;
+      }
+    }
+    return;
+  }
+  const int64_t col_block = ss.block[k - 1];
+  const int64_t col_stride = ss.scale_stride[k - 1];
   std::vector<float> d(static_cast<size_t>(col_block));
-  [[maybe_unused]] const bool use_avx2 = cpu_level() >= CpuLevel::kAvx2;
   for (int64_t r = r0; r < r1; ++r) {
     int64_t base = 0;
     int64_t rest = r;
@@ -645,23 +702,7 @@ void decode_shift_scale_rows(const ShiftScale& ss, const Tensor& data, int64_t r
     T* row = out + (r - r0) * cols;
     for (int64_t c0 = 0; c0 < cols; c0 += col_block) {
       const int64_t b = base + (c0 / col_block) * col_stride;
-      int64_t c = 0;
-#if SG_DECODE_X86
-      if (integer && use_avx2) c = widen_codes_avx2(data.raw(), dtype, e0 + c0, col_block, d.data());
-#endif
-      for (; c < col_block; ++c) {
-        const int64_t e = e0 + c0 + c;
-        float v;
-        if (integer) {
-          v = code_values[code_at(data.raw(), bits, e)];
-        } else if (dtype == DType::kF16) {
-          v = f16_to_f32(data.data<uint16_t>()[e]);
-        } else {
-          v = data.data<float>()[e];
-        }
-        d[static_cast<size_t>(c)] = v;
-      }
-      shift_scale_span(ss, b, d.data(), col_block, row + c0);
+      shift_scale_run(ss, data, code_values, b, e0 + c0, col_block, d.data(), row + c0);
     }
   }
 }

@@ -359,6 +359,40 @@ TEST(ConstexprOps, BlockwiseShiftScaleVectorPathsMatchNumpyArithmetic) {
   for (size_t i = 0; i < u8.size(); ++i) ASSERT_EQ(got8[i], 0.37f * static_cast<float>(u8[i])) << i;
 }
 
+TEST(ConstexprOps, BlockwiseShiftScaleConvShapedRunsMatchNumpyArithmetic) {
+  // Conv weights [C_out, C_in, K]: the scale is constant over the trailing dims (per tensor, or
+  // per output channel), which the decoder reads as one run of C_in * K elements (per channel)
+  // or of the whole tensor (per tensor) in chunks of 1024, instead of K at a time. Runs longer
+  // than a chunk, runs that start mid-byte (uint4, odd lengths) and every element's fp16
+  // arithmetic must agree with numpy's float16(scale * float16(data)).
+  const Shape shape = {40, 16, 3};  // 1920 elements: the per-tensor run spans two chunks
+  std::vector<int8_t> d(1920);
+  for (size_t i = 0; i < d.size(); ++i) d[i] = static_cast<int8_t>(static_cast<int>(i * 71 % 256) - 128);
+  std::vector<float> per_channel(40);
+  for (size_t c = 0; c < per_channel.size(); ++c) per_channel[c] = 0.0013f * static_cast<float>(c + 1);
+  for (bool channel : {false, true}) {
+    Tensor scale = channel ? f16s({40, 1, 1}, per_channel) : f16s({1, 1, 1}, {0.0071831f});
+    Tensor v = run1("constexpr_blockwise_shift_scale", {in("data", i8s(shape, d)), in("scale", scale)},
+                    DType::kF16);
+    const std::vector<float> got = values(v);
+    ASSERT_EQ(got.size(), d.size());
+    for (size_t i = 0; i < d.size(); ++i) {
+      const float s = round_to_f16(channel ? per_channel[i / 48] : 0.0071831f);
+      ASSERT_EQ(got[i], round_to_f16(s * static_cast<float>(d[i]))) << (channel ? "per channel " : "per tensor ") << i;
+    }
+  }
+  // uint4 [7, 5, 3] per output channel: runs of 15 codes, every other one starting mid-byte.
+  std::vector<uint32_t> u4(105);
+  for (size_t i = 0; i < u4.size(); ++i) u4[i] = static_cast<uint32_t>((i * 7 + 5) % 16);
+  std::vector<float> s7(7);
+  for (size_t c = 0; c < s7.size(); ++c) s7[c] = 0.37f + 0.11f * static_cast<float>(c);
+  Tensor w = run1("constexpr_blockwise_shift_scale",
+                  {in("data", packed(DType::kU4, {7, 5, 3}, u4)), in("scale", f32s({7, 1, 1}, s7))},
+                  DType::kF32);
+  const std::vector<float> got4 = values(w);
+  for (size_t i = 0; i < u4.size(); ++i) ASSERT_EQ(got4[i], s7[i / 15] * static_cast<float>(u4[i])) << i;
+}
+
 TEST(ConstexprOps, BlockwiseShiftScaleRejectsBadBlocks) {
   EXPECT_HAS(error_of("constexpr_blockwise_shift_scale",
                       {in("data", i8s({2, 4}, std::vector<int8_t>(8, 0))),

@@ -1,14 +1,16 @@
 // Executor: runs one function of a shard on the CPU, op by op, in program order.
 //
 // Memory policy: a value lives in the table from the op that produces it until its last use
-// (use counts are computed once per run from the program). Compile-time values (const,
-// constexpr_*) are not decoded up front: a weight is decoded when the first op that reads it
-// asks for it, kept while it still has unconsumed uses and released after its last one, so a
-// shard is never expanded as a whole. A compressed weight read by a kernel that consumes
-// weights block by block (linear, conv, gather, transpose_y matmul) is not decoded at all:
-// the kernel gets a StreamedWeight and decodes one cache-sized block at a time
-// (ops/constexpr_stream.h), so not even one dense layer weight exists. Function outputs and
-// captured values are kept.
+// (use counts are computed once per run from the program). How each compile-time value
+// (const, constexpr_*) is read is decided once when the run is prepared (weight_plan.h): a
+// dense const is viewed in place; a compressed weight read once by a kernel that consumes
+// weights block by block (linear, gather, transpose_y matmul) is streamed: the kernel gets a
+// StreamedWeight and decodes one cache-sized block at a time, so not even one dense layer
+// weight exists; any other weight (read by a conv, by several ops, in a loop body) is decoded
+// whole when the first op that reads it asks for it, kept while it still has unconsumed uses
+// and released after its last one. A shard is never expanded as a whole and no weight is
+// decoded twice in a run (RunStats::weight_reads counts it). Function outputs and captured
+// values are kept.
 //
 // Precision: each compute-op output goes through to_storage (fp16-declared values become
 // fp16 after every op in fp16 mode, stay fp32 in fp32 mode). Compile-time values are stored
@@ -18,11 +20,12 @@
 
 #include "exec/exec_util.h"
 #include "exec/shard_op_context.h"
-#include "ops/constexpr_stream.h"
+#include "exec/weight_plan.h"
 #include "shardgate/half.h"
 #include "shardgate/ops.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <new>
 #include <stdexcept>
@@ -46,6 +49,8 @@ struct Plan {
   // Per op: the names its nested blocks (cond, while_loop) read from the function's scope,
   // once per reference. They count as uses of the op, so they stay alive until it is done.
   std::vector<std::vector<std::string>> outer_refs;
+  // How each compile-time value is read (weight_plan.h): decided here, once, for the run.
+  std::map<std::string, WeightReadDecision> weights;
 };
 
 // Names that `block` (and blocks nested in it) reads from enclosing scopes: everything it
@@ -158,29 +163,36 @@ class Run {
                       name);
   }
 
-  // A stream for the compressed weight `name` when one may replace its dense value: it is not
-  // decoded already, nobody keeps or captures it, its declared rank is one the kernel takes
-  // and its producer has a range decoder.
+  // A stream for the compressed weight `name` when the run's plan says to stream it (read
+  // once, by a kernel that takes streams, in a format with a range decoder: weight_plan.h) and
+  // the stream has the declared type and a rank the kernel takes; nullopt otherwise, and the
+  // kernel reads the value, decoded once.
   Result<std::optional<StreamedWeight>> streamed(const std::string& name, int depth,
                                                  StreamRanks ranks) {
     const std::optional<StreamedWeight> none;
-    if (!options_.stream_weights || values_.count(name) || pinned_.count(name) ||
-        capture_.count(name) || overridden(name)) {
-      return none;
-    }
-    auto p = plan_.producer.find(name);
-    if (p == plan_.producer.end()) return none;
-    const Op& op = fn_.block.ops[p->second];
-    if (!op.is_compile_time() || op.outputs.size() != 1) return none;
-    if (depth >= kMaxConstexprDepth) return none;  // run_compile_time reports the chain
+    auto d = plan_.weights.find(name);
+    if (d == plan_.weights.end() || d->second.read != WeightRead::kStream) return none;
+    if (values_.count(name) || overridden(name) || depth >= kMaxConstexprDepth) return none;
+    const Op& op = fn_.block.ops[plan_.producer.at(name)];
     const ValueType& declared = op.outputs[0].type;
     const auto rank = static_cast<int>(declared.shape.size());
     if (!declared.rank_known || rank < ranks.min || rank > ranks.max) return none;
     ExecContext ctx(*this, op, depth);
-    SG_ASSIGN_OR_RETURN(std::optional<StreamedWeight> s, stream_constexpr(ctx));
+    SG_ASSIGN_OR_RETURN(std::optional<StreamedWeight> s, d->second.format->stream(ctx));
     if (!s.has_value() || (s->dtype != DType::kF16 && s->dtype != DType::kF32)) return none;
     if (declared.dtype != s->dtype || !declared.accepts(s->shape)) return none;
     ++result_.stats.weights_streamed;
+    WeightReadStat& stat = weight_stat(name);
+    ++stat.streams;
+    stat.elements = numel(s->shape);
+    // Counts what the kernel decodes (from any of its threads): the test that no weight is
+    // decoded twice reads it.
+    auto counter = std::make_shared<std::atomic<int64_t>>(0);
+    stream_counters_.emplace_back(name, counter);
+    s->decode = [inner = std::move(s->decode), counter](int64_t first, int64_t count, void* dst) {
+      counter->fetch_add(count, std::memory_order_relaxed);
+      inner(first, count, dst);
+    };
     // The last read of a weight that was never materialised: its producer's inputs are done
     // (not inside a loop body, which may read it again).
     auto left = remaining_.find(name);
@@ -216,6 +228,31 @@ class Run {
     if (capture_.count(name)) result_.captured[name] = *stored;
     put(name, *stored);
     return std::move(stored).value();
+  }
+
+  // The stats entry of compile-time value `name`, made with the plan's decision.
+  WeightReadStat& weight_stat(const std::string& name) {
+    auto [it, fresh] = weight_stats_.try_emplace(name);
+    if (fresh) {
+      it->second.value = name;
+      auto d = plan_.weights.find(name);
+      if (d != plan_.weights.end()) {
+        it->second.format = d->second.format != nullptr ? d->second.format->name : "";
+        it->second.read = d->second.read;
+        it->second.reason = d->second.reason;
+      } else {
+        it->second.reason = "read by no op of the function's block";
+      }
+    }
+    return it->second;
+  }
+
+  // RunStats::weight_reads, with what the streams decoded.
+  void finish_weight_stats() {
+    for (const auto& [name, counter] : stream_counters_) {
+      weight_stat(name).decoded_elements += counter->load(std::memory_order_relaxed);
+    }
+    for (auto& [name, stat] : weight_stats_) result_.stats.weight_reads.push_back(stat);
   }
 
   void put(const std::string& name, Tensor t) {
@@ -407,6 +444,17 @@ class Run {
     SG_TRY(guarded_kernel(ctx, op, *info));
     ++(compile_time ? result_.stats.weights_decoded : result_.stats.ops_run);
     SG_TRY(store_outputs(ctx, op, compile_time));
+    if (compile_time) {
+      for (const NamedType& o : op.outputs) {
+        WeightReadStat& stat = weight_stat(o.name);
+        ++stat.decodes;
+        auto v = values_.find(o.name);
+        if (v != values_.end()) {
+          stat.elements = v->second.numel();
+          stat.decoded_elements += v->second.numel();
+        }
+      }
+    }
     if (!compile_time) record_time(op, t0);
     return Status::ok();
   }
@@ -501,6 +549,8 @@ class Run {
   std::set<const Op*> running_;
   int block_depth_ = 0;  // > 0 while a nested block runs
   std::unordered_map<const Op*, size_t> time_slot_;  // op -> index in stats.op_times
+  std::map<std::string, WeightReadStat> weight_stats_;
+  std::vector<std::pair<std::string, std::shared_ptr<std::atomic<int64_t>>>> stream_counters_;
   std::unordered_map<const std::byte*, std::pair<int64_t, size_t>> storage_;  // refs, bytes
   uint64_t live_ = 0;
   uint64_t peak_ = 0;
@@ -622,6 +672,15 @@ Result<Tensor> convert_input(const NamedType& in, const Tensor& given, Precision
 
 Executor::Executor(std::shared_ptr<const Shard> shard) : shard_(std::move(shard)) {}
 
+const char* weight_read_name(WeightRead r) {
+  switch (r) {
+    case WeightRead::kView: return "view";
+    case WeightRead::kDecodeOnce: return "decode-once";
+    case WeightRead::kStream: return "stream";
+  }
+  return "?";
+}
+
 namespace {
 
 // Every op of `block` (and of blocks nested in it) is known to the interpreter and reads only
@@ -693,9 +752,8 @@ Result<RunResult> Executor::run(std::string_view function,
   const auto start = std::chrono::steady_clock::now();
   SG_TRY(validate(function));
   const Function& fn = *shard_->program().function(function);
-  const Plan plan = make_plan(fn);
+  Plan plan = make_plan(fn);
   StateStore local_states;
-  Run run(*shard_, plan, options, states ? states : &local_states);
 
   // Every name a run may capture: tensor inputs and op outputs (states live in the StateStore).
   std::vector<std::string> known;
@@ -711,6 +769,12 @@ Result<RunResult> Executor::run(std::string_view function,
     }
     capture.insert(name);
   }
+  WeightReadOptions reads;
+  reads.stream = options.stream_weights;
+  reads.kept = capture;
+  reads.kept.insert(fn.block.outputs.begin(), fn.block.outputs.end());
+  plan.weights = plan_weight_reads(fn, reads);
+  Run run(*shard_, plan, options, states ? states : &local_states);
   run.set_capture(capture);
   for (const std::string& out : fn.block.outputs) run.pin(out);
   if (options.weight_overrides != nullptr) {
@@ -770,6 +834,7 @@ Result<RunResult> Executor::run(std::string_view function,
       if (t.is_ok()) result.captured[name] = std::move(t).value();
     }
   }
+  run.finish_weight_stats();
   result.stats.peak_value_bytes = run.peak();
   result.stats.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -247,6 +247,106 @@ TEST(Executor, WeightWithTwoUsesIsDecodedOnceAndKeptUntilItsLastUse) {
   EXPECT_GE(r->stats.peak_value_bytes, 3 * kBytes);
 }
 
+// ---------------------------------------------------------------- how each weight is read
+// One decision per weight per run (runtime/exec/weight_plan.h), visible in
+// RunStats::weight_reads, and no weight decoded twice: decoded_elements counts every element a
+// decoder wrote, whole or block by block, so a weight decoded per call or per tile shows more
+// than its size.
+
+Tensor int8_codes(const Shape& shape) {
+  Tensor t = Tensor::zeros(DType::kI8, shape).value();
+  for (int64_t i = 0; i < t.numel(); ++i) t.mutable_data<int8_t>()[i] = static_cast<int8_t>((i * 37) % 255 - 127);
+  return t;
+}
+
+// x [rows..] through `readers` ops reading one int8 per-tensor weight (scale 0.5: exact in fp32).
+std::shared_ptr<Shard> int8_weight_program(const std::string& kind, const Shape& x_shape,
+                                           const Shape& w_shape, const Shape& y_shape) {
+  ProgramBuilder b;
+  b.input("x", tensor_type(DType::kF32, x_shape))
+      .op("constexpr_blockwise_shift_scale", {},
+          {{"data", int8_codes(w_shape)},
+           {"scale", Tensor::from_f32(Shape(w_shape.size(), 1), std::vector<float>{0.5f})}},
+          {out("w", DType::kF32, w_shape)});
+  if (kind == "conv") {
+    b.op("conv", {{"x", "x"}, {"weight", "w"}}, {}, {out("y", DType::kF32, y_shape)}).output("y");
+  } else if (kind == "two_linears") {
+    b.op("linear", {{"x", "x"}, {"weight", "w"}}, {}, {out("a", DType::kF32, y_shape)})
+        .op("linear", {{"x", "x"}, {"weight", "w"}}, {}, {out("c", DType::kF32, y_shape)})
+        .op("add", {{"x", "a"}, {"y", "c"}}, {}, {out("y", DType::kF32, y_shape)})
+        .output("y");
+  } else {
+    b.op("linear", {{"x", "x"}, {"weight", "w"}}, {}, {out("y", DType::kF32, y_shape)}).output("y");
+  }
+  return b.shard();
+}
+
+const WeightReadStat* read_of(const RunResult& r, const std::string& value) {
+  for (const WeightReadStat& w : r.stats.weight_reads) {
+    if (w.value == value) return &w;
+  }
+  return nullptr;
+}
+
+Tensor ramp(const Shape& shape) {
+  std::vector<float> v(static_cast<size_t>(numel(shape)));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<float>(i % 7) - 3.0f;
+  return Tensor::from_f32(shape, v);
+}
+
+TEST(Executor, CompressedConvWeightIsDecodedOncePerRunNotPerTile) {
+  // 3 batch items x 2 threads: the conv multiplies the weight once per batch item (and per
+  // output chunk); a stream would be decoded each time.
+  auto shard = int8_weight_program("conv", {3, 4, 64}, {8, 4, 3}, {3, 8, 62});
+  for (int threads : {1, 2}) {
+    RunOptions o;
+    o.threads = threads;
+    auto r = Executor(shard).run("main", {{"x", ramp({3, 4, 64})}}, o);
+    ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+    const WeightReadStat* w = read_of(*r, "w");
+    ASSERT_NE(w, nullptr);
+    EXPECT_EQ(w->format, "int8_per_tensor");
+    EXPECT_EQ(w->read, WeightRead::kDecodeOnce);
+    EXPECT_EQ(w->reason, "read by conv");
+    EXPECT_EQ(w->elements, 96);
+    EXPECT_EQ(w->decodes, 1);
+    EXPECT_EQ(w->streams, 0);
+    EXPECT_EQ(w->decoded_elements, 96) << "the conv weight was decoded more than once";
+    // The same result as with streaming off.
+    o.stream_weights = false;
+    auto dense = Executor(shard).run("main", {{"x", ramp({3, 4, 64})}}, o);
+    ASSERT_TRUE(dense.is_ok());
+    EXPECT_EQ(values(r->outputs.at("y")), values(dense->outputs.at("y")));
+  }
+}
+
+TEST(Executor, CompressedWeightWithTwoReadersIsDecodedOnce) {
+  auto shard = int8_weight_program("two_linears", {2, 8}, {4, 8}, {2, 4});
+  auto r = Executor(shard).run("main", {{"x", ramp({2, 8})}}, {});
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  const WeightReadStat* w = read_of(*r, "w");
+  ASSERT_NE(w, nullptr);
+  EXPECT_EQ(w->read, WeightRead::kDecodeOnce);
+  EXPECT_EQ(w->reason, "2 reads");
+  EXPECT_EQ(w->decodes, 1);
+  EXPECT_EQ(w->streams, 0);
+  EXPECT_EQ(w->decoded_elements, 32) << "the shared weight was decoded once per reader";
+}
+
+TEST(Executor, CompressedWeightReadOnceByLinearIsStreamed) {
+  auto shard = int8_weight_program("linear", {2, 8}, {4, 8}, {2, 4});
+  auto r = Executor(shard).run("main", {{"x", ramp({2, 8})}}, {});
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  const WeightReadStat* w = read_of(*r, "w");
+  ASSERT_NE(w, nullptr);
+  EXPECT_EQ(w->read, WeightRead::kStream);
+  EXPECT_EQ(w->reason, "read once by linear");
+  EXPECT_EQ(w->decodes, 0);
+  EXPECT_EQ(w->streams, 1);
+  EXPECT_EQ(w->decoded_elements, 32);
+  EXPECT_EQ(r->stats.weights_streamed, 1);
+}
+
 TEST(Executor, ConstexprChainIsFollowed) {
   // iOS18: constexpr_cast reads the output of a const op.
   auto shard = ProgramBuilder()

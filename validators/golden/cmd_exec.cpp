@@ -94,6 +94,29 @@ std::string num(double v) {
   return fmt::format("{:.5g}", v);
 }
 
+// --profile: how each weight was read (runtime/exec/weight_plan.h decides once per run). Dense
+// consts read in place are only counted; every decoded or streamed weight gets a line.
+void print_weight_reads(const RunStats& stats) {
+  int64_t views = 0;
+  std::vector<const WeightReadStat*> rows;
+  for (const WeightReadStat& w : stats.weight_reads) {
+    if (w.read == WeightRead::kView && w.decodes <= 1 && w.streams == 0) {
+      ++views;
+    } else {
+      rows.push_back(&w);
+    }
+  }
+  std::cout << fmt::format("\n  weights: {} read in place, {} decoded or streamed\n", views, rows.size());
+  if (rows.empty()) return;
+  std::cout << fmt::format("  {:<12} {:<24} {:>10} {:>7} {:>7}  {} ({})\n", "read", "format", "elements",
+                           "decodes", "streams", "value", "why");
+  for (const WeightReadStat* w : rows) {
+    std::cout << fmt::format("  {:<12} {:<24} {:>10} {:>7} {:>7}  {} ({})\n", weight_read_name(w->read),
+                             w->format.empty() ? "-" : w->format, w->elements, w->decodes, w->streams,
+                             w->value, w->reason);
+  }
+}
+
 // --profile: the slowest ops and the time per op type. Percentages are of the time in the
 // function's own ops; a cond or while_loop includes the ops of its blocks, so it is left out
 // of the per-type sums (its nested ops are counted there instead).
@@ -265,7 +288,10 @@ Result<bool> run_calls(const ExecOptions& o, const std::shared_ptr<Shard>& shard
                                  num(s.mean), num(s.absmax), s.nonfinite);
       }
     }
-    if (o.profile && level >= 0) print_profile(run.stats);
+    if (o.profile && level >= 0) {
+      print_profile(run.stats);
+      print_weight_reads(run.stats);
+    }
     if (run.first_nonfinite) {
       // Whether the NaN/Inf reaches the outputs or later ops wash it out: an intermediate
       // overflow whose outputs are finite again is still reported (exit 1), never silently.
@@ -389,7 +415,8 @@ void add_exec_command(CLI::App& app, CommandResult& result) {
       ->option_text("NAME");
   sub->add_flag("--capture-all", options->capture_all, "Keep every op output");
   sub->add_flag("--profile", options->profile,
-                "Time every op; print the slowest ops and the time per op type");
+                "Time every op; print the slowest ops, the time per op type and how each "
+                "weight was read (viewed, decoded once or streamed)");
   sub->add_option("--out", options->out,
                   "Write outputs, captures, states/ and inputs/ as .npy files here (one "
                   "call_NNN/ directory per call in sequence mode)")

@@ -67,11 +67,36 @@ struct OpTime {
                          // while_loop includes the ops of its blocks
 };
 
+// How a run reads one compile-time value (runtime/exec/weight_plan.h decides, once per weight
+// when the run is prepared).
+enum class WeightRead : uint8_t {
+  kView,        // a dense const, used in place
+  kDecodeOnce,  // decoded whole at its first read, kept until its last
+  kStream,      // decoded block by block inside the one kernel that reads it
+};
+const char* weight_read_name(WeightRead r);  // "view", "decode-once", "stream"
+
+// One compile-time value a run read: the decision and what the run then did.
+struct WeightReadStat {
+  std::string value;
+  std::string format;  // row of runtime/ops/weight_formats.def ("int8_per_channel", ...)
+  WeightRead read = WeightRead::kDecodeOnce;
+  std::string reason;  // why that read ("read by conv", "2 reads", "read once by linear", ...)
+  int64_t elements = 0;          // of the dense value
+  int64_t decodes = 0;           // times the dense value was computed
+  int64_t streams = 0;           // times a kernel took it as a stream
+  int64_t decoded_elements = 0;  // elements written by decoding, whole or block by block:
+                                 // elements × the times it was decoded, so > elements means
+                                 // some part of it was decoded twice
+};
+
 struct RunStats {
   int64_t ops_run = 0;          // compute ops executed
   int64_t weights_decoded = 0;  // compile-time values materialised
   int64_t weights_streamed = 0;  // weight reads served block by block (never materialised)
   int64_t weights_overridden = 0;  // compile-time values taken from RunOptions::weight_overrides
+  // Every compile-time value the run read or decoded, by name order.
+  std::vector<WeightReadStat> weight_reads;
   uint64_t peak_value_bytes = 0;  // peak bytes of live values (activations + decoded weights)
   std::vector<OpTime> op_times;   // RunOptions::profile only; compute ops in first-run order
   double seconds = 0;

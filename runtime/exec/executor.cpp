@@ -444,7 +444,7 @@ class Run {
     SG_TRY(guarded_kernel(ctx, op, *info));
     ++(compile_time ? result_.stats.weights_decoded : result_.stats.ops_run);
     SG_TRY(store_outputs(ctx, op, compile_time));
-    if (compile_time) {
+    if (op.is_constexpr()) {  // a const is a view: nothing decoded, nothing to count
       for (const NamedType& o : op.outputs) {
         WeightReadStat& stat = weight_stat(o.name);
         ++stat.decodes;

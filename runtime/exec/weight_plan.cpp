@@ -53,12 +53,17 @@ void collect_block_reads(const Block& block, const Op& holder,
   for (const Op& op : block.ops) {
     for (const auto& [key, arg] : op.inputs) {
       for (const Binding& b : arg.bindings) {
-        if (b.is_reference()) readers[b.name].push_back({&holder, ""});
+        if (!b.is_reference()) continue;
+        auto r = readers.find(b.name);
+        if (r != readers.end()) r->second.push_back({&holder, ""});
       }
     }
     for (const Block& nested : op.blocks) collect_block_reads(nested, holder, readers);
   }
-  for (const std::string& o : block.outputs) readers[o].push_back({&holder, ""});
+  for (const std::string& o : block.outputs) {
+    auto r = readers.find(o);
+    if (r != readers.end()) r->second.push_back({&holder, ""});
+  }
 }
 
 WeightReadDecision decide(const Function& fn, const Op& producer, const std::vector<Reader>& readers,
@@ -94,25 +99,37 @@ WeightReadDecision decide(const Function& fn, const Op& producer, const std::vec
 
 std::map<std::string, WeightReadDecision> plan_weight_reads(const Function& fn,
                                                             const WeightReadOptions& options) {
+  // Only constexpr outputs need a decision: a const is always viewed in place. Dense programs
+  // (no constexpr op) are done here, so preparing a run costs them nothing.
   Producers producer;
-  for (const Op& op : fn.block.ops) {
-    if (!op.is_compile_time()) continue;
-    for (const NamedType& out : op.outputs) producer.emplace(out.name, &op);
-  }
   std::unordered_map<std::string, std::vector<Reader>> readers;
   for (const Op& op : fn.block.ops) {
+    if (!op.is_constexpr()) continue;
+    for (const NamedType& out : op.outputs) {
+      producer.emplace(out.name, &op);
+      readers.try_emplace(out.name);
+    }
+  }
+  std::map<std::string, WeightReadDecision> plan;
+  if (producer.empty()) return plan;
+  for (const Op& op : fn.block.ops) {
+    if (op.is_const()) continue;
     for (const auto& [key, arg] : op.inputs) {
       for (const Binding& b : arg.bindings) {
-        if (b.is_reference()) readers[b.name].push_back({&op, key});
+        if (!b.is_reference()) continue;
+        auto r = readers.find(b.name);
+        if (r != readers.end()) r->second.push_back({&op, key});
       }
     }
     for (const Block& nested : op.blocks) collect_block_reads(nested, op, readers);
   }
-  std::map<std::string, WeightReadDecision> plan;
+  for (const Op& op : fn.block.ops) {
+    if (op.is_const()) producer.emplace(op.outputs.empty() ? "" : op.outputs[0].name, &op);
+  }
   for (const auto& [name, rs] : readers) {
-    auto p = producer.find(name);
-    if (p == producer.end()) continue;
-    plan.emplace(name, decide(fn, *p->second, rs, options.kept.count(name) > 0, options, producer));
+    if (rs.empty()) continue;
+    const Op& p = *producer.at(name);
+    plan.emplace(name, decide(fn, p, rs, options.kept.count(name) > 0, options, producer));
   }
   return plan;
 }

@@ -24,9 +24,10 @@ struct WeightReadOptions {
   std::set<std::string> kept;         // function outputs and captures: needed whole
 };
 
-// Every value a const / constexpr op of `fn`'s block produces that some op reads (compute
-// ops, nested blocks and other constexpr ops), keyed by name:
-//  - view: a dense const, used in place;
+// Every value a constexpr op of `fn`'s block produces that some op reads (compute ops, nested
+// blocks and other constexpr ops), keyed by name (a const is always viewed in place and not
+// listed):
+//  - view: a constexpr whose format is read in place (none today);
 //  - stream: read exactly once, by a kernel that consumes weights block by block (linear;
 //    matmul with transpose_y; gather along axis 0) outside any loop or cond body, in a format
 //    with a range decoder: decoded block by block into the kernel, never whole;

@@ -42,11 +42,17 @@ TEST(WeightFormats, RowsNameCompileTimeOpsUniquely) {
     EXPECT_EQ(op->op_class, OpClass::kCompileTime) << f.name;
     ops.insert(f.op);
     // A format read in place has nothing to decode; a format with codes can be range-decoded.
-    if (f.cost == WeightCost::kView) EXPECT_FALSE(f.can_stream()) << f.name;
-    if (f.codes != nullptr) EXPECT_TRUE(f.can_stream()) << f.name;
+    if (f.cost == WeightCost::kView) {
+      EXPECT_FALSE(f.can_stream()) << f.name;
+    }
+    if (f.codes != nullptr) {
+      EXPECT_TRUE(f.can_stream()) << f.name;
+    }
   }
   for (const OpInfo& op : all_ops()) {
-    if (op.op_class == OpClass::kCompileTime) EXPECT_TRUE(ops.count(std::string(op.name))) << op.name;
+    if (op.op_class == OpClass::kCompileTime) {
+      EXPECT_TRUE(ops.count(std::string(op.name))) << op.name;
+    }
   }
 }
 

@@ -94,26 +94,18 @@ std::string num(double v) {
   return fmt::format("{:.5g}", v);
 }
 
-// --profile: how each weight was read (runtime/exec/weight_plan.h decides once per run). Dense
-// consts read in place are only counted; every decoded or streamed weight gets a line.
+// --profile: how each compressed weight was read (runtime/exec/weight_plan.h decides once per
+// run); dense consts are always read in place and not listed.
 void print_weight_reads(const RunStats& stats) {
-  int64_t views = 0;
-  std::vector<const WeightReadStat*> rows;
-  for (const WeightReadStat& w : stats.weight_reads) {
-    if (w.read == WeightRead::kView && w.decodes <= 1 && w.streams == 0) {
-      ++views;
-    } else {
-      rows.push_back(&w);
-    }
-  }
-  std::cout << fmt::format("\n  weights: {} read in place, {} decoded or streamed\n", views, rows.size());
-  if (rows.empty()) return;
+  std::cout << fmt::format("\n  compressed weights: {} (dense consts are read in place)\n",
+                           stats.weight_reads.size());
+  if (stats.weight_reads.empty()) return;
   std::cout << fmt::format("  {:<12} {:<24} {:>10} {:>7} {:>7}  {} ({})\n", "read", "format", "elements",
                            "decodes", "streams", "value", "why");
-  for (const WeightReadStat* w : rows) {
-    std::cout << fmt::format("  {:<12} {:<24} {:>10} {:>7} {:>7}  {} ({})\n", weight_read_name(w->read),
-                             w->format.empty() ? "-" : w->format, w->elements, w->decodes, w->streams,
-                             w->value, w->reason);
+  for (const WeightReadStat& w : stats.weight_reads) {
+    std::cout << fmt::format("  {:<12} {:<24} {:>10} {:>7} {:>7}  {} ({})\n", weight_read_name(w.read),
+                             w.format.empty() ? "-" : w.format, w.elements, w.decodes, w.streams,
+                             w.value, w.reason);
   }
 }
 

@@ -76,7 +76,7 @@ enum class WeightRead : uint8_t {
 };
 const char* weight_read_name(WeightRead r);  // "view", "decode-once", "stream"
 
-// One compile-time value a run read: the decision and what the run then did.
+// One constexpr value a run read: the decision and what the run then did.
 struct WeightReadStat {
   std::string value;
   std::string format;  // row of runtime/ops/weight_formats.def ("int8_per_channel", ...)
@@ -95,7 +95,8 @@ struct RunStats {
   int64_t weights_decoded = 0;  // compile-time values materialised
   int64_t weights_streamed = 0;  // weight reads served block by block (never materialised)
   int64_t weights_overridden = 0;  // compile-time values taken from RunOptions::weight_overrides
-  // Every compile-time value the run read or decoded, by name order.
+  // Every constexpr value the run decoded or streamed, by name order (a const is always read
+  // in place and not listed).
   std::vector<WeightReadStat> weight_reads;
   uint64_t peak_value_bytes = 0;  // peak bytes of live values (activations + decoded weights)
   std::vector<OpTime> op_times;   // RunOptions::profile only; compute ops in first-run order

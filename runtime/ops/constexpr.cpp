@@ -329,6 +329,11 @@ void gather_lut(const T* lut, subbyte::Reader& indices, T* out, int64_t n) {
   for (int64_t i = 0; i < n; ++i) out[i] = lut[indices.next()];
 }
 
+#if SG_DECODE_X86
+SG_TARGET_SSSE3 void decode_lut4_fp16_sse(const uint16_t* table, const std::byte* packed, int64_t n,
+                                          uint16_t* out);
+#endif
+
 Result<StreamedWeight> lut_ios16_stream(OpContext& ctx) {
   SG_ASSIGN_OR_RETURN(Tensor lut, ctx.get("lut"));
   SG_ASSIGN_OR_RETURN(Tensor indices, ctx.get("indices"));
@@ -362,12 +367,22 @@ Result<StreamedWeight> lut_ios16_stream(OpContext& ctx) {
   w.dtype = lut.dtype();
   w.decode = [lut, indices, nbits](int64_t first, int64_t count, void* dst) {
     // Typed gathers for the LUT element sizes that exist (int8/uint8, fp16, fp32): this is the
-    // decoder every palettized iOS16/17 weight goes through.
-    subbyte::Reader r(indices.raw(), nbits, first);
+    // decoder every palettized iOS16/17 weight goes through. 4-bit indices into an fp16 table
+    // (the common case) go 16 at a time through the pshufb decoder, the rest one by one.
+    int64_t done = 0;
+#if SG_DECODE_X86
+    if (nbits == 4 && dtype_bits(lut.dtype()) == 16 && first % 2 == 0 &&
+        cpu_level() >= CpuLevel::kAvx2) {  // AVX2 CPUs have SSSE3
+      done = count - count % 16;
+      decode_lut4_fp16_sse(lut.data<uint16_t>(), indices.raw() + first / 2, done,
+                           static_cast<uint16_t*>(dst));
+    }
+#endif
+    subbyte::Reader r(indices.raw(), nbits, first + done);
     switch (dtype_bits(lut.dtype())) {
-      case 8: gather_lut(lut.data<uint8_t>(), r, static_cast<uint8_t*>(dst), count); break;
-      case 16: gather_lut(lut.data<uint16_t>(), r, static_cast<uint16_t*>(dst), count); break;
-      default: gather_lut(lut.data<uint32_t>(), r, static_cast<uint32_t*>(dst), count); break;
+      case 8: gather_lut(lut.data<uint8_t>(), r, static_cast<uint8_t*>(dst) + done, count - done); break;
+      case 16: gather_lut(lut.data<uint16_t>(), r, static_cast<uint16_t*>(dst) + done, count - done); break;
+      default: gather_lut(lut.data<uint32_t>(), r, static_cast<uint32_t*>(dst) + done, count - done); break;
     }
   };
   return w;
@@ -736,15 +751,59 @@ struct Affine {
   bool signed_q = false;
 };
 
+#if SG_DECODE_X86
+// out[i] = (x[i] - z) · s for the first n - n % 8 elements, in fp32 with the scalar loop's two
+// roundings (no fused multiply-add), then one rounding to fp16 (vcvtps2ph, nearest even, as
+// f32_to_f16): the same bits as the scalar loop. Returns how many were done.
+template <typename T>
+SG_TARGET_F16C int64_t affine_span_f16c(const float* x, int64_t n, float z, float s, T* out) {
+  const __m256 zv = _mm256_set1_ps(z), sv = _mm256_set1_ps(s);
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 v = _mm256_mul_ps(_mm256_sub_ps(_mm256_loadu_ps(x + i), zv), sv);
+    if constexpr (sizeof(T) == 2) {
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
+    } else {
+      _mm256_storeu_ps(out + i, v);
+    }
+  }
+  return i;
+}
+#endif
+
+// Elements [first, first + count): each run of `inner` elements shares one channel's scale and
+// zero point and is widened and scaled in vector spans (a conv weight per output channel is
+// one run of C_in · K codes), so decoding costs about what reading the codes costs.
 template <typename T>
 void decode_affine_range(const Affine& a, const Tensor& q, int64_t first, int64_t count, T* out) {
-  for (int64_t i = first; i < first + count; ++i) {
+  if (count <= 0 || a.inner <= 0) return;
+  constexpr int64_t kChunk = 256;
+  float x[kChunk];
+  [[maybe_unused]] const bool vector = cpu_level() >= CpuLevel::kAvx2;
+  const int64_t end = first + count;
+  for (int64_t i = first; i < end;) {
     const int64_t c = a.channels > 0 ? (i / a.inner) % a.channels : 0;
-    const float qv = a.signed_q ? static_cast<float>(q.data<int8_t>()[i])
-                                : static_cast<float>(q.data<uint8_t>()[i]);
+    const int64_t stop = std::min(end, (i / a.inner + 1) * a.inner);
     const float sv = a.scale[a.scale.size() == 1 ? 0 : static_cast<size_t>(c)];
     const float zv = a.zero_point[a.zero_point.size() == 1 ? 0 : static_cast<size_t>(c)];
-    out[i - first] = to_out<T>((qv - zv) * sv);
+    while (i < stop) {
+      const int64_t n = std::min(stop - i, kChunk);
+      int64_t k = 0;
+#if SG_DECODE_X86
+      if (vector) k = widen_codes_avx2(q.raw(), q.dtype(), i, n, x);
+#endif
+      for (; k < n; ++k) {
+        x[k] = a.signed_q ? static_cast<float>(q.data<int8_t>()[i + k])
+                          : static_cast<float>(q.data<uint8_t>()[i + k]);
+      }
+      T* o = out + (i - first);
+      k = 0;
+#if SG_DECODE_X86
+      if (vector) k = affine_span_f16c(x, n, zv, sv, o);
+#endif
+      for (; k < n; ++k) o[k] = to_out<T>((x[k] - zv) * sv);
+      i += n;
+    }
   }
 }
 

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -118,6 +119,27 @@ TEST(ConstexprOps, LutToDenseIos16Handles6BitIndicesAcrossBytes) {
                    in("shape", u32s({4}))},
                   DType::kF32);
   EXPECT_EQ(values(v), (std::vector<float>{63, 1, 32, 5}));
+}
+
+TEST(ConstexprOps, LutToDenseIos16FourBitFp16TableOnEveryPath) {
+  // 4-bit indices into a 16-entry fp16 table take the 16-at-a-time pshufb decoder on AVX2 CPUs
+  // (from an even element), the scalar gather for the rest: 84 elements decoded as a whole are
+  // 80 through the vector path and a tail of 4. Every element must be lut[index].
+  const int64_t n = 4 * 21;
+  std::vector<uint32_t> idx(static_cast<size_t>(n));
+  for (size_t i = 0; i < idx.size(); ++i) idx[i] = static_cast<uint32_t>((i * 7 + 3) % 16);
+  std::vector<float> lut(16);
+  for (size_t i = 0; i < lut.size(); ++i) lut[i] = 0.25f * static_cast<float>(i) - 1.5f;
+  Tensor indices = packed(DType::kU4, {n}, idx);
+  std::vector<uint8_t> bytes(static_cast<size_t>(indices.nbytes()));
+  std::memcpy(bytes.data(), indices.raw(), bytes.size());
+  Tensor v = run1("constexpr_lut_to_dense",
+                  {in("indices", u8s({static_cast<int64_t>(bytes.size())}, bytes)),
+                   in("lut", f16s({16}, lut)), in("shape", u32s({4, 21}))},
+                  DType::kF16);
+  const std::vector<float> got = values(v);
+  ASSERT_EQ(got.size(), idx.size());
+  for (size_t i = 0; i < idx.size(); ++i) ASSERT_EQ(got[i], lut[idx[i]]) << i;
 }
 
 TEST(ConstexprOps, LutToDenseIos16RejectsBadLutAndShortIndices) {
@@ -248,6 +270,30 @@ TEST(ConstexprOps, AffineDequantizePerChannelAlongAxis0) {
                   DType::kF16);
   ASSERT_EQ(v.dtype(), DType::kF16);
   EXPECT_EQ(values(v), (std::vector<float>{-0.5f, 0, 0.5f, 0, 2.5f, 5}));
+}
+
+TEST(ConstexprOps, AffineDequantizeVectorRunsMatchTheScalarArithmetic) {
+  // A conv weight [C_out, C_in, K] per output channel: each channel is one run of C_in·K codes,
+  // widened and scaled 8 at a time (AVX2/F16C) with the tail element by element. Every element
+  // must be float16(float32(q - zp) · scale), the arithmetic coremltools uses. 6 channels of
+  // 5·7 = 35 codes (4 vector steps and a tail of 3), fp16 scales with long mantissas.
+  const Shape shape = {6, 5, 7};
+  std::vector<int8_t> q(210);
+  for (size_t i = 0; i < q.size(); ++i) q[i] = static_cast<int8_t>(static_cast<int>(i * 53 % 256) - 128);
+  const std::vector<int8_t> zp = {0, 3, -7, 12, -128, 127};
+  const std::vector<float> scale = {0.013702f, 0.0071831f, 1.337f, 0.00051f, 3.3333f, 0.1f};
+  Tensor v = run1("constexpr_affine_dequantize",
+                  {in("quantized_data", i8s(shape, q)), in("zero_point", i8s({6}, zp)),
+                   in("scale", f16s({6}, scale)), in("axis", Tensor::scalar_i32(0))},
+                  DType::kF16);
+  const std::vector<float> got = values(v);
+  ASSERT_EQ(got.size(), q.size());
+  for (size_t i = 0; i < q.size(); ++i) {
+    const size_t c = i / 35;
+    const float want = round_to_f16((static_cast<float>(q[i]) - static_cast<float>(zp[c])) *
+                                    round_to_f16(scale[c]));
+    ASSERT_EQ(got[i], want) << i;
+  }
 }
 
 TEST(ConstexprOps, AffineDequantizeAlongLastAxisWithScalarZeroPoint) {

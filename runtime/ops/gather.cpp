@@ -9,6 +9,8 @@
 #include "ops/kernel_util.h"
 #include "ops/kernels.h"
 
+#include <cstring>
+#include <unordered_map>
 #include <vector>
 
 namespace sg {
@@ -48,9 +50,18 @@ Status gather_table_rows(OpContext& ctx, const StreamedWeight& table, const Tens
   SG_ASSIGN_OR_RETURN(int64_t total, checked_numel(out_shape));
   SG_ASSIGN_OR_RETURN(Tensor out, kern::new_tensor(ctx, table.dtype, out_shape));
   const size_t row_bytes = static_cast<size_t>(row * dtype_bits(table.dtype) / 8);
+  // A row looked up again (a repeated token) is copied from its first decode: no part of a
+  // weight is decoded twice in a run (runtime/exec/weight_plan.h).
+  std::unordered_map<int64_t, size_t> first_at;
   for (size_t pos = 0; pos < idx.size() && total > 0; ++pos) {
     SG_ASSIGN_OR_RETURN(int64_t k, resolve_index(ctx, idx[pos], n, wrap, static_cast<int64_t>(pos)));
-    table.decode(k * row, row, out.mutable_raw() + pos * row_bytes);
+    std::byte* dst = out.mutable_raw() + pos * row_bytes;
+    auto [it, fresh] = first_at.try_emplace(k, pos);
+    if (fresh) {
+      table.decode(k * row, row, dst);
+    } else {
+      std::memcpy(dst, out.raw() + it->second * row_bytes, row_bytes);
+    }
   }
   ctx.set_output(0, std::move(out));
   return Status::ok();

@@ -347,6 +347,35 @@ TEST(Executor, CompressedWeightReadOnceByLinearIsStreamed) {
   EXPECT_EQ(r->stats.weights_streamed, 1);
 }
 
+TEST(Executor, StreamedEmbeddingDecodesARepeatedRowOnce) {
+  // gather streams its table and decodes only the rows it looks up; a repeated index (a
+  // repeated token) is copied from its first decode, not decoded again.
+  ProgramBuilder b;
+  auto shard = b.input("x", tensor_type(DType::kF32, {1}))
+                   .op("constexpr_blockwise_shift_scale", {},
+                       {{"data", int8_codes({6, 8})},
+                        {"scale", Tensor::from_f32({1, 1}, std::vector<float>{0.5f})}},
+                       {out("w", DType::kF32, {6, 8})})
+                   .op("gather", {{"x", "w"}},
+                       {{"indices", Tensor::from_i32({4}, std::vector<int32_t>{1, 1, 4, 1})}},
+                       {out("y", DType::kF32, {4, 8})})
+                   .output("y")
+                   .shard();
+  auto r = Executor(shard).run("main", {{"x", Tensor::from_f32({1}, std::vector<float>{0})}}, {});
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  const WeightReadStat* w = read_of(*r, "w");
+  ASSERT_NE(w, nullptr);
+  EXPECT_EQ(w->read, WeightRead::kStream);
+  EXPECT_EQ(w->decoded_elements, 16) << "rows 1 and 4, each decoded once";
+  const std::vector<double> y = values(r->outputs.at("y"));
+  for (int c = 0; c < 8; ++c) {
+    EXPECT_EQ(y[static_cast<size_t>(8 + c)], y[static_cast<size_t>(c)]);
+    EXPECT_EQ(y[static_cast<size_t>(24 + c)], y[static_cast<size_t>(c)]);
+    EXPECT_EQ(y[static_cast<size_t>(c)], 0.5 * (((8 + c) * 37) % 255 - 127));
+    EXPECT_EQ(y[static_cast<size_t>(16 + c)], 0.5 * (((32 + c) * 37) % 255 - 127));
+  }
+}
+
 TEST(Executor, ConstexprChainIsFollowed) {
   // iOS18: constexpr_cast reads the output of a const op.
   auto shard = ProgramBuilder()

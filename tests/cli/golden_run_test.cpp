@@ -373,6 +373,22 @@ TEST_F(GoldenRunCli, ExecProfileCountsEveryRunOfEveryOp) {
   EXPECT_FALSE(std::regex_search(r.output, std::regex(R"(\d\s+while_loop\n)"))) << r.output;
 }
 
+TEST_F(GoldenRunCli, ExecProfileSaysHowEachCompressedWeightWasRead) {
+  // The conv encoder's int8 per-channel weights are read by convs: decoded once each. The
+  // LUT4 MoE shard's four weights are each read once by a linear: streamed.
+  const std::string conv = SG_TEST_DATA_DIR "/fixtures/conv_encoder/int8pc.mlpackage";
+  const CliRun c = golden("exec " + conv + " --seed 0 --profile");
+  ASSERT_EQ(c.code, 0) << c.output;
+  EXPECT_NE(c.output.find("compressed weights: 4"), std::string::npos) << c.output;
+  const std::regex once(R"(decode-once\s+int8_per_channel\s+40960\s+1\s+0\s+conv0_weight\S* \(read by conv\))");
+  EXPECT_TRUE(std::regex_search(c.output, once)) << c.output;
+  const std::string moe = SG_TEST_DATA_DIR "/fixtures/llm/moe_lut4.mlpackage";
+  const CliRun m = golden("exec " + moe + " --seed 0 --profile");
+  ASSERT_EQ(m.code, 0) << m.output;
+  const std::regex streamed(R"(stream\s+lut_grouped\s+\d+\s+0\s+1\s+\S+ \(read once by linear\))");
+  EXPECT_TRUE(std::regex_search(m.output, streamed)) << m.output;
+}
+
 TEST_F(GoldenRunCli, ExecCapturesAnIntermediate) {
   // The first compute op output of the shard, whatever its name: ask exec for all of them.
   const std::string shard = kSample + "shards/head_p0_fp16.mlpackage";

@@ -27,6 +27,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <mutex>
 #include <new>
 #include <stdexcept>
 #include <cmath>
@@ -49,8 +50,9 @@ struct Plan {
   // Per op: the names its nested blocks (cond, while_loop) read from the function's scope,
   // once per reference. They count as uses of the op, so they stay alive until it is done.
   std::vector<std::vector<std::string>> outer_refs;
-  // How each compile-time value is read (weight_plan.h): decided here, once, for the run.
-  std::map<std::string, WeightReadDecision> weights;
+  // How each constexpr value is read (weight_plan.h): decided once per function, stream
+  // option and kept set, and shared by every run of the Executor that has them.
+  std::shared_ptr<const std::map<std::string, WeightReadDecision>> weights;
 };
 
 // Names that `block` (and blocks nested in it) reads from enclosing scopes: everything it
@@ -170,8 +172,8 @@ class Run {
   Result<std::optional<StreamedWeight>> streamed(const std::string& name, int depth,
                                                  StreamRanks ranks) {
     const std::optional<StreamedWeight> none;
-    auto d = plan_.weights.find(name);
-    if (d == plan_.weights.end() || d->second.read != WeightRead::kStream) return none;
+    auto d = plan_.weights->find(name);
+    if (d == plan_.weights->end() || d->second.read != WeightRead::kStream) return none;
     if (values_.count(name) || overridden(name) || depth >= kMaxConstexprDepth) return none;
     const Op& op = fn_.block.ops[plan_.producer.at(name)];
     const ValueType& declared = op.outputs[0].type;
@@ -235,8 +237,8 @@ class Run {
     auto [it, fresh] = weight_stats_.try_emplace(name);
     if (fresh) {
       it->second.value = name;
-      auto d = plan_.weights.find(name);
-      if (d != plan_.weights.end()) {
+      auto d = plan_.weights->find(name);
+      if (d != plan_.weights->end()) {
         it->second.format = d->second.format != nullptr ? d->second.format->name : "";
         it->second.read = d->second.read;
         it->second.reason = d->second.reason;
@@ -670,7 +672,27 @@ Result<Tensor> convert_input(const NamedType& in, const Tensor& given, Precision
 
 }  // namespace
 
-Executor::Executor(std::shared_ptr<const Shard> shard) : shard_(std::move(shard)) {}
+// The weight-read plans an Executor has made (Plan::weights), by function, stream option and
+// kept values: a sequence of calls prepares its function once.
+struct Executor::WeightPlans {
+  std::mutex mu;
+  std::map<std::string, std::shared_ptr<const std::map<std::string, WeightReadDecision>>> by_key;
+
+  std::shared_ptr<const std::map<std::string, WeightReadDecision>> get(const Function& fn,
+                                                                       const WeightReadOptions& o) {
+    std::string key = fn.name + (o.stream ? "\n1" : "\n0");
+    for (const std::string& k : o.kept) key += "\n" + k;  // a std::set: sorted
+    std::lock_guard<std::mutex> lock(mu);
+    auto& slot = by_key[key];
+    if (slot == nullptr) {
+      slot = std::make_shared<const std::map<std::string, WeightReadDecision>>(plan_weight_reads(fn, o));
+    }
+    return slot;
+  }
+};
+
+Executor::Executor(std::shared_ptr<const Shard> shard)
+    : shard_(std::move(shard)), plans_(std::make_shared<WeightPlans>()) {}
 
 const char* weight_read_name(WeightRead r) {
   switch (r) {
@@ -773,7 +795,7 @@ Result<RunResult> Executor::run(std::string_view function,
   reads.stream = options.stream_weights;
   reads.kept = capture;
   reads.kept.insert(fn.block.outputs.begin(), fn.block.outputs.end());
-  plan.weights = plan_weight_reads(fn, reads);
+  plan.weights = plans_->get(fn, reads);
   Run run(*shard_, plan, options, states ? states : &local_states);
   run.set_capture(capture);
   for (const std::string& out : fn.block.outputs) run.pin(out);

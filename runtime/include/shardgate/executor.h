@@ -134,6 +134,10 @@ class Executor {
 
  private:
   std::shared_ptr<const Shard> shard_;
+  // How each weight is read, decided once per function (runtime/exec/weight_plan.h) and kept
+  // for the Executor's later runs; copies share it.
+  struct WeightPlans;
+  std::shared_ptr<WeightPlans> plans_;
 };
 
 // Decodes one compile-time value (the output of a const / constexpr_* op, following

@@ -213,7 +213,7 @@ int run(int argc, char** argv) {
   app.add_flag("--no-fingerprint", opt.no_fingerprint,
                "Do not compute each shard's fingerprint (it reads every weight byte; reports then "
                "name the build by program sha256 only). Default: computed");
-  opt.report.add_to(app);
+  opt.report.add_to(app, {sg::ReportFormat::kHtml});
   opt.gate.add_to(app);
   opt.log.add_to(app);
   opt.selection.add_to(app);
@@ -300,7 +300,7 @@ int run(int argc, char** argv) {
   progress.finish();
   int code = sg::residency_exit_code(report);
 
-  if (auto s = opt.report.write(sg::cli::residency_renderer(report)); !s) {
+  if (auto s = opt.report.write(report); !s) {
     std::cerr << kTool << ": " << s.message() << "\n";
     code = std::max(code, sg::kExitBadInput);
   }

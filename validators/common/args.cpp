@@ -15,72 +15,26 @@
 
 namespace sg::cli {
 
-const ReportFormatInfo (&report_formats())[kReportFormatCount] {
-  static const ReportFormatInfo kFormats[kReportFormatCount] = {
-      {ReportFormat::kJson, "--json", "json",
-       "Write the JSON report to FILE (atomically; - is standard output)"},
-      {ReportFormat::kJunit, "--junit", "junit", "Write a JUnit XML report to FILE (- is standard output)"},
-      {ReportFormat::kMarkdown, "--markdown", "markdown",
-       "Write a Markdown summary to FILE (- is standard output)"},
-      {ReportFormat::kHtml, "--html", "html",
-       "Write a self-contained HTML page (heat map, per-layer chart) to FILE (- is standard output)"},
-  };
-  return kFormats;
-}
-
-void ReportArgs::add_to(CLI::App& app, bool with_html) {
-  for (const ReportFormatInfo& f : report_formats()) {
-    if (f.format == ReportFormat::kHtml && !with_html) continue;
-    std::string* slot = f.format == ReportFormat::kJson    ? &json
-                        : f.format == ReportFormat::kJunit  ? &junit
-                        : f.format == ReportFormat::kMarkdown ? &markdown
-                                                             : &html;
-    app.add_option(f.option, *slot, f.help)->option_text("FILE");
+void ReportArgs::add_to(CLI::App& app, std::initializer_list<ReportFormat> without) {
+  for (const ReportFormatInfo& f : kReportFormats) {
+    if (std::find(without.begin(), without.end(), f.format) != without.end()) continue;
+    app.add_option(std::string(f.option), paths[static_cast<size_t>(f.format)], std::string(f.help))
+        ->option_text("FILE");
   }
 }
 
-const std::string& ReportArgs::path(ReportFormat f) const {
-  switch (f) {
-    case ReportFormat::kJson: return json;
-    case ReportFormat::kJunit: return junit;
-    case ReportFormat::kMarkdown: return markdown;
-    case ReportFormat::kHtml: return html;
-  }
-  return json;
-}
-
-Status ReportArgs::write(const std::function<std::string(ReportFormat)>& render) const {
+Status ReportArgs::write_rendered(
+    const std::function<std::optional<std::string>(ReportFormat)>& render) const {
   std::vector<ReportOutput> outputs;
-  for (const ReportFormatInfo& f : report_formats()) {
-    if (!path(f.format).empty()) outputs.push_back({path(f.format), f.name, render(f.format)});
+  for (const ReportFormatInfo& f : kReportFormats) {
+    if (path(f.format).empty()) continue;
+    std::optional<std::string> text = render(f.format);
+    SG_CHECK(text.has_value(), ErrorCode::kUsage, "{} {}: this command's report has no {} form",
+             f.option, path(f.format), f.name);
+    outputs.push_back({path(f.format), std::string(f.name), std::move(*text)});
   }
   if (outputs.empty()) return Status::ok();
   return write_reports(outputs);  // puts the JSON last whatever the order here
-}
-
-std::function<std::string(ReportFormat)> residency_renderer(const ResidencyReport& report) {
-  return [&report](ReportFormat f) {
-    switch (f) {
-      case ReportFormat::kJson: return residency_report_json(report);
-      case ReportFormat::kJunit: return residency_report_junit(report);
-      case ReportFormat::kMarkdown: return residency_report_markdown(report);
-      case ReportFormat::kHtml: break;
-    }
-    return std::string();
-  };
-}
-
-Status ReportArgs::write(const std::string& json_text, const std::string& junit_text,
-                         const std::string& markdown_text) const {
-  return write([&](ReportFormat f) -> std::string {
-    switch (f) {
-      case ReportFormat::kJson: return json_text;
-      case ReportFormat::kJunit: return junit_text;
-      case ReportFormat::kMarkdown: return markdown_text;
-      case ReportFormat::kHtml: break;
-    }
-    return "";
-  });
 }
 
 void GateArgs::add_to(CLI::App& app) {

@@ -6,10 +6,13 @@
 // This header stays light (no CLI11 include): CLI::App is only forward-declared.
 #pragma once
 
+#include "shardgate/report_formats.h"
 #include "shardgate/residency_report.h"
 #include "shardgate/status.h"
 
+#include <array>
 #include <cstddef>
+#include <initializer_list>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -22,40 +25,24 @@ class App;
 
 namespace sg::cli {
 
-// The report formats of both tools, one row each (report_formats() in args.cpp: the option,
-// its help, the name write_reports records). HTML exists for golden reports only.
-enum class ReportFormat : uint8_t { kJson, kJunit, kMarkdown, kHtml };
-inline constexpr size_t kReportFormatCount = 4;
-struct ReportFormatInfo {
-  ReportFormat format;
-  const char* option;  // "--json"
-  const char* name;    // "json"
-  const char* help;
-};
-const ReportFormatInfo (&report_formats())[kReportFormatCount];
-
-// Where reports go: --json FILE, --junit FILE, --markdown FILE (and --html FILE where the tool
-// has an HTML form). Empty means "not requested"; "-" is standard output.
+// Where reports go: one option per row of report_formats.def (--json FILE, --junit FILE,
+// --markdown FILE, --html FILE). Empty means "not requested"; "-" is standard output.
 struct ReportArgs {
-  std::string json;
-  std::string junit;
-  std::string markdown;
-  std::string html;
+  std::array<std::string, kReportFormatCount> paths;  // by ReportFormat
 
-  // `html`: also register --html (golden reports).
-  void add_to(CLI::App& app, bool html = false);
-  const std::string& path(ReportFormat f) const;
+  // Registers every format's option except `without`: the formats the command's report kind
+  // has no form of (render_<id> returns nullopt), so its --help does not offer them.
+  void add_to(CLI::App& app, std::initializer_list<ReportFormat> without = {});
+  const std::string& path(ReportFormat f) const { return paths[static_cast<size_t>(f)]; }
   // Writes the requested reports of one run as one set (write_reports: one run id, JSON
-  // last); `render` is called only for the formats requested. Errors name the file.
-  Status write(const std::function<std::string(ReportFormat)>& render) const;
-  // The same from texts already rendered (formats not requested are skipped; no HTML).
-  Status write(const std::string& json_text, const std::string& junit_text,
-               const std::string& markdown_text) const;
+  // last), each rendered by render_report only when requested. A requested format the report
+  // has no form of is kUsage naming the option. Errors name the file.
+  template <typename Report>
+  Status write(const Report& report) const {
+    return write_rendered([&report](ReportFormat f) { return render_report(report, f); });
+  }
+  Status write_rendered(const std::function<std::optional<std::string>(ReportFormat)>& render) const;
 };
-
-// An ane-validator report in each format it has (no HTML form), for ReportArgs::write: used by
-// ane-validator and by golden-validator merge.
-std::function<std::string(ReportFormat)> residency_renderer(const ResidencyReport& report);
 
 // Which policy decides pass/fail: --gate FILE (a gates/*.json policy; empty = the tool's
 // default policy), --strict (at-risk results fail too).

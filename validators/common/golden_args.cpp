@@ -162,7 +162,7 @@ Result<GoldenOpenOptions> GoldenInputArgs::options() const {
 }
 
 void GoldenCommonArgs::add_to(CLI::App& app) {
-  reports.add_to(app, /*html=*/true);
+  reports.add_to(app);
   gate.add_to(app);
   log.add_to(app);
   thresholds.add_to(app);
@@ -233,18 +233,6 @@ Result<GatePolicy> build_gate_policy(const GoldenCommonArgs& args,
   return policy;
 }
 
-std::function<std::string(ReportFormat)> golden_renderer(const GoldenReport& report) {
-  return [&report](ReportFormat f) {
-    switch (f) {
-      case ReportFormat::kJson: return golden_report_json(report);
-      case ReportFormat::kJunit: return golden_report_junit(report);
-      case ReportFormat::kMarkdown: return golden_report_markdown(report);
-      case ReportFormat::kHtml: return golden_report_html(report);
-    }
-    return std::string();
-  };
-}
-
 int finish_golden_report(FidelityRun run, GatePolicy policy, const GoldenCommonArgs& args,
                          const std::function<Status(GoldenReport&)>& amend) {
   const std::string command = run.command;
@@ -267,13 +255,13 @@ int report_error(const Status& status) {
 int report_error(const Status& status, const std::string& command, const GoldenCommonArgs& args) {
   GoldenReport report = golden_error_report(command, status, kGoldenValidatorVersion);
   report.command_line = command_line();
-  if (Status s = args.reports.write(golden_renderer(report)); !s.is_ok()) report_error(s);
+  if (Status s = args.reports.write(report); !s.is_ok()) report_error(s);
   return report_error(status);
 }
 
 int emit_golden_report(const GoldenReport& report, const ReportArgs& reports,
                        const GoldenOutputArgs& output, const LogArgs& log) {
-  if (Status s = reports.write(golden_renderer(report)); !s.is_ok()) return report_error(s);
+  if (Status s = reports.write(report); !s.is_ok()) return report_error(s);
   if (log.level() < 0) {
     std::cout << (is_empty_slice(report)                               ? "EMPTY SLICE: "
                   : report.evaluation.summary.verdict == Verdict::kPass ? "PASS: "

@@ -117,11 +117,6 @@ Result<GatePolicy> build_gate_policy(const GoldenCommonArgs& args,
 int finish_golden_report(FidelityRun run, GatePolicy policy, const GoldenCommonArgs& args,
                          const std::function<Status(GoldenReport&)>& amend = {});
 
-// Writes every requested report (JSON, JUnit, Markdown, HTML), prints the terminal table
-// (unless -q: then only the summary line) and returns the exit code: the report's verdict, or
-// 2 when a report file cannot be written.
-// A golden report in each report format (ReportArgs::write).
-std::function<std::string(ReportFormat)> golden_renderer(const GoldenReport& report);
 
 int emit_golden_report(const GoldenReport& report, const ReportArgs& reports,
                        const GoldenOutputArgs& output, const LogArgs& log);

@@ -48,7 +48,7 @@ int run_advise(const AdviseOptions& o) {
   if (Status s = o.exec.validate(o.both ? "advise --both already gates two views" : ""); !s.is_ok()) {
     return cli::report_error(s);
   }
-  if (!o.common.reports.html.empty()) {
+  if (!o.common.reports.path(ReportFormat::kHtml).empty()) {
     return cli::report_error(make_error(ErrorCode::kUsage, "advise has no HTML report: use --json, "
                                                            "--junit or --markdown"));
   }
@@ -149,10 +149,7 @@ int run_advise(const AdviseOptions& o) {
   result.checks = advice_checks(*before, after && result.search.found ? &*after : nullptr);
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
-  if (Status s = o.common.reports.write(o.common.reports.json.empty() ? "" : advice_report_json(result),
-                                        o.common.reports.junit.empty() ? "" : advice_report_junit(result),
-                                        o.common.reports.markdown.empty() ? "" : advice_report_markdown(result));
-      !s.is_ok()) {
+  if (Status s = o.common.reports.write(result); !s.is_ok()) {
     return cli::report_error(s);
   }
   const std::string table = advice_report_table(result, o.all || o.common.log.level() > 0);

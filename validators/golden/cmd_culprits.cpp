@@ -109,10 +109,8 @@ int run_culprits(const CulpritsOptions& o) {
     if (!result) return cli::report_error(result.status());
     report.shards.push_back(std::move(*result));
   }
-  if (Status s = o.reports.write(o.reports.json.empty() ? "" : culprit_report_json(report),
-                                 o.reports.junit.empty() ? "" : culprit_report_junit(report),
-                                 o.reports.markdown.empty() ? "" : culprit_report_markdown(report, o.top));
-      !s.is_ok()) {
+  report.top = o.top;
+  if (Status s = o.reports.write(report); !s.is_ok()) {
     return cli::report_error(s);
   }
   print_notes(notes, o.log.level());
@@ -152,7 +150,7 @@ void add_culprits_command(CLI::App& app, CommandResult& result) {
   sub->add_option("--top", o->top, "How many of the ops adding the most error to list")->capture_default_str();
   sub->add_flag("--all", o->all, "List every aligned op");
   o->exec.add_to(*sub);
-  o->reports.add_to(*sub);
+  o->reports.add_to(*sub, {ReportFormat::kHtml});
   o->log.add_to(*sub);
   sub->callback([&result, o] { result.run = [o] { return run_culprits(*o); }; });
 }

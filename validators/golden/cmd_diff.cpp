@@ -61,11 +61,8 @@ int run_diff(const DiffOptions& o) {
   }
   auto diff = diff_reports(old_report, new_report, *policy);
   if (!diff) return cli::report_error(diff.status());
-  if (Status s = o.reports.write(
-          o.reports.json.empty() ? "" : report_diff_json(*diff, *policy, cli::command_line(), cli::kGoldenValidatorVersion),
-          o.reports.junit.empty() ? "" : report_diff_junit(*diff),
-          o.reports.markdown.empty() ? "" : report_diff_markdown(*diff));
-      !s.is_ok()) {
+  const DiffReport report{*diff, *policy, cli::command_line(), cli::kGoldenValidatorVersion};
+  if (Status s = o.reports.write(report); !s.is_ok()) {
     return cli::report_error(s);
   }
   if (o.log.level() >= 0) {
@@ -93,7 +90,7 @@ void add_diff_command(CLI::App& app, CommandResult& result) {
   sub->add_option("--gate", o->gate, "Regression tolerances (default: gates/regression.json found from NEW.json's directory upward to the repository root)")
       ->option_text("FILE");
   sub->add_flag("--all", o->all, "List what got better too");
-  o->reports.add_to(*sub);
+  o->reports.add_to(*sub, {ReportFormat::kHtml});
   o->log.add_to(*sub);
   sub->callback([&result, o] { result.run = [o] { return run_diff(*o); }; });
 }

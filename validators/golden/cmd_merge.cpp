@@ -46,7 +46,7 @@ int merge_ane(const SliceReports<ResidencyReport>& slices, const MergeOptions& o
     const bool ok = !s.error && s.verdict.passed;
     if (level >= 0 || !ok) std::cout << residency_summary_line(s) << "\n" << residency_failure_lines(s);
   }
-  if (Status s = o.outputs.write(cli::residency_renderer(*merged)); !s.is_ok()) {
+  if (Status s = o.outputs.write(*merged); !s.is_ok()) {
     return cli::report_error(s);
   }
   const int code = residency_exit_code(*merged);
@@ -87,7 +87,7 @@ int run_merge(const MergeOptions& o) {
         first_of_kind[0], kind_name(Kind::kGolden), first_of_kind[1], kind_name(Kind::kAne)));
   }
   if (!ane.empty()) {
-    if (!o.outputs.html.empty()) {
+    if (!o.outputs.path(ReportFormat::kHtml).empty()) {
       return cli::report_error(make_error(
           ErrorCode::kUsage, "merge --html: ane-validator reports have no HTML form (use --json, "
           "--junit, --markdown)"));
@@ -112,7 +112,7 @@ void add_merge_command(CLI::App& app, CommandResult& result) {
                   "The JSON report of every slice (any order; all of one tool and one run)")
       ->option_text("REPORT.json...")
       ->required();
-  options->outputs.add_to(*sub, /*html=*/true);
+  options->outputs.add_to(*sub);
   options->output.add_to(*sub);
   options->log.add_to(*sub);
   sub->callback([&result, options] { result.run = [options] { return run_merge(*options); }; });

@@ -49,14 +49,7 @@ int run_weights(const WeightsOptions& o) {
     if (!result) return cli::report_error(result.status());
     report.shards.push_back(std::move(*result));
   }
-  // Rendered only when requested: a report of 80 shards is not small.
-  auto render = [&](const std::string& path, std::string (*fn)(const WeightReport&)) {
-    return path.empty() ? std::string() : fn(report);
-  };
-  if (Status s = o.reports.write(render(o.reports.json, &weight_report_json),
-                                 render(o.reports.junit, &weight_report_junit),
-                                 render(o.reports.markdown, &weight_report_markdown));
-      !s.is_ok()) {
+  if (Status s = o.reports.write(report); !s.is_ok()) {
     return cli::report_error(s);
   }
   if (o.log.level() >= 0) {
@@ -81,7 +74,7 @@ void add_weights_command(CLI::App& app, CommandResult& result) {
       ->required();
   options->baseline.add_to(*sub);
   sub->add_flag("--all", options->all, "List every weight, not only the flagged ones");
-  options->reports.add_to(*sub);
+  options->reports.add_to(*sub, {ReportFormat::kHtml});
   options->log.add_to(*sub);
   sub->callback([&result, options] { result.run = [options] { return run_weights(*options); }; });
 }

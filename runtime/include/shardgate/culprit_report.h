@@ -19,6 +19,7 @@ struct CulpritReport {
   std::vector<std::string> command_line;
   std::string inputs;  // where the inputs came from, in words
   std::vector<CulpritResult> shards;
+  size_t top = 10;  // Markdown (and the terminal table): how many error-adding ops to list
   // Op outputs below the threshold and source ops, over all shards. A diagnosis, not a gate:
   // intermediate outputs of a 4-bit MoE fall below 0.97 while the layer's output passes.
   int64_t failing_ops() const;

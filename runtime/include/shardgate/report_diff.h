@@ -62,6 +62,15 @@ struct ReportDiff {
   int64_t worse() const;      // rows with worse_by > 0
 };
 
+// A diff as `golden-validator diff` reports it (report_formats.h renders it): the comparison,
+// the regression gate applied, and the process that ran it.
+struct DiffReport {
+  ReportDiff diff;
+  RegressionPolicy policy;
+  std::vector<std::string> command_line;
+  std::string tool_version;
+};
+
 // Diffs two JSON reports of the same tool. kFormat when a report is not one the tools write
 // or the two come from different tools.
 Result<ReportDiff> diff_reports(const std::string& old_path, const std::string& new_path,

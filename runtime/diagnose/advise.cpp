@@ -78,12 +78,12 @@ std::vector<std::string> readers_of(const Function& fn, const std::string& value
 }  // namespace
 
 Result<std::vector<AdviceCandidate>> advice_candidates(const std::vector<AdviceShard>& shards,
-                                                       const CulpritReport* culprits,
+                                                       const std::vector<CulpritResult>* culprits,
                                                        std::vector<std::string>& notes) {
   // Source ops by (candidate shard, weight value): the worst one reading it.
   std::map<std::pair<std::string, std::string>, const OpComparison*> source_of;
   if (culprits != nullptr) {
-    for (const CulpritResult& r : culprits->shards) {
+    for (const CulpritResult& r : *culprits) {
       for (const OpComparison* o : r.sources()) {
         for (const std::string& w : o->compressed_weights) {
           auto& slot = source_of[{r.candidate, w}];
@@ -211,7 +211,8 @@ Result<AdviceSearch> search_advice(size_t candidates, int64_t max_runs, int64_t 
   return s;
 }
 
-std::vector<AdviceCheck> advice_checks(const GoldenReport& before, const GoldenReport* after) {
+std::vector<AdviceCheck> advice_checks(const FidelityRun& run_before, const GateEvaluation& before,
+                                       const FidelityRun* run_after, const GateEvaluation* after) {
   std::vector<AdviceCheck> out;
   auto fill = [](AdviceMetric& m, const MetricVerdict& v, bool is_after) {
     (is_after ? m.after : m.before) = v.value;
@@ -219,15 +220,15 @@ std::vector<AdviceCheck> advice_checks(const GoldenReport& before, const GoldenR
     (is_after ? m.verdict_after : m.verdict_before) = verdict_name(v.verdict);
     (is_after ? m.worst_position_after : m.worst_position_before) = v.worst_position;
   };
-  for (size_t i = 0; i < before.run.checks.size() && i < before.evaluation.checks.size(); ++i) {
+  for (size_t i = 0; i < run_before.checks.size() && i < before.checks.size(); ++i) {
     AdviceCheck c;
-    c.id = before.run.checks[i].identity.id();
-    const CheckVerdict& b = before.evaluation.checks[i];
+    c.id = run_before.checks[i].identity.id();
+    const CheckVerdict& b = before.checks[i];
     c.verdict_before = verdict_name(b.verdict);
     const CheckVerdict* a = nullptr;
-    if (after != nullptr) {
-      for (size_t k = 0; k < after->run.checks.size() && k < after->evaluation.checks.size(); ++k) {
-        if (after->run.checks[k].identity.id() == c.id) a = &after->evaluation.checks[k];
+    if (run_after != nullptr && after != nullptr) {
+      for (size_t k = 0; k < run_after->checks.size() && k < after->checks.size(); ++k) {
+        if (run_after->checks[k].identity.id() == c.id) a = &after->checks[k];
       }
     }
     if (a != nullptr) c.verdict_after = verdict_name(a->verdict);

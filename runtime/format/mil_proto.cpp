@@ -7,6 +7,7 @@
 // name. Map fields follow protobuf semantics: the last entry for a key wins.
 #include "format/model_description.h"
 #include "format/protowire.h"
+#include "shardgate/blob.h"
 #include "shardgate/limits.h"
 #include "shardgate/readers.h"
 

@@ -2,6 +2,7 @@
 // resolves weight literals against the shard's blob files (runtime/format/README.md: Compiled model
 // directory, Package, Blob storage v2). Weight files are mapped lazily, one mapping per file for
 // the shard's lifetime.
+#include "shardgate/blob.h"
 #include "shardgate/shard.h"
 
 #include "shardgate/io.h"

@@ -1,9 +1,9 @@
-// merge_golden_reports (report_merge.h): the slices of a `run --teacher-forced` fan-out back
+// merge_golden_reports (golden_report.h): the slices of a `run --teacher-forced` fan-out back
 // into the run of one job. Every list of the run is put back in the order a single job makes
 // it (run_chain_fidelity, chain_fidelity.cpp): shards and feeds in step order, checks in
 // checkpoint order (subnormals=keep before flush), notes as that function writes them.
 #include "report/merge_slices.h"
-#include "shardgate/report_merge.h"
+#include "shardgate/golden_report.h"
 
 #include <algorithm>
 #include <map>

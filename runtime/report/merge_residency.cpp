@@ -1,6 +1,6 @@
-// merge_residency_reports (report_merge.h): ane-validator slices back into one report.
+// merge_residency_reports (residency_report.h): ane-validator slices back into one report.
 #include "report/merge_slices.h"
-#include "shardgate/report_merge.h"
+#include "shardgate/residency_report.h"
 
 #include <algorithm>
 #include <map>

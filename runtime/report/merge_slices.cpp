@@ -2,7 +2,6 @@
 #include "report/merge_slices.h"
 
 #include "core/json.h"
-#include "shardgate/report_merge.h"
 
 #include <fmt/ranges.h>
 
@@ -43,14 +42,3 @@ Status check_slice_cover(const std::vector<SliceId>& slices) {
 }
 
 }  // namespace sg::merge_util
-
-namespace sg {
-
-Result<std::string> report_tool_name(std::string_view json_text, const std::string& path) {
-  SG_ASSIGN_OR_RETURN(ReportEnvelope e, parse_report_envelope(json_text, path));
-  SG_CHECK(e.tool == "ane-validator" || e.tool == "golden-validator", ErrorCode::kFormat,
-           "{}: tool: '{}' is not golden-validator or ane-validator", path, e.tool);
-  return e.tool;
-}
-
-}  // namespace sg

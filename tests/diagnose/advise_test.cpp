@@ -86,7 +86,7 @@ TEST(AdviceCandidates, CulpritSourceWeightsRankFirstThenTheMeasuredError) {
   }
   EXPECT_EQ(plain->back().key, "router.weight");  // 0.008: the best-kept weight
   // A culprit report naming experts_up as the only source puts it first, whatever its error.
-  CulpritReport report;
+  std::vector<CulpritResult> report;
   CulpritResult r;
   r.candidate = (*cand)->path();
   OpComparison up;
@@ -96,7 +96,7 @@ TEST(AdviceCandidates, CulpritSourceWeightsRankFirstThenTheMeasuredError) {
   up.fails = up.source = true;
   up.compressed_weights = {"experts_up_weight_0_quantized"};
   r.ops.push_back(up);
-  report.shards.push_back(r);
+  report.push_back(r);
   auto ranked = advice_candidates(shards, &report, notes);
   ASSERT_TRUE(ranked.is_ok());
   EXPECT_EQ((*ranked)[0].key, "experts_up.weight");

@@ -1,6 +1,7 @@
 // Shard::open on the corpus (both forms), form detection, weight path confinement, blob
 // caching and literal resolution.
 #include "shardgate/half.h"
+#include "shardgate/blob.h"
 #include "shardgate/shard.h"
 
 #include <gtest/gtest.h>

@@ -8,6 +8,7 @@
 
 #include "shardgate/executor.h"
 #include "shardgate/placement.h"
+#include "shardgate/blob.h"
 #include "shardgate/shard.h"
 
 #include <cstring>

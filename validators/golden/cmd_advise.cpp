@@ -129,7 +129,7 @@ int run_advise(const AdviseOptions& o) {
       runner.keep_open(*base);
       shards.push_back({step.id, *cand, *base, step.function});
     }
-    auto candidates = advice_candidates(shards, before->culprits ? &*before->culprits : nullptr, result.notes);
+    auto candidates = advice_candidates(shards, before->culprits ? &before->culprits->shards : nullptr, result.notes);
     if (!candidates) return cli::report_error(candidates.status());
     result.candidates = std::move(*candidates);
     const std::vector<AdviceCandidate>& ranked = result.candidates;
@@ -146,7 +146,9 @@ int run_advise(const AdviseOptions& o) {
     result.search = std::move(*search);
     if (after && result.search.found) result.verdict_after = summary_of(*after);
   }
-  result.checks = advice_checks(*before, after && result.search.found ? &*after : nullptr);
+  const bool answered = after && result.search.found;
+  result.checks = advice_checks(before->run, before->evaluation, answered ? &after->run : nullptr,
+                                answered ? &after->evaluation : nullptr);
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
   if (Status s = o.common.reports.write(result); !s.is_ok()) {

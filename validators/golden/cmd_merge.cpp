@@ -1,6 +1,6 @@
 // golden-validator merge: the JSON reports of the jobs of one CI fan-out (golden-validator
 // run --teacher-forced, or ane-validator, each with --shard-index/--shard-count) combined into
-// the report one job would have written (report_merge.h). Both tools' reports are merged here,
+// the report one job would have written (merge_golden_reports, merge_residency_reports). Both tools' reports are merged here,
 // so ane-validator keeps its one-command CLI; the kind is read from each report.
 // Exit codes: the merged verdict's (0 pass, 1 gate failed), 2 bad input or slices that are not
 // one run (mixed tools, another chain, overlap, a slice missing).
@@ -9,7 +9,9 @@
 #include "golden/commands.h"
 #include "shardgate/io.h"
 #include "shardgate/limits.h"
-#include "shardgate/report_merge.h"
+#include "shardgate/golden_report.h"
+#include "shardgate/report_envelope.h"
+#include "shardgate/residency_report.h"
 #include "shardgate/report_output.h"
 
 #include <CLI/CLI.hpp>
@@ -33,8 +35,12 @@ enum class Kind { kGolden, kAne };
 const char* kind_name(Kind k) { return k == Kind::kGolden ? "golden-validator" : "ane-validator"; }
 
 Result<Kind> report_kind(const std::string& text, const std::string& path) {
-  SG_ASSIGN_OR_RETURN(std::string tool, report_tool_name(text, path));
-  return tool == "ane-validator" ? Kind::kAne : Kind::kGolden;
+  SG_ASSIGN_OR_RETURN(ReportEnvelope e, parse_report_envelope(text, path));
+  SG_CHECK(e.kind == kGoldenReportKind || e.kind == kResidencyReportKind, ErrorCode::kUsage,
+           "merge: {} is a {} report of {} {}: merge takes the gate reports of run "
+           "--teacher-forced slices or ane-validator slices",
+           path, e.kind, e.tool, e.command);
+  return e.kind == kResidencyReportKind ? Kind::kAne : Kind::kGolden;
 }
 
 int merge_ane(const SliceReports<ResidencyReport>& slices, const MergeOptions& o) {

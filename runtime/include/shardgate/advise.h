@@ -13,8 +13,9 @@
 
 #include "shardgate/report_envelope.h"
 
-#include "shardgate/culprit_report.h"
-#include "shardgate/golden_report.h"
+#include "shardgate/culprits.h"
+#include "shardgate/fidelity.h"
+#include "shardgate/gate_policy.h"
 #include "shardgate/shard.h"
 #include "shardgate/status.h"
 
@@ -62,7 +63,7 @@ struct AdviceCandidate {
 // The candidates of `shards` in rank order (see the file comment). `culprits` may be null (no
 // culprit evidence). A weight without a baseline weight is no candidate; a note says so.
 Result<std::vector<AdviceCandidate>> advice_candidates(const std::vector<AdviceShard>& shards,
-                                                       const CulpritReport* culprits,
+                                                       const std::vector<CulpritResult>* culprits,
                                                        std::vector<std::string>& notes);
 
 // One chain run of the search.
@@ -117,7 +118,8 @@ struct AdviceCheck {
 };
 
 // Pairs the checks of two reports of the same chain (by id).
-std::vector<AdviceCheck> advice_checks(const GoldenReport& before, const GoldenReport* after);
+std::vector<AdviceCheck> advice_checks(const FidelityRun& run_before, const GateEvaluation& before,
+                                       const FidelityRun* run_after, const GateEvaluation* after);
 
 struct AdviceResult {
   std::string tool_version;

@@ -119,4 +119,14 @@ std::string golden_report_html(const GoldenReport& report);
 // Writes `contents` atomically (write_file_atomic) with the path in any error.
 Status write_report_file(const std::string& path, std::string_view contents);
 
+// Merging the JSON reports of the jobs of one CI fan-out (README "Fan-out across CI jobs") into
+// the report a single job would have written (`golden-validator merge`). The merged report goes
+// through the same writers as a single run, so its JSON, JUnit, Markdown and HTML equal that
+// run's except for what is inherently per process: the command line, the run id and the
+// peak-memory note (kept per slice job). Refused (kUsage, naming the files): slices of
+// different runs (another chain, golden dump, gate, options, tool version), two reports of one
+// slice or of one step group (overlap), a slice missing, and reports that are not slices
+// (free-running reports). The result's command_line is empty: the caller records its own.
+Result<GoldenReport> merge_golden_reports(const SliceReports<GoldenReport>& slices);
+
 }  // namespace sg

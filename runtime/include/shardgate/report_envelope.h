@@ -21,6 +21,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace sg {
@@ -63,6 +64,10 @@ struct ReportEnvelope {
 // (culprits) ran to the end.
 inline constexpr std::string_view kReportVerdicts[] = {"pass", "fail", "error", "empty-slice",
                                                        "diagnosis"};
+
+// Reports read from files, each with the file it was read from (merge takes these).
+template <typename Report>
+using SliceReports = std::vector<std::pair<std::string, Report>>;
 
 // "shardgate/<kind>@<version>".
 std::string report_schema_version(std::string_view kind, int version);

@@ -98,4 +98,10 @@ std::vector<RuleUse> rules_used(const ShardCheck& shard);
 // used with their placement, confidence and source.
 std::string residency_op_table(const ShardCheck& shard);
 
+// ane-validator --shard-index/--shard-count slices back into the report one job would have
+// written (`golden-validator merge`): shards ordered by path as ane-validator orders its
+// expanded list. Refused (kUsage, naming the files): slices of different runs (another shard
+// list, gate file, options or tool version), overlap, a slice missing.
+Result<ResidencyReport> merge_residency_reports(const SliceReports<ResidencyReport>& slices);
+
 }  // namespace sg

@@ -5,7 +5,6 @@
 // to read-only tensor views into the mapping, one at a time, when an op needs them.
 #pragma once
 
-#include "shardgate/blob.h"
 #include "shardgate/program.h"
 #include "shardgate/status.h"
 #include "shardgate/tensor.h"
@@ -18,6 +17,10 @@
 #include <vector>
 
 namespace sg {
+
+// Blob storage (blob.h, runtime/format/blob.cpp) is an implementation detail of reading a
+// shard: callers that open blob files include blob.h themselves.
+class BlobFile;
 
 enum class ShardForm : uint8_t { kCompiled, kPackage };  // .mlmodelc, .mlpackage
 const char* shard_form_name(ShardForm form);              // "mlmodelc" / "mlpackage"

@@ -1,6 +1,6 @@
 // shardgate._native: thin bindings of the runtime library. The Python package
 // (validators/python/shardgate/) wraps them; nothing here decides a verdict on its own.
-#include "convert.h"
+#include "py_convert.h"
 
 namespace py = pybind11;
 

@@ -1,5 +1,5 @@
-// numpy <-> sg::Tensor copies and the error translation (convert.h).
-#include "convert.h"
+// numpy <-> sg::Tensor copies and the error translation (py_convert.h).
+#include "py_convert.h"
 
 #include "shardgate/dtype.h"
 #include "shardgate/half.h"

@@ -1,7 +1,7 @@
 // Metrics: the per-row values the gates use (cosine, norm ratio, relative L2, max abs, SNR, and
 // top-1 / top-k / KL for logits), on two numpy arrays, through the same comparison engine as
 // golden-validator (shape and dtype-class checks, position rows, degenerate and NaN rules).
-#include "convert.h"
+#include "py_convert.h"
 
 #include "shardgate/fidelity.h"
 

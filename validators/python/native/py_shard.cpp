@@ -1,5 +1,5 @@
 // shardgate._native.Shard: open a shard, list its ops with placement, run a function.
-#include "convert.h"
+#include "py_convert.h"
 
 #include "shardgate/dtype.h"
 #include "shardgate/executor.h"

@@ -1,6 +1,6 @@
 // Chains and golden dumps: run a chain (numpy arrays of its checkpoints), gate it against its
 // goldens (the golden-validator report as JSON), open a golden dump, load a chain manifest.
-#include "convert.h"
+#include "py_convert.h"
 
 #include "shardgate/chain.h"
 #include "shardgate/gate_policy.h"

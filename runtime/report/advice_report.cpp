@@ -1,6 +1,6 @@
 // The precision-advice report forms (advise.h): JSON (reports/schema/advice.schema.json),
 // terminal table, Markdown and JUnit.
-#include "shardgate/advise.h"
+#include "shardgate/advice_report.h"
 
 #include "report/envelope_json.h"
 #include "report/escape.h"

@@ -1,6 +1,6 @@
 // The HTML page (render_html, report_formats.h): golden reports only, whose per-layer and
 // per-position values make the heat map and charts; the other kinds have no HTML form.
-#include "shardgate/advise.h"
+#include "shardgate/advice_report.h"
 #include "shardgate/culprit_report.h"
 #include "shardgate/golden_report.h"
 #include "shardgate/report_diff.h"

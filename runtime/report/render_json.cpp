@@ -1,6 +1,6 @@
 // The JSON form of every report kind (render_json, report_formats.h): the versioned contract,
 // each kind with its schema in reports/schema/ and the shared envelope.
-#include "shardgate/advise.h"
+#include "shardgate/advice_report.h"
 #include "shardgate/culprit_report.h"
 #include "shardgate/golden_report.h"
 #include "shardgate/report_diff.h"

@@ -1,6 +1,6 @@
 // The JUnit XML form of every report kind (render_junit, report_formats.h): suites named
 // <tool>.<command>[.<subject>], one test case per check, shard, weight or op.
-#include "shardgate/advise.h"
+#include "shardgate/advice_report.h"
 #include "shardgate/culprit_report.h"
 #include "shardgate/golden_report.h"
 #include "shardgate/report_diff.h"

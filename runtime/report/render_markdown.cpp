@@ -1,6 +1,6 @@
 // The Markdown form of every report kind (render_markdown, report_formats.h): the summary a CI
 // job summary or a pull-request comment shows.
-#include "shardgate/advise.h"
+#include "shardgate/advice_report.h"
 #include "shardgate/culprit_report.h"
 #include "shardgate/golden_report.h"
 #include "shardgate/report_diff.h"

@@ -9,7 +9,7 @@
 #include "golden/commands.h"
 #include "golden/exec_args.h"
 #include "golden/run_culprits.h"
-#include "shardgate/advise.h"
+#include "shardgate/advice_report.h"
 #include "shardgate/chain.h"
 #include "shardgate/golden.h"
 #include "shardgate/io.h"

@@ -11,7 +11,7 @@
 // still passes. Every chain run counts against a bound.
 #pragma once
 
-#include "shardgate/report_envelope.h"
+#include "shardgate/provenance.h"
 
 #include "shardgate/culprits.h"
 #include "shardgate/fidelity.h"
@@ -144,12 +144,5 @@ struct AdviceResult {
   // 0 a passing set was found (or the chain passes already), 1 none within the bound.
   int exit_code() const;
 };
-
-ReportEnvelope advice_report_envelope(const AdviceResult& r);
-std::string advice_report_json(const AdviceResult& r);
-std::string advice_report_table(const AdviceResult& r, bool all);
-std::string advice_report_markdown(const AdviceResult& r);
-// One <testcase> per chosen weight and one for the verdict; no set found is a <failure>.
-std::string advice_report_junit(const AdviceResult& r);
 
 }  // namespace sg

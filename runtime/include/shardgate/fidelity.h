@@ -12,7 +12,7 @@
 // the gate; a check whose rows are all degenerate fails ("no evidence").
 #pragma once
 
-#include "shardgate/report_envelope.h"
+#include "shardgate/provenance.h"
 #include "shardgate/status.h"
 #include "shardgate/tensor.h"
 

@@ -16,6 +16,7 @@
 // reports/schema/report-envelope.schema.json is the contract; every report schema includes it.
 #pragma once
 
+#include "shardgate/provenance.h"
 #include "shardgate/status.h"
 
 #include <optional>
@@ -25,28 +26,6 @@
 #include <vector>
 
 namespace sg {
-
-// An input file a report was computed from.
-struct ReportInput {
-  std::string role;    // "candidate", "reference", "gate", "chain", "shard", "plan", "slice", ...
-  std::string path;
-  std::string sha256;  // of the file (for a dump directory: of its manifest.json); "" unknown
-};
-
-// A shard a command judged: which exact build. The fingerprint is Shard::fingerprint() (sha256
-// over the program file and every weight file; runtime/format/README.md), so two builds that
-// differ in any weight byte never share it.
-struct ReportShard {
-  std::string id;           // chain step id, the shard's role ("candidate", "baseline"), or ""
-  std::string path;         // as given (chain manifests: resolved against the manifest)
-  std::string fingerprint;  // lower-case hex; "" when not computed (--no-fingerprint)
-};
-
-struct ReportProvenance {
-  std::optional<ReportInput> gate;  // the gate file applied; nullopt: built-in defaults / none
-  std::vector<ReportInput> inputs;
-  std::vector<ReportShard> shards;
-};
 
 struct ReportEnvelope {
   std::string kind;  // schema file stem: "ane-report", "golden-report", "weight-diagnostics", ...

@@ -25,10 +25,7 @@ namespace fs = std::filesystem;
 class GoldenAdviseCli : public testing::TempDirTest {
  protected:
   GoldenAdviseCli() : TempDirTest("sg_advise_") {}
-  std::string out(const std::string& name) const { return (dir_ / name).string(); }
-  static CliRun golden(const std::string& args) {
-    return run_command(std::string(SG_BINARY_DIR "/validators/golden-validator ") + args);
-  }
+  static CliRun golden(const std::string& args) { return run_golden_validator(args); }
   static nlohmann::json load(const std::string& path) {
     auto t = read_file(path);
     EXPECT_TRUE(t.is_ok()) << path;

@@ -26,7 +26,6 @@ const std::string kShards = "'goldens/sample/shards/*_int8.mlpackage'";  // 16 s
 class MergeCli : public testing::TempDirTest {
  protected:
   MergeCli() : TempDirTest("sg_merge_") {}
-  std::string out(const std::string& name) const { return (dir_ / name).string(); }
   std::string text(const std::string& name) const {
     auto t = read_file(out(name));
     EXPECT_TRUE(t.is_ok()) << name;

@@ -23,7 +23,6 @@ namespace {
 class ReportEnvelopeCli : public testing::TempDirTest {
  protected:
   ReportEnvelopeCli() : TempDirTest("sg_envelope_") {}
-  std::string out(const std::string& name) const { return (dir_ / name).string(); }
   static CliRun tool(const std::string& name, const std::string& args) {
     return run_command(std::string(SG_BINARY_DIR "/validators/") + name + " " + args);
   }

@@ -18,4 +18,8 @@ CliRun run_command(const std::string& command) {
   return r;
 }
 
+CliRun run_golden_validator(const std::string& args) {
+  return run_command(std::string(SG_BINARY_DIR "/validators/golden-validator ") + args);
+}
+
 }  // namespace sg

@@ -14,4 +14,7 @@ struct CliRun {
 // Runs `command` with `2>&1` appended.
 CliRun run_command(const std::string& command);
 
+// The built golden-validator with `args` (run_command).
+CliRun run_golden_validator(const std::string& args);
+
 }  // namespace sg

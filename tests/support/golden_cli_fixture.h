@@ -22,7 +22,6 @@ class GoldenCliFixture : public TempDirTest {
   // `prefix` keeps the directories of different test files apart in /tmp.
   explicit GoldenCliFixture(std::string prefix) : TempDirTest(std::move(prefix)) {}
 
-  std::string out(const std::string& name) const { return (dir_ / name).string(); }
 
   nlohmann::json report(const std::string& name) const {
     auto text = read_file(out(name));

@@ -25,6 +25,9 @@ class TempDirTest : public ::testing::Test {
     std::error_code ec;
     std::filesystem::remove_all(dir_, ec);
   }
+  // A file of this test's directory.
+  std::string out(const std::string& name) const { return (dir_ / name).string(); }
+
   std::filesystem::path dir_;
 
  private:

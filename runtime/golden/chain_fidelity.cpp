@@ -65,7 +65,7 @@ Result<FidelityRun> run_chain_fidelity(const ChainManifest& chain, const GoldenS
     for (const ChainCheckpoint& cp : chain.checkpoints) slice.chain_checkpoints.push_back(cp.golden);
     only_steps.emplace();
     for (SliceGroup& g : groups) {
-      if (g.index % slice.count != slice.index) continue;
+      if (!slice_runs_group(g, slice.index, slice.count)) continue;
       only_steps->insert(g.steps.begin(), g.steps.end());
       slice.groups.push_back(std::move(g));
     }

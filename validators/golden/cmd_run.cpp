@@ -96,7 +96,7 @@ int run_run(const RunCommandOptions& o) {
     if (!groups) return cli::report_error(groups.status(), "run", o.common);
     steps = 0;
     for (const SliceGroup& g : *groups) {
-      if (g.index % fo.slice_count == fo.slice_index) steps += static_cast<int64_t>(g.steps.size());
+      if (slice_runs_group(g, fo.slice_index, fo.slice_count)) steps += static_cast<int64_t>(g.steps.size());
     }
   }
   const int64_t total = steps * static_cast<int64_t>(fo.modes.size()) *

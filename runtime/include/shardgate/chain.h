@@ -219,6 +219,12 @@ struct ChainFidelityOptions {
 Result<std::vector<SliceGroup>> teacher_forced_groups(const ChainManifest& chain,
                                                       const GoldenSource& goldens);
 
+// Whether CI slice `index` of `count` runs the group: group k goes to slice k % count (the
+// one rule run_chain_fidelity applies and a job's progress counts by).
+inline bool slice_runs_group(const SliceGroup& group, int64_t index, int64_t count) {
+  return group.index % count == index;
+}
+
 Result<FidelityRun> run_chain_fidelity(const ChainManifest& chain, const GoldenSource& goldens,
                                        const ChainFidelityOptions& options);
 

@@ -71,13 +71,13 @@ def test_golden_validator_failing_chain_fails_the_job_but_uploads(job):
 
 
 def test_matrix_split_runs_each_chain_once(job):
-    chains = "sample/chains/chain_*.json"  # expanded by the action: three chains
+    chains = "sample/chains/chain_*.json"  # expanded by the action: the sample's four chains
     seen = []
     for index in range(2):
         r = job(tool="golden-validator", targets=chains, **{"shard-index": index, "shard-count": 2})
         seen += [f for f in r.artifacts["shardgate-reports"] if f.endswith(".json")]
         (job.workspace / "shardgate-reports").rename(job.workspace / f"reports-{index}")
-    assert sorted(seen) == ["chain_fp16.json", "chain_int8.json", "chain_lut4.json"]
+    assert sorted(seen) == ["chain_fp16.json", "chain_int8.json", "chain_int8_advised.json", "chain_lut4.json"]
     empty = job(tool="golden-validator", targets="sample/chains/chain_lut4.json",
                 **{"shard-index": 1, "shard-count": 2})
     assert empty.outputs == {"exit-code": "0", "verdict": "empty-slice"}, empty.log

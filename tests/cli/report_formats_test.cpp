@@ -14,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <string>
 
 namespace sg {
@@ -45,6 +46,7 @@ TEST(ReportFormats, EveryCommandOffersExactlyTheFormsItsReportKindHas) {
   expect_offers_exactly_its_forms("golden-validator", "weights", WeightReport{});
   expect_offers_exactly_its_forms("golden-validator", "culprits", CulpritReport{});
   expect_offers_exactly_its_forms("golden-validator", "diff", DiffReport{});
+  expect_offers_exactly_its_forms("golden-validator", "advise", AdviceResult{});
 }
 
 TEST(ReportFormats, TheTableNamesEachFormatOnce) {
@@ -66,7 +68,9 @@ TEST(ReportFormats, AFormatTheReportHasNoFormOfIsRefusedNamingTheOption) {
   const CliRun r = run_command(std::string(SG_BINARY_DIR "/validators/golden-validator merge ") + json +
                                " --html " + dir + "/sg_formats_ane.html");
   EXPECT_EQ(r.code, 2) << r.output;
-  EXPECT_NE(r.output.find("--html"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("--html " + dir + "/sg_formats_ane.html: this command's report has no html form"),
+            std::string::npos) << r.output;
+  EXPECT_FALSE(std::filesystem::exists(dir + "/sg_formats_ane.html"));
 }
 
 }  // namespace

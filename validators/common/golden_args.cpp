@@ -161,8 +161,8 @@ Result<GoldenOpenOptions> GoldenInputArgs::options() const {
   return o;
 }
 
-void GoldenCommonArgs::add_to(CLI::App& app) {
-  reports.add_to(app);
+void GoldenCommonArgs::add_to(CLI::App& app, std::initializer_list<ReportFormat> without) {
+  reports.add_to(app, without);
   gate.add_to(app);
   log.add_to(app);
   thresholds.add_to(app);

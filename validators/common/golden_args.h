@@ -97,7 +97,8 @@ struct GoldenCommonArgs {
   MetricArgs metrics;
   GoldenOutputArgs output;
 
-  void add_to(CLI::App& app);
+  // `without`: report formats the command's report kind has no form of (ReportArgs::add_to).
+  void add_to(CLI::App& app, std::initializer_list<ReportFormat> without = {});
 };
 
 // --gate FILE, else gates/fidelity.json found from the anchors' directories upward to the

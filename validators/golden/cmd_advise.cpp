@@ -48,10 +48,6 @@ int run_advise(const AdviseOptions& o) {
   if (Status s = o.exec.validate(o.both ? "advise --both already gates two views" : ""); !s.is_ok()) {
     return cli::report_error(s);
   }
-  if (!o.common.reports.path(ReportFormat::kHtml).empty()) {
-    return cli::report_error(make_error(ErrorCode::kUsage, "advise has no HTML report: use --json, "
-                                                           "--junit or --markdown"));
-  }
   if (o.max_runs < 1) {
     return cli::report_error(make_error(ErrorCode::kUsage, "--max-runs {}: at least 1 run is needed", o.max_runs));
   }
@@ -187,7 +183,7 @@ void add_advise_command(CLI::App& app, CommandResult& result) {
   sub->add_flag("--all", o->all, "List every run of the search");
   o->exec.add_to(*sub);
   o->input.add_to(*sub);
-  o->common.add_to(*sub);
+  o->common.add_to(*sub, {ReportFormat::kHtml});  // advice has no HTML form
   sub->callback([&result, o] { result.run = [o] { return run_advise(*o); }; });
 }
 

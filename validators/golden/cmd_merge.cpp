@@ -47,13 +47,14 @@ int merge_ane(const SliceReports<ResidencyReport>& slices, const MergeOptions& o
   auto merged = merge_residency_reports(slices);
   if (!merged) return cli::report_error(merged.status());
   merged->command_line = cli::command_line();
+  // Written first: a format the report has no form of (--html) is refused before any output.
+  if (Status s = o.outputs.write(*merged); !s.is_ok()) {
+    return cli::report_error(s);
+  }
   const int level = o.log.level();
   for (const ShardCheck& s : merged->shards) {
     const bool ok = !s.error && s.verdict.passed;
     if (level >= 0 || !ok) std::cout << residency_summary_line(s) << "\n" << residency_failure_lines(s);
-  }
-  if (Status s = o.outputs.write(*merged); !s.is_ok()) {
-    return cli::report_error(s);
   }
   const int code = residency_exit_code(*merged);
   const ResidencyCounts counts = residency_counts(*merged);
@@ -93,11 +94,6 @@ int run_merge(const MergeOptions& o) {
         first_of_kind[0], kind_name(Kind::kGolden), first_of_kind[1], kind_name(Kind::kAne)));
   }
   if (!ane.empty()) {
-    if (!o.outputs.path(ReportFormat::kHtml).empty()) {
-      return cli::report_error(make_error(
-          ErrorCode::kUsage, "merge --html: ane-validator reports have no HTML form (use --json, "
-          "--junit, --markdown)"));
-    }
     return merge_ane(ane, o);
   }
   auto merged = merge_golden_reports(golden);

@@ -64,15 +64,9 @@ nlohmann::ordered_json candidate_json(const AdviceCandidate& c, size_t rank) {
 }  // namespace
 
 ReportEnvelope advice_report_envelope(const AdviceResult& r) {
-  ReportEnvelope e;
-  e.kind = "advice";
-  e.version = kAdviceReportVersion;
-  e.tool = "golden-validator";
-  e.tool_version = r.tool_version;
-  e.command = "advise";
-  e.command_line = r.command_line;
-  e.exit_code = r.exit_code();
-  e.verdict = e.exit_code == 0 ? "pass" : "fail";
+  ReportEnvelope e = make_report_envelope("advice", kAdviceReportVersion, "golden-validator",
+                                          r.tool_version, "advise", r.command_line);
+  e.set_gate_verdict(r.exit_code() == 0);
   e.provenance = r.provenance;
   return e;
 }

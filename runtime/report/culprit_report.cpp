@@ -43,13 +43,8 @@ int64_t CulpritReport::source_ops() const {
 }
 
 ReportEnvelope culprit_report_envelope(const CulpritReport& report) {
-  ReportEnvelope e;
-  e.kind = "culprits";
-  e.version = kCulpritReportVersion;
-  e.tool = "golden-validator";
-  e.tool_version = report.tool_version;
-  e.command = "culprits";
-  e.command_line = report.command_line;
+  ReportEnvelope e = make_report_envelope("culprits", kCulpritReportVersion, "golden-validator",
+                                          report.tool_version, "culprits", report.command_line);
   e.verdict = "diagnosis";  // a diagnosis gates nothing
   e.exit_code = 0;
   for (const CulpritResult& r : report.shards) {

@@ -177,13 +177,8 @@ int report_exit_code(const GoldenReport& report) {
 }
 
 ReportEnvelope golden_report_envelope(const GoldenReport& report) {
-  ReportEnvelope e;
-  e.kind = std::string(kGoldenReportKind);
-  e.version = kGoldenReportVersion;
-  e.tool = "golden-validator";
-  e.tool_version = report.tool_version;
-  e.command = report.run.command;
-  e.command_line = report.command_line;
+  ReportEnvelope e = make_report_envelope(kGoldenReportKind, kGoldenReportVersion, "golden-validator",
+                                          report.tool_version, report.run.command, report.command_line);
   e.verdict = report_verdict_name(report);
   e.exit_code = report_exit_code(report);
   if (!report.policy.sha256.empty()) {

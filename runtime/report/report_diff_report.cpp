@@ -19,15 +19,9 @@ std::string report_diff_json(const ReportDiff& diff, const RegressionPolicy& pol
   }
   nlohmann::ordered_json tolerances = nlohmann::ordered_json::object();
   for (const auto& [k, t] : policy.tolerances) tolerances[k] = {{"value", t.value}, {"reason", t.reason}};
-  ReportEnvelope e;
-  e.kind = "report-diff";
-  e.version = kReportDiffVersion;
-  e.tool = "golden-validator";
-  e.tool_version = tool_version;
-  e.command = "diff";
-  e.command_line = command_line;
-  e.verdict = diff.regressions() > 0 ? "fail" : "pass";
-  e.exit_code = diff.regressions() > 0 ? 1 : 0;
+  ReportEnvelope e = make_report_envelope("report-diff", kReportDiffVersion, "golden-validator",
+                                          tool_version, "diff", command_line);
+  e.set_gate_verdict(diff.regressions() == 0);
   if (!policy.path.empty()) e.provenance.gate = ReportInput{"gate", policy.path, policy.sha256};
   e.provenance.inputs = {{"old", diff.old_path, diff.old_sha256}, {"new", diff.new_path, diff.new_sha256}};
   nlohmann::ordered_json j = envelope_json(e);

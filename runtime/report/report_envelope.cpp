@@ -41,6 +41,19 @@ std::optional<std::pair<std::string, int>> split_schema_version(const std::strin
 
 }  // namespace
 
+ReportEnvelope make_report_envelope(std::string_view kind, int version, std::string_view tool,
+                                    std::string tool_version, std::string_view command,
+                                    std::vector<std::string> command_line) {
+  ReportEnvelope e;
+  e.kind = kind;
+  e.version = version;
+  e.tool = tool;
+  e.tool_version = std::move(tool_version);
+  e.command = command;
+  e.command_line = std::move(command_line);
+  return e;
+}
+
 std::string report_schema_version(std::string_view kind, int version) {
   return fmt::format("shardgate/{}@{}", kind, version);
 }

@@ -248,13 +248,8 @@ std::string residency_summary_json(const ResidencySummary& summary) {
 }
 
 ReportEnvelope residency_report_envelope(const ResidencyReport& report) {
-  ReportEnvelope e;
-  e.kind = std::string(kResidencyReportKind);
-  e.version = kResidencyReportVersion;
-  e.tool = report.tool;
-  e.tool_version = report.tool_version;
-  e.command = report.command;
-  e.command_line = report.command_line;
+  ReportEnvelope e = make_report_envelope(kResidencyReportKind, kResidencyReportVersion, report.tool,
+                                          report.tool_version, report.command, report.command_line);
   e.exit_code = residency_exit_code(report);
   e.verdict = residency_report_verdict(report);
   if (!report.gate_file.empty()) {

@@ -65,15 +65,9 @@ int64_t WeightReport::flagged() const {
 }
 
 ReportEnvelope weight_report_envelope(const WeightReport& report) {
-  ReportEnvelope e;
-  e.kind = "weight-diagnostics";
-  e.version = kWeightReportVersion;
-  e.tool = "golden-validator";
-  e.tool_version = report.tool_version;
-  e.command = "weights";
-  e.command_line = report.command_line;
-  e.verdict = report.flagged() > 0 ? "fail" : "pass";
-  e.exit_code = report.flagged() > 0 ? 1 : 0;
+  ReportEnvelope e = make_report_envelope("weight-diagnostics", kWeightReportVersion, "golden-validator",
+                                          report.tool_version, "weights", report.command_line);
+  e.set_gate_verdict(report.flagged() == 0);
   for (const WeightDiagnosticsResult& s : report.shards) {
     e.provenance.shards.push_back({"candidate", s.shard, s.fingerprint});
     if (!s.baseline.empty()) e.provenance.shards.push_back({"baseline", s.baseline, s.baseline_fingerprint});

@@ -37,7 +37,19 @@ struct ReportEnvelope {
   std::string verdict;
   int exit_code = 0;
   ReportProvenance provenance;
+
+  // A gate's outcome: verdict "pass" with exit 0, or "fail" with exit 1.
+  void set_gate_verdict(bool passed) {
+    verdict = passed ? "pass" : "fail";
+    exit_code = passed ? 0 : 1;
+  }
 };
+
+// What made a report of `kind` at `version`; the writer adds the verdict, exit code and
+// provenance.
+ReportEnvelope make_report_envelope(std::string_view kind, int version, std::string_view tool,
+                                    std::string tool_version, std::string_view command,
+                                    std::vector<std::string> command_line);
 
 // The verdicts an envelope may carry. "diagnosis": a command that diagnoses and gates nothing
 // (culprits) ran to the end.

@@ -1,6 +1,8 @@
 // Shared helpers of the golden report renderers (golden_report_util.h).
 #include "report/golden_report_util.h"
 
+#include <filesystem>
+
 #include <algorithm>
 #include <tuple>
 
@@ -169,12 +171,10 @@ std::string slice_text(const GoldenReport& report) {
 }
 
 std::string junit_suite(const GoldenReport& report) {
-  // The stem of a path ("a/b/chain_int8.json" -> "chain_int8"; a directory keeps its name).
-  auto stem = [](std::string path) {
-    while (path.size() > 1 && path.back() == '/') path.pop_back();
-    std::string name = path.substr(path.find_last_of('/') == std::string::npos ? 0 : path.find_last_of('/') + 1);
-    const size_t dot = name.find_last_of('.');
-    return dot == std::string::npos || dot == 0 ? name : name.substr(0, dot);
+  // "a/b/chain_int8.json" -> "chain_int8"; a directory ("dumps/cand/") keeps its name.
+  auto stem = [](const std::string& path) {
+    const std::filesystem::path p(path);
+    return (p.has_filename() ? p : p.parent_path()).stem().string();
   };
   std::string subject;
   for (const char* role : {"chain", "candidate"}) {

@@ -154,6 +154,9 @@ Result<FidelityRun> run_chain_fidelity(const ChainManifest& chain, const GoldenS
         return std::move(check).take_status().with_context(
             fmt::format("{}: checkpoint '{}' (chain tensor '{}')", chain.path, cp.golden, cp.tensor));
       }
+      if (auto t = result.nonreproducible.find(cp.tensor); t != result.nonreproducible.end()) {
+        check->excluded = t->second;
+      }
       if (cp.kind == "hidden") {
         // The whole tensor as one vector: the "over all positions" number next to the
         // per-position rows the gate uses.
@@ -168,6 +171,15 @@ Result<FidelityRun> run_chain_fidelity(const ChainManifest& chain, const GoldenS
       run.checks.push_back(std::move(*check));
     }
     const std::string tag = label_all ? fmt::format("[{}] ", chain_mode_name(mode)) : "";
+    if (!result.nonreproducible.empty()) {
+      std::vector<std::string> names;
+      for (const auto& [tensor, why] : result.nonreproducible) names.push_back(tensor);
+      run.notes.push_back(fmt::format(
+          "{}not reproducible on a device: chain tensors {} depend on random ops (this tool draws "
+          "a documented seeded stream, a device its own); checks on them are measured but "
+          "excluded from the gate",
+          tag, fmt::join(names, ", ")));
+    }
     if (mode == ChainMode::kTeacherForced) {
       for (const ChainStepRecord& s : result.steps) {
         for (const auto& [input, golden] : s.teacher_forced) {

@@ -2,6 +2,7 @@
 // state buffers carried across steps by chain state key, and the teacher-forced variant that
 // feeds every layer the golden of the layer before.
 #include "shardgate/chain.h"
+#include "shardgate/ops.h"
 
 #include "shardgate/golden.h"
 #include "shardgate/half.h"
@@ -239,6 +240,13 @@ Result<ChainRunResult> run_chain(const ChainManifest& chain, const ChainRunOptio
       Result<Tensor> out = step.combine == CombineKind::kSum ? combine_sum(parts, options.precision)
                                                              : combine_concat(parts, step.axis);
       if (!out) return std::move(out).take_status().with_context(step_place(chain, i));
+      for (const std::string& name : step.combine_inputs) {
+        auto t = result.nonreproducible.find(name);
+        if (t == result.nonreproducible.end()) continue;
+        result.nonreproducible.emplace(
+            step.output, fmt::format("step '{}' combines '{}' ({})", step.id, name, t->second));
+        break;
+      }
       publish(step.output, std::move(*out));
     } else {
       std::map<std::string, Tensor> inputs;
@@ -297,6 +305,28 @@ Result<ChainRunResult> run_chain(const ChainManifest& chain, const ChainRunOptio
         }
         auto r = exec.run(step.function, inputs, ro, &states);
         if (!r) return std::move(r).take_status().with_context(step_place(chain, i));
+        if (const Function* fn = (*shard)->program().function(step.function)) {
+          // What the device would not reproduce: this shard's own random ops, and what it
+          // computes from chain tensors that already depend on one (not from a golden fed in
+          // their place).
+          std::map<std::string, std::string> tainted_inputs;
+          for (const auto& [name, tensor] : step.inputs) {
+            auto t = result.nonreproducible.find(tensor);
+            if (t != result.nonreproducible.end() &&
+                !std::any_of(record.teacher_forced.begin(), record.teacher_forced.end(),
+                             [&input = name](const auto& f) { return f.first == input; })) {
+              tainted_inputs.emplace(name, fmt::format("its input '{}' = chain tensor '{}' ({})",
+                                                       name, tensor, t->second));
+            }
+          }
+          const auto taint = nonreproducible_values(*fn, tainted_inputs);
+          for (const auto& [name, tensor] : step.outputs) {
+            auto t = taint.find(name);
+            if (t == taint.end()) continue;
+            result.nonreproducible.emplace(
+                tensor, fmt::format("step '{}' output '{}' depends on {}", step.id, name, t->second));
+          }
+        }
         run = std::move(*r);
         for (const auto& [name, key] : step.state) {
           auto it = states.values.find(name);

@@ -285,7 +285,25 @@ Result<GateEvaluation> evaluate_gate(const FidelityRun& run, const GatePolicy& p
   GateEvaluation ev;
   GateSummary& s = ev.summary;
   for (const CheckResult& check : run.checks) {
-    ev.checks.push_back(evaluate_check(check, resolve_thresholds(policy, check.identity)));
+    ResolvedThresholds th = resolve_thresholds(policy, check.identity);
+    if (!check.excluded.empty()) {
+      // Measured and reported like any check, judged by nothing: no threshold applies.
+      ResolvedThresholds none;
+      none.percentile = th.percentile;
+      none.percentile_origin = th.percentile_origin;
+      CheckVerdict cv = evaluate_check(check, none);
+      cv.verdict = Verdict::kExcluded;
+      cv.message = fmt::format("excluded from the gate: {}, which a device does not reproduce",
+                               check.excluded);
+      cv.first_failing_position = cv.first_failing_row = -1;
+      for (RowVerdict& rv : cv.rows) {
+        if (rv.verdict == Verdict::kPass) rv.verdict = Verdict::kNotGated;
+      }
+      ev.checks.push_back(std::move(cv));
+      ++s.excluded;
+      continue;
+    }
+    ev.checks.push_back(evaluate_check(check, th));
     const CheckVerdict& cv = ev.checks.back();
     ++s.checks;
     if (cv.verdict == Verdict::kPass) {
@@ -305,15 +323,23 @@ Result<GateEvaluation> evaluate_gate(const FidelityRun& run, const GatePolicy& p
     return std::make_tuple(layer ? 0 : 1, layer.value_or(0), i);
   };
   for (size_t i = 0; i < ev.checks.size(); ++i) {
-    if (ev.checks[i].verdict == Verdict::kPass) continue;
+    if (ev.checks[i].verdict == Verdict::kPass || ev.checks[i].verdict == Verdict::kExcluded) continue;
     if (!s.first_failure_check || order_key(i) < order_key(*s.first_failure_check)) {
       s.first_failure_check = i;
     }
   }
 
+  const std::string excluded =
+      s.excluded == 0 ? std::string()
+                      : fmt::format("{} check{} excluded: {} on ops a device does not reproduce",
+                                    s.excluded, s.excluded == 1 ? "" : "s",
+                                    s.excluded == 1 ? "it depends" : "they depend");
   if (s.checks == 0) {
     s.verdict = Verdict::kNoEvidence;
-    s.message = "nothing was compared: no evidence, the gate cannot pass";
+    s.message = s.excluded == 0
+                    ? std::string("nothing was compared: no evidence, the gate cannot pass")
+                    : fmt::format("every check was excluded ({}): no evidence, the gate cannot pass",
+                                  excluded);
   } else if (s.first_failure_check) {
     const size_t i = *s.first_failure_check;
     const CheckVerdict& cv = ev.checks[i];
@@ -347,10 +373,11 @@ Result<GateEvaluation> evaluate_gate(const FidelityRun& run, const GatePolicy& p
                         : (check.row_axis == "seed" ? "; failing rows: " : "; failing positions: ") + failing);
   } else {
     s.verdict = Verdict::kPass;
-    s.message = fmt::format("all {} checks passed ({} rows, {} degenerate{})", s.checks, s.rows,
+    s.message = fmt::format("all {} checks passed ({} rows, {} degenerate{}){}", s.checks, s.rows,
                             s.degenerate_rows,
                             s.unstable_rows ? fmt::format(", {} unstable", s.unstable_rows)
-                                            : std::string());
+                                            : std::string(),
+                            excluded.empty() ? std::string() : "; " + excluded);
   }
   if (!run.reference_only.empty()) {
     std::string names;

@@ -317,6 +317,7 @@ const char* verdict_name(Verdict v) {
     case Verdict::kNotGated: return "not_gated";
     case Verdict::kDegenerate: return "degenerate";
     case Verdict::kUnstable: return "unstable";
+    case Verdict::kExcluded: return "excluded";
     case Verdict::kNonfinite: return "nonfinite";
     case Verdict::kNoEvidence: return "no_evidence";
   }

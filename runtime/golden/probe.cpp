@@ -3,6 +3,8 @@
 // why).
 #include "shardgate/probe.h"
 
+#include "shardgate/ops.h"
+
 #include "shardgate/chain.h"
 #include "shardgate/metrics.h"
 
@@ -577,6 +579,38 @@ Result<SeededInputs> make_seeded_inputs(const Shard& shard, std::string_view fun
   return out;
 }
 
+namespace {
+
+// Leaves out of the gate every check on an output that a random op makes in either shard
+// (checkpoint "name", or "input+name" for its residual frame: MIL names hold no '+').
+void exclude_nonreproducible(ProbeResult& result, const std::map<std::string, std::string>& taint) {
+  if (taint.empty()) return;
+  int64_t excluded = 0;
+  for (CheckResult& c : result.checks) {
+    const std::string& cp = c.identity.checkpoint;
+    const size_t plus = cp.rfind('+');
+    auto t = taint.find(plus == std::string::npos ? cp : cp.substr(plus + 1));
+    if (t == taint.end()) continue;
+    c.excluded = fmt::format("output '{}' depends on {}", t->first, t->second);
+    ++excluded;
+  }
+  if (excluded > 0) {
+    result.notes.push_back(fmt::format(
+        "{} check{} excluded from the gate: {} on random ops, whose numbers a device draws "
+        "differently (this tool's generator is seeded SplitMix64, not Apple's)",
+        excluded, excluded == 1 ? "" : "s", excluded == 1 ? "it depends" : "they depend"));
+  }
+}
+
+// Both shards' non-reproducible values (the candidate's first).
+std::map<std::string, std::string> union_taint(const Function& candidate, const Function& baseline) {
+  std::map<std::string, std::string> taint = nonreproducible_values(candidate);
+  for (auto& [name, why] : nonreproducible_values(baseline)) taint.emplace(name, std::move(why));
+  return taint;
+}
+
+}  // namespace
+
 Result<ProbeResult> probe_shards(const std::shared_ptr<const Shard>& candidate,
                                  const std::shared_ptr<const Shard>& baseline,
                                  const ProbeOptions& options) {
@@ -591,6 +625,7 @@ Result<ProbeResult> probe_shards(const std::shared_ptr<const Shard>& candidate,
   SG_ASSIGN_OR_RETURN(SeedRuns cand, run_seeds(candidate, options.function, inputs, options, false));
   SG_ASSIGN_OR_RETURN(ProbeResult result,
                       compare_seed_runs(base, cand, inputs, candidate->path(), options));
+  exclude_nonreproducible(result, union_taint(*cfn, *bfn));
   result.notes.insert(result.notes.begin(), notes.begin(), notes.end());
   result.candidate_sha256 = candidate->program_sha256();
   result.baseline_sha256 = baseline->program_sha256();
@@ -607,10 +642,12 @@ Result<ProbeResult> probe_shard(const std::string& candidate_path, const std::st
   std::vector<NamedType> baseline_inputs;
   SeedRuns base;
   std::string baseline_sha, baseline_fp;
+  std::map<std::string, std::string> taint;
   {
     SG_ASSIGN_OR_RETURN(std::shared_ptr<Shard> baseline, Shard::open(baseline_path));
     SG_ASSIGN_OR_RETURN(const Function* bfn, find_function(*baseline, options.function));
     baseline_inputs = bfn->inputs;
+    taint = nonreproducible_values(*bfn);
     baseline_sha = baseline->program_sha256();
     SG_ASSIGN_OR_RETURN(baseline_fp, baseline->fingerprint());
     SG_ASSIGN_OR_RETURN(inputs, all_seed_inputs(*baseline, options, notes));
@@ -626,6 +663,11 @@ Result<ProbeResult> probe_shard(const std::string& candidate_path, const std::st
   SG_ASSIGN_OR_RETURN(SeedRuns cand, run_seeds(candidate, options.function, inputs, options, false));
   SG_ASSIGN_OR_RETURN(ProbeResult result,
                       compare_seed_runs(base, cand, inputs, candidate_path, options));
+  {
+    std::map<std::string, std::string> both = nonreproducible_values(*cfn);
+    for (auto& [name, why] : taint) both.emplace(name, std::move(why));
+    exclude_nonreproducible(result, both);
+  }
   result.notes.insert(result.notes.begin(), notes.begin(), notes.end());
   result.candidate_sha256 = candidate->program_sha256();
   result.baseline_sha256 = std::move(baseline_sha);

@@ -225,7 +225,7 @@ std::string golden_report_html(const GoldenReport& report) {
                      report_util::verdict_word(report));
   out += "<style>\n"
          "body{font-family:system-ui,sans-serif;margin:2em;color:#222}\n"
-         ".pass{color:#1a7f37}.fail{color:#c62828}\n"
+         ".pass{color:#1a7f37}.fail{color:#c62828}.excluded{color:#777}\n"
          "table{border-collapse:collapse;font-size:14px}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}\n"
          "td.name,th.name{text-align:left}\n"
          ".axis{font-size:11px;fill:#444}.frame{stroke:#888}.threshold{stroke:#c62828;stroke-dasharray:5,4}\n"
@@ -321,7 +321,8 @@ std::string golden_report_html(const GoldenReport& report) {
         cos && cos->worst_position >= 0 ? std::to_string(cos->worst_position) : "-",
         norm ? "[" + fmt_num(norm->value, 4) + ", " + fmt_num(norm->value_upper, 4) + "]" : "-",
         fmt_num(rel ? rel->value : std::nullopt), fmt_num(snr ? snr->value : std::nullopt, 2),
-        v.verdict == Verdict::kPass ? "pass" : "fail", xml_escape(v.message), verdict_name(v.verdict));
+        v.verdict == Verdict::kPass ? "pass" : (v.verdict == Verdict::kExcluded ? "excluded" : "fail"),
+        xml_escape(v.message), verdict_name(v.verdict));
   }
   out += "</table>\n";
   std::string unstable;

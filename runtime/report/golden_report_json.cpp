@@ -70,6 +70,7 @@ OJson check_json(const CheckResult& c, const CheckVerdict& v) {
   j["first_failing_position"] = pos(v.first_failing_position);
   j["unstable_rows"] = v.unstable_rows;
   j["unstable_note"] = v.unstable_note;
+  j["excluded"] = c.excluded.empty() ? OJson(nullptr) : OJson(c.excluded);
   if (c.nonfinite) {
     j["nonfinite"] = {{"tensor", c.nonfinite->tensor},
                       {"flat_index", c.nonfinite->flat_index},
@@ -154,6 +155,7 @@ std::string golden_report_json(const GoldenReport& report) {
   summary["rows"] = s.rows;
   summary["degenerate_rows"] = s.degenerate_rows;
   summary["unstable_rows"] = s.unstable_rows;
+  summary["excluded_checks"] = s.excluded;
   if (s.first_failure_check) {
     const CheckIdentity& id = run.checks[*s.first_failure_check].identity;
     summary["first_failure"] = {
@@ -215,6 +217,12 @@ Result<CheckResult> parse_check(const Json& j, const std::string& path, const st
   SG_ASSIGN_OR_RETURN(auto pa, json_util::get_optional_int(j, "position_axis", path, place));
   c.position_axis = pa.value_or(-1);
   SG_ASSIGN_OR_RETURN(c.row_axis, json_util::get_string_or(j, "row_axis", "position", path, place));
+  if (auto it = j.find("excluded"); it != j.end() && !it->is_null()) {
+    // Re-gating keeps the exclusion: the report is the only record of why.
+    SG_CHECK(it->is_string() && !it->get<std::string>().empty(), ErrorCode::kFormat,
+             "{}: {}.excluded: expected a non-empty string or null", path, place);
+    c.excluded = it->get<std::string>();
+  }
   if (auto it = j.find("nonfinite"); it != j.end() && !it->is_null()) {
     const std::string np = place + ".nonfinite";
     SG_TRY(json_util::expect_object(*it, path, np));

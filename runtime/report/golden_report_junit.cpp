@@ -2,6 +2,7 @@
 // message, so CI systems list each failing checkpoint by its stable id. A row probe's
 // input-stability check excluded (`unstable`: the FP16 baseline itself moves more than the gate
 // allows) is its own <testcase> marked <skipped> with its margin: visible in CI, never a failure.
+// A check excluded from the gate (it depends on a random_* op) is marked <skipped> the same way.
 #include "report/golden_report_util.h"
 
 namespace sg {
@@ -11,7 +12,11 @@ std::string golden_report_junit(const GoldenReport& report) {
   const FidelityRun& run = report.run;
   const GateEvaluation& ev = report.evaluation;
   int64_t failures = 0;
-  for (const CheckVerdict& v : ev.checks) failures += v.verdict == Verdict::kPass ? 0 : 1;
+  int64_t excluded = 0;
+  for (const CheckVerdict& v : ev.checks) {
+    failures += v.verdict == Verdict::kPass || v.verdict == Verdict::kExcluded ? 0 : 1;
+    excluded += v.verdict == Verdict::kExcluded ? 1 : 0;
+  }
   // A run with nothing compared, or failing only through --strict, still fails in CI.
   if (report.error) {
     // The command stopped before measuring: one test case carrying the error.
@@ -46,7 +51,7 @@ std::string golden_report_junit(const GoldenReport& report) {
   }
   const bool extra_failure = ev.summary.verdict != Verdict::kPass && failures == 0;
   std::vector<std::vector<report_util::UnstableRow>> unstable(run.checks.size());
-  int64_t skipped = 0;
+  int64_t skipped = excluded;
   for (size_t i = 0; i < run.checks.size(); ++i) {
     unstable[i] = report_util::unstable_rows(report, i);
     skipped += static_cast<int64_t>(unstable[i].size());
@@ -100,7 +105,10 @@ std::string golden_report_junit(const GoldenReport& report) {
     const CheckVerdict& v = ev.checks[i];
     out += fmt::format("    <testcase classname=\"{}\" name=\"{}\">", xml_escape(suite),
                        xml_escape(c.identity.id()));
-    if (v.verdict != Verdict::kPass) {
+    if (v.verdict == Verdict::kExcluded) {
+      // Measured, judged by nothing: visible in CI, never a failure.
+      out += fmt::format("\n      <skipped message=\"{}\"/>\n    ", xml_escape(v.message));
+    } else if (v.verdict != Verdict::kPass) {
       std::string detail;
       for (const MetricVerdict& mv : v.metrics) {
         detail += fmt::format("{} {} = {} ({})\n", metric_name(mv.metric), mv.statistic,

@@ -11,7 +11,7 @@ using report_util::fmt_num;
 
 std::string colored(const std::string& text, Verdict v, bool color) {
   if (!color) return text;
-  const char* code = v == Verdict::kPass ? "\033[32m" : (v == Verdict::kNotGated ? "\033[90m" : "\033[31m");
+  const char* code = v == Verdict::kPass ? "\033[32m" : (v == Verdict::kNotGated || v == Verdict::kExcluded ? "\033[90m" : "\033[31m");
   return code + text + "\033[0m";
 }
 

@@ -16,6 +16,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -340,6 +341,61 @@ TEST(ChainRun, MissingGoldenIsRefusedBeforeRunning) {
   EXPECT_NE(run.status().message().find("checkpoints[0].golden: 'nope' is not in the golden dump"),
             std::string::npos)
       << run.status().message();
+}
+
+}  // namespace
+}  // namespace sg
+
+namespace sg {
+namespace {
+
+// A random op's numbers cannot match a device's, so what depends on one is measured and
+// excluded from the gate, never gated: tests/data/chain/random/ (coremltools shards, numpy
+// goldens whose noise is numpy's, deliberately different from ours).
+TEST(RandomOps, ChecksARandomOpReachesAreExcludedAndTheRestAreGated) {
+  const ChainManifest chain = load(kChainData + "random/chain.json");
+  auto g = goldens(kChainData + "random/goldens");
+  ASSERT_NE(g, nullptr);
+  auto run = fidelity(chain, *g, {ChainMode::kFreeRunning}, Precision::kFp16);
+  ASSERT_TRUE(run.is_ok()) << run.status().to_string();
+  for (const std::string id : {"y", "down_y"}) {
+    const CheckResult* c = find_check(*run, id);
+    ASSERT_NE(c, nullptr) << id;
+    EXPECT_NE(c->excluded.find("random_normal op #"), std::string::npos) << id << ": " << c->excluded;
+    EXPECT_LT(min_cosine(*c), 0.9) << id;  // gated, these would fail
+  }
+  EXPECT_NE(find_check(*run, "down_y")->excluded.find("chain tensor 'y'"), std::string::npos);
+  for (const std::string id : {"z", "down_z"}) {
+    const CheckResult* c = find_check(*run, id);
+    ASSERT_NE(c, nullptr) << id;
+    EXPECT_EQ(c->excluded, "") << id;
+  }
+  auto ev = evaluate_gate(*run, builtin_gate_policy());
+  ASSERT_TRUE(ev.is_ok());
+  EXPECT_EQ(ev->summary.verdict, Verdict::kPass) << ev->summary.message;
+  EXPECT_EQ(ev->summary.checks, 2);
+  EXPECT_EQ(ev->summary.excluded, 2);
+  EXPECT_NE(ev->summary.message.find("2 checks excluded"), std::string::npos) << ev->summary.message;
+  for (size_t i = 0; i < run->checks.size(); ++i) {
+    const bool excluded = !run->checks[i].excluded.empty();
+    EXPECT_EQ(ev->checks[i].verdict, excluded ? Verdict::kExcluded : Verdict::kPass);
+    for (const MetricVerdict& mv : ev->checks[i].metrics) {
+      if (excluded) EXPECT_EQ(mv.verdict, Verdict::kNotGated);
+    }
+  }
+  bool noted = false;
+  for (const std::string& n : run->notes) noted = noted || n.find("not reproducible on a device") != std::string::npos;
+  EXPECT_TRUE(noted);
+
+  // Only excluded checks: nothing was judged, so the gate cannot pass.
+  FidelityRun only_excluded = *run;
+  only_excluded.checks.erase(std::remove_if(only_excluded.checks.begin(), only_excluded.checks.end(),
+                                            [](const CheckResult& c) { return c.excluded.empty(); }),
+                             only_excluded.checks.end());
+  auto none = evaluate_gate(only_excluded, builtin_gate_policy());
+  ASSERT_TRUE(none.is_ok());
+  EXPECT_EQ(none->summary.verdict, Verdict::kNoEvidence) << none->summary.message;
+  EXPECT_NE(none->summary.message.find("every check was excluded"), std::string::npos);
 }
 
 }  // namespace

@@ -529,3 +529,54 @@ TEST_F(GoldenRunCli, CulpritsNeedTheirBaselines) {
 
 }  // namespace
 }  // namespace sg
+
+namespace sg {
+namespace {
+
+// Random ops end to end: run and probe exclude what a random op reaches, every report form says
+// so, and a re-gate of the saved report keeps the exclusion (tests/data/chain/random/).
+TEST_F(GoldenRunCli, ChecksARandomOpReachesAreExcludedInEveryReportAndAfterRegate) {
+  const std::string dir = SG_TEST_DATA_DIR "/chain/random/";
+  const CliRun r = golden("run " + dir + "chain.json" + kGate + " --json " + out("r.json") +
+                          " --junit " + out("r.xml") + " --markdown " + out("r.md"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("2 checks excluded"), std::string::npos) << r.output;
+  const nlohmann::json j = report("r.json");
+  EXPECT_EQ(j["summary"]["excluded_checks"], 2);
+  EXPECT_EQ(j["summary"]["checks"], 2);
+  std::set<std::string> excluded;
+  for (const auto& c : j["checks"]) {
+    if (c["verdict"] == "excluded") {
+      excluded.insert(c["id"].get<std::string>());
+      EXPECT_NE(c["excluded"].get<std::string>().find("random_normal"), std::string::npos);
+    } else {
+      EXPECT_TRUE(c["excluded"].is_null());
+    }
+  }
+  EXPECT_EQ(excluded, (std::set<std::string>{"y", "down_y"}));
+  const auto xml = read_file(out("r.xml"));
+  ASSERT_TRUE(xml.is_ok());
+  EXPECT_NE(xml->find("skipped=\"2\""), std::string::npos) << *xml;
+  EXPECT_NE(xml->find("failures=\"0\""), std::string::npos) << *xml;
+  const auto md = read_file(out("r.md"));
+  ASSERT_TRUE(md.is_ok());
+  EXPECT_NE(md->find("### Excluded from the gate"), std::string::npos) << *md;
+
+  const CliRun re = golden("regate --no-color " + out("r.json") + " --min-cosine 0.99 --json " + out("re.json"));
+  EXPECT_EQ(re.code, 0) << re.output;
+  EXPECT_EQ(report("re.json")["summary"]["excluded_checks"], 2);
+
+  // probe: the same shard as candidate and baseline draws the same seeded noise, yet 'y' is
+  // still not evidence of anything a device does.
+  const CliRun p = golden("probe " + dir + "noisy.mlpackage --baseline " + dir + "noisy.mlpackage"
+                          " --no-color --json " + out("p.json"));
+  ASSERT_EQ(p.code, 0) << p.output;
+  const nlohmann::json pj = report("p.json");
+  EXPECT_EQ(pj["summary"]["excluded_checks"], 1);
+  for (const auto& c : pj["checks"]) {
+    EXPECT_EQ(c["verdict"], c["checkpoint"] == "y" ? "excluded" : "pass") << c["id"];
+  }
+}
+
+}  // namespace
+}  // namespace sg

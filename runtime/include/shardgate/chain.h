@@ -160,6 +160,11 @@ struct ChainRunResult {
   std::optional<ChainNonFinite> first_nonfinite;  // first op of any step producing NaN/Inf
   uint64_t peak_chain_bytes = 0;  // peak bytes of chain tensors alive between steps
   uint64_t peak_step_bytes = 0;   // largest executor peak of one step
+  // Chain tensors a device would not reproduce, each with why: made by a shard output that
+  // depends on a random_* op (nonreproducible_values(), ops.h), or computed downstream from such
+  // a tensor (a step input wired to it, a sum or concat of it). A teacher-forced input fed from
+  // the goldens breaks the dependency. Checks on these tensors are excluded from the gate.
+  std::map<std::string, std::string> nonreproducible;
 };
 
 // Runs every step in order. Errors name the manifest and the step:

@@ -101,6 +101,7 @@ enum class Verdict : uint8_t {
   kNonfinite,   // NaN/Inf found
   kNoEvidence,  // every row degenerate or unstable (or no row at all)
   kUnstable,    // row: the baseline itself moves more than the gate allows (probe), excluded
+  kExcluded,    // check: depends on an op a device does not reproduce (CheckResult::excluded)
 };
 const char* verdict_name(Verdict v);  // "pass", "fail", "not_gated", "degenerate", ...
 
@@ -138,6 +139,7 @@ struct GateSummary {
   Verdict verdict = Verdict::kFail;  // kPass only when at least one check ran and all passed
   int64_t checks = 0, passed = 0, failed = 0;
   int64_t rows = 0, degenerate_rows = 0, unstable_rows = 0;
+  int64_t excluded = 0;  // checks left out of the gate (CheckResult::excluded); not in `checks`
   // The first failing check in layer order (then report order) and its first failing row.
   std::optional<size_t> first_failure_check;
   int64_t first_failure_position = -1;

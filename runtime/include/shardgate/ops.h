@@ -5,9 +5,12 @@
 #pragma once
 
 #include "shardgate/op_context.h"
+#include "shardgate/program.h"
 #include "shardgate/status.h"
 
+#include <map>
 #include <span>
+#include <string>
 #include <string_view>
 
 namespace sg {
@@ -38,6 +41,16 @@ const OpInfo* find_op(std::string_view type);
 // False when outputs of this op type cannot be compared with a device's (random_*); true for
 // every other op, known or not. Fidelity gates exclude outputs that depend on such an op.
 bool op_reproducible_on_device(std::string_view type);
+// The values of `fn` that depend on an op whose values a device does not reproduce, or on one
+// of `tainted_inputs` (a function input fed by such a value upstream, e.g. in a chain), each
+// with why, naming the op that started it: "random_normal op #3 'noise'" or the input's own
+// reason. Data flow is followed through every op; a cond / while_loop whose nested blocks
+// contain such an op or read such a value taints all its outputs (a loop carries it on).
+// Function outputs are among the keys under their own names. Empty when every value is
+// reproducible, which is the case for every model without random_* ops.
+std::map<std::string, std::string> nonreproducible_values(
+    const Function& fn, const std::map<std::string, std::string>& tainted_inputs = {});
+
 // Class of any op type: const/constexpr_* are compile-time even when unknown to the table.
 OpClass classify_op(std::string_view type);
 

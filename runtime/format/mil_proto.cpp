@@ -5,6 +5,7 @@
 // the compiled model.mil of the same model: opsets normalised ("CoreML6" -> "ios16"), op
 // types without opset prefix, op inputs and attributes sorted by name, functions sorted by
 // name. Map fields follow protobuf semantics: the last entry for a key wins.
+#include "format/list_types.h"
 #include "format/model_description.h"
 #include "format/protowire.h"
 #include "shardgate/blob.h"
@@ -927,6 +928,7 @@ Result<ProtoModel> parse_model_proto(std::span<const std::byte> data, const std:
     }
     return ctx.error(0, "no mlProgram (field 502) in the model");
   }
+  mark_dynamic_lists(model.program);
   return model;
 }
 

@@ -4,6 +4,7 @@
 // binds every reference to a function input or an earlier output, and converts inline
 // literals to tensors of their declared type. Blob-backed literals only record where they
 // live. Every error names the file, line and column.
+#include "format/list_types.h"
 #include "format/mil_lexer.h"
 #include "format/mil_text_literal.h"
 #include "shardgate/limits.h"
@@ -771,7 +772,9 @@ class MilTextParser {
 }  // namespace
 
 Result<Program> parse_mil_text(std::string_view text, const std::string& filename) {
-  return MilTextParser(text, filename).parse();
+  SG_ASSIGN_OR_RETURN(Program program, MilTextParser(text, filename).parse());
+  mark_dynamic_lists(program);
+  return program;
 }
 
 }  // namespace sg

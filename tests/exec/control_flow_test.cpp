@@ -175,3 +175,102 @@ TEST(ControlFlow, AnUnknownOpInsideABlockIsRefusedBeforeRunning) {
 
 }  // namespace
 }  // namespace sg
+
+namespace sg {
+namespace {
+
+// Lists carried through while_loop bodies (tests/data/exec/list_loop/gen_list_loop.py): a
+// fixed-length list filled by a loop, a dynamic one grown past its end by a loop whose trip
+// count the input sets (zero, one, five), read back with list_gather, list_read and
+// list_length; against the same computation in numpy.
+TEST(ListsInLoops, MatchNumpyOnEveryCase) {
+  const std::string dir = std::string(SG_TEST_DATA_DIR) + "/exec/list_loop/";
+  std::ifstream in(dir + "cases.json");
+  const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+  ASSERT_TRUE(j.is_object());
+  auto shard = Shard::open(dir + "list_loop.mlpackage");
+  ASSERT_TRUE(shard.is_ok()) << shard.status().to_string();
+  ASSERT_EQ(j["cases"].size(), 3u);
+  for (const auto& c : j["cases"]) {
+    const std::string name = c["name"].get<std::string>();
+    std::map<std::string, Tensor> inputs;
+    for (const auto& [in_name, file] : c["inputs"].items()) {
+      auto t = read_npy(dir + file.get<std::string>());
+      ASSERT_TRUE(t.is_ok()) << t.status().to_string();
+      inputs[in_name] = *t;
+    }
+    for (Precision p : {Precision::kFp32, Precision::kFp16}) {
+      RunOptions o;
+      o.precision = p;
+      auto r = Executor(*shard).run("main", inputs, o);
+      ASSERT_TRUE(r.is_ok()) << name << ": " << r.status().to_string();
+      ASSERT_EQ(r->outputs.size(), c["outputs"].size()) << name;
+      for (const auto& [out, file] : c["outputs"].items()) {
+        auto want = read_npy(dir + file.get<std::string>());
+        ASSERT_TRUE(want.is_ok()) << want.status().to_string();
+        const Tensor& got = r->outputs.at(out);
+        // Every value here (small multiples of fp16-exact inputs) is exact in fp16 as well.
+        ASSERT_EQ(got.numel(), want->numel()) << name << " " << out;
+        ASSERT_EQ(got.rank() == 0 ? Shape{} : got.shape(), want->shape()) << name << " " << out;
+        for (int64_t i = 0; i < got.numel(); ++i) {
+          EXPECT_EQ(element_as_double(got, i), element_as_double(*want, i))
+              << name << " " << out << "[" << i << "] precision " << static_cast<int>(p);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace sg
+
+namespace sg {
+namespace {
+
+// coremltools writes a dynamic list's type with its initial length (list<T, 1>); the readers
+// make it unknown (format/list_types.h) wherever the list flows, and only there: a list made
+// with dynamic_length = false keeps its bound and a write past it is still refused.
+std::string list_program(bool dynamic) {
+  return std::string(
+             "program(1.3)\n{\n    func main<ios17>(tensor<fp32, [2]> x) {\n"
+             "        int32 n = const()[name = string(\"n\"), val = int32(1)];\n"
+             "        bool d = const()[name = string(\"d\"), val = bool(") +
+         (dynamic ? "true" : "false") +
+         ")];\n"
+         "        tensor<int32, [1]> es = const()[name = string(\"es\"), val = tensor<int32, [1]>([2])];\n"
+         "        list<tensor<fp32, [2]>, 1> l0 = make_list(dtype = string(\"fp32\"), dynamic_length = d, "
+         "elem_shape = (es), init_length = n)[name = string(\"l0\")];\n"
+         "        int32 i0 = const()[name = string(\"i0\"), val = int32(0)];\n"
+         "        int32 i, list<tensor<fp32, [2]>, 1> l = while_loop(loop_vars = (i0, l0))[name = string(\"w\")] "
+         "block(int32 a, list<tensor<fp32, [2]>, 1> la) {\n"
+         "            int32 three = const()[name = string(\"three\"), val = int32(3)];\n"
+         "            bool k = less(x = a, y = three)[name = string(\"k\")];\n"
+         "        } -> (k) block(int32 b, list<tensor<fp32, [2]>, 1> lb) {\n"
+         "            list<tensor<fp32, [2]>, 1> lw = list_write(index = b, ls = lb, value = x)[name = string(\"lw\")];\n"
+         "            int32 one = const()[name = string(\"one\"), val = int32(1)];\n"
+         "            int32 c = add(x = b, y = one)[name = string(\"c\")];\n"
+         "        } -> (c, lw);\n"
+         "        int32 len = list_length(ls = l)[name = string(\"len\")];\n"
+         "    } -> (len);\n}\n";
+}
+
+TEST(ListsInLoops, ADynamicListGrowsAndAFixedOneKeepsItsBound) {
+  for (bool dynamic : {true, false}) {
+    auto p = parse_mil_text(list_program(dynamic), "lists.mil");
+    ASSERT_TRUE(p.is_ok()) << p.status().to_string();
+    auto r = Executor(Shard::from_program(std::move(p).value(), ModelInfo{}, ""))
+                 .run("main", {{"x", Tensor::from_f32({2}, std::vector<float>{1, 2})}}, {});
+    if (dynamic) {
+      ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+      EXPECT_EQ(element_as_double(r->outputs.at("len"), 0), 3.0);
+    } else {
+      ASSERT_FALSE(r.is_ok());
+      EXPECT_NE(r.status().message().find("index 1 is out of range for a list of fixed length 1"),
+                std::string::npos)
+          << r.status().to_string();
+    }
+  }
+}
+
+}  // namespace
+}  // namespace sg

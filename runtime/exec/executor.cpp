@@ -21,12 +21,14 @@
 #include "exec/exec_util.h"
 #include "exec/shard_op_context.h"
 #include "exec/weight_plan.h"
+#include "ops/constexpr_stream.h"
 #include "shardgate/half.h"
 #include "shardgate/ops.h"
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <memory>
 #include <mutex>
 #include <new>
 #include <stdexcept>
@@ -766,6 +768,83 @@ Status Executor::validate(std::string_view function) const {
   std::unordered_set<std::string> defined;
   for (const NamedType& in : fn->inputs) defined.insert(in.name);
   return validate_block(*shard_, *fn, fn->block, std::move(defined), "");
+}
+
+namespace {
+
+// The compile-time op that computes `name`, or why `name` is not a weight.
+Result<const Op*> compile_time_producer(const Plan& plan, const Function& fn, std::string_view name) {
+  auto p = plan.producer.find(std::string(name));
+  if (p == plan.producer.end()) {
+    if (fn.input(name) != nullptr) {
+      return make_error(ErrorCode::kInvalidProgram,
+                        "function '{}': '{}' is a function input, not a compile-time value",
+                        fn.name, name);
+    }
+    return make_error(ErrorCode::kInvalidProgram, "function '{}': no value named '{}'", fn.name, name);
+  }
+  const Op& op = fn.block.ops[p->second];
+  SG_CHECK(op.is_compile_time(), ErrorCode::kInvalidProgram,
+           "function '{}': '{}' is produced by op #{} '{}', which is not a const or constexpr op",
+           fn.name, name, op.index, op.type);
+  return &op;
+}
+
+// One compile-time value of a function, read by the same Run a shard run uses (the kernels,
+// op contexts, fp16 storage, chain-depth and cycle guards, the weight-format table), with
+// nothing else run: materialize_weight, stream_weight and weight_codes. The value is decoded
+// whole (the plan streams nothing: there is no kernel to stream into).
+class WeightReader {
+ public:
+  WeightReader(const Shard& shard, const Function& fn, std::string_view name)
+      : plan_(make_plan(fn)), name_(name) {
+    WeightReadOptions reads;
+    reads.stream = false;
+    reads.kept = {name_};
+    plan_.weights = std::make_shared<const std::map<std::string, WeightReadDecision>>(
+        plan_weight_reads(fn, reads));
+    run_ = std::make_unique<Run>(shard, plan_, options_, &states_);
+    run_->pin(name_);
+  }
+
+  Result<Tensor> value() {
+    SG_TRY(producer().status());
+    return run_->value(name_, 0);
+  }
+
+  // The context of the producing op, for the table's range decoder and code reader.
+  template <typename F>
+  auto with_producer(F&& f) -> decltype(f(std::declval<OpContext&>())) {
+    SG_ASSIGN_OR_RETURN(const Op* op, producer());
+    ExecContext ctx(*run_, *op, 1);
+    return f(ctx);
+  }
+
+ private:
+  Result<const Op*> producer() const { return compile_time_producer(plan_, *plan_.fn, name_); }
+
+  Plan plan_;
+  std::string name_;
+  RunOptions options_;
+  StateStore states_;
+  std::unique_ptr<Run> run_;
+};
+
+}  // namespace
+
+Result<Tensor> materialize_weight(const Shard& shard, const Function& function,
+                                  std::string_view value_name) {
+  return WeightReader(shard, function, value_name).value();
+}
+
+Result<std::optional<StreamedWeight>> stream_weight(const Shard& shard, const Function& function,
+                                                    std::string_view value_name) {
+  return WeightReader(shard, function, value_name).with_producer(stream_constexpr);
+}
+
+Result<std::optional<WeightCodes>> weight_codes(const Shard& shard, const Function& function,
+                                                std::string_view value_name) {
+  return WeightReader(shard, function, value_name).with_producer(codes_constexpr);
 }
 
 Result<RunResult> Executor::run(std::string_view function,

@@ -6,6 +6,13 @@
 
 
 namespace sg {
+
+// "No decoder" in the table's decoder columns (never called: the table holds null).
+namespace wdec {
+Result<std::optional<StreamedWeight>> stream_none(OpContext&) { return std::optional<StreamedWeight>(); }
+Result<std::optional<WeightCodes>> codes_none(OpContext&) { return std::optional<WeightCodes>(); }
+}  // namespace wdec
+
 namespace {
 
 bool is_8bit(DType t) { return t == DType::kI8 || t == DType::kU8; }
@@ -21,57 +28,42 @@ DType dtype_of(const ParamTypes& p, std::string_view name) {
   return t == nullptr ? DType::kInvalid : t->dtype;
 }
 
-// ---- predicates (the `predicate` column)
-bool any(const ParamTypes&) { return true; }
-bool is_fp16(const ParamTypes& p) { return dtype_of(p, "val") == DType::kF16; }
-bool is_fp32(const ParamTypes& p) { return dtype_of(p, "val") == DType::kF32; }
-bool has_shape(const ParamTypes& p) { return p.has("shape"); }
+// ---- the words predicates are written in (the `predicate` column)
+int64_t numel_of(const ParamTypes& p, std::string_view name) { return known_numel(p.type(name)); }
 // iOS18 scalar palettization: one value per index (the LUT's last dim is 1), byte-sized entries.
 bool scalar_lut(const ParamTypes& p) {
   const ValueType* lut = p.type("lut");
   return lut != nullptr && lut->rank_known && !lut->shape.empty() && lut->shape.back() == 1 &&
          dtype_bits(lut->dtype) >= 8;
 }
-bool int8_data(const ParamTypes& p) { return is_8bit(dtype_of(p, "data")); }
-bool int4_data(const ParamTypes& p) { return is_4bit(dtype_of(p, "data")); }
-bool int8_one_scale(const ParamTypes& p) { return int8_data(p) && known_numel(p.type("scale")) == 1; }
-// One scale per output channel: the scale grid is [C, 1, ..., 1].
-bool int8_axis0_scale(const ParamTypes& p) {
-  const ValueType* s = p.type("scale");
-  if (!int8_data(p) || known_numel(s) < 1 || s->shape.empty()) return false;
+// One value per output channel: `name` has the grid [C, 1, ..., 1].
+bool one_per_row(const ParamTypes& p, std::string_view name) {
+  const ValueType* s = p.type(name);
+  if (known_numel(s) < 1 || s->shape.empty()) return false;
   return known_numel(s) == s->shape[0];
 }
-bool scalar_scale(const ParamTypes& p) {
-  return known_numel(p.type("scale")) == 1 && known_numel(p.type("zero_point")) == 1;
-}
 
-// ---- decoder columns
-constexpr auto none = nullptr;
-constexpr auto lut_packed = &wdec::stream_lut_packed;
-constexpr auto lut_grouped = &wdec::stream_lut_grouped;
-constexpr auto shift_scale_stream = &wdec::stream_shift_scale;
-constexpr auto affine_stream = &wdec::stream_affine;
-constexpr auto lut = &wdec::codes_lut;
-constexpr auto shift_scale_codes = &wdec::codes_shift_scale;
-constexpr auto affine_codes = &wdec::codes_affine;
-
-#define SG_STREAM_none none
-#define SG_STREAM_lut_packed lut_packed
-#define SG_STREAM_lut_grouped lut_grouped
-#define SG_STREAM_shift_scale shift_scale_stream
-#define SG_STREAM_affine affine_stream
-#define SG_CODES_none none
-#define SG_CODES_lut lut
-#define SG_CODES_shift_scale shift_scale_codes
-#define SG_CODES_affine affine_codes
 #define SG_COST_view WeightCost::kView
 #define SG_COST_table WeightCost::kTable
 #define SG_COST_scale WeightCost::kScale
 #define SG_COST_element WeightCost::kElement
+#define SG_FAMILY_none WeightFamily::kNone
+#define SG_FAMILY_lut WeightFamily::kLut
+#define SG_FAMILY_affine WeightFamily::kAffine
+#define SG_FAMILY_blockwise WeightFamily::kBlockwise
+#define SG_FAMILY_sparse WeightFamily::kSparse
+
+// A decoder column: the wdec function, or null for `none`.
+template <typename F>
+F* decoder_or_null(F* f, F* none) {
+  return f == none ? nullptr : f;
+}
 
 const WeightFormat kFormats[] = {
-#define SG_WEIGHT_FORMAT(name, op, predicate, stream, codes, cost) \
-  {#name, #op, &predicate, SG_STREAM_##stream, SG_CODES_##codes, SG_COST_##cost},
+#define SG_WEIGHT_FORMAT(name, op, predicate, stream, codes, cost, family)                   \
+  {#name, #op, [](const ParamTypes& p) -> bool { (void)p; return (predicate); },                    \
+   decoder_or_null(&wdec::stream_##stream, &wdec::stream_none),                             \
+   decoder_or_null(&wdec::codes_##codes, &wdec::codes_none), SG_COST_##cost, SG_FAMILY_##family},
 #include "ops/weight_formats.def"
 #undef SG_WEIGHT_FORMAT
 };

@@ -42,6 +42,9 @@ class ParamTypes {
   Lookup lookup_;
 };
 
+// The compression family a format belongs to, as placement's rules name it (R20..R23).
+enum class WeightFamily : uint8_t { kNone, kLut, kAffine, kBlockwise, kSparse };
+
 struct WeightFormat {
   const char* name;
   const char* op;
@@ -51,6 +54,7 @@ struct WeightFormat {
   Result<std::optional<StreamedWeight>> (*stream)(OpContext& producer);
   Result<std::optional<WeightCodes>> (*codes)(OpContext& producer);
   WeightCost cost;
+  WeightFamily family;
 
   bool can_stream() const { return stream != nullptr; }
 };
@@ -59,15 +63,15 @@ std::span<const WeightFormat> weight_formats();
 // The format of the value `op` produces; null for an op that is not const / constexpr_*.
 const WeightFormat* find_weight_format(const ParamTypes& params);
 
-// The range decoders and code readers the table's rows name (constexpr.cpp).
+// The range decoders and code readers the table's rows name, declared from the rows
+// (repeated declarations of a shared decoder are harmless). stream_none and codes_none stand
+// for "no decoder": the table holds null for them.
 namespace wdec {
-Result<std::optional<StreamedWeight>> stream_lut_packed(OpContext& producer);
-Result<std::optional<StreamedWeight>> stream_lut_grouped(OpContext& producer);
-Result<std::optional<StreamedWeight>> stream_shift_scale(OpContext& producer);
-Result<std::optional<StreamedWeight>> stream_affine(OpContext& producer);
-Result<std::optional<WeightCodes>> codes_lut(OpContext& producer);
-Result<std::optional<WeightCodes>> codes_shift_scale(OpContext& producer);
-Result<std::optional<WeightCodes>> codes_affine(OpContext& producer);
+#define SG_WEIGHT_FORMAT(name, op, predicate, stream, codes, cost, family) \
+  Result<std::optional<StreamedWeight>> stream_##stream(OpContext& producer);  \
+  Result<std::optional<WeightCodes>> codes_##codes(OpContext& producer);
+#include "ops/weight_formats.def"
+#undef SG_WEIGHT_FORMAT
 }  // namespace wdec
 
 }  // namespace sg

@@ -2,6 +2,7 @@
 // op from value types and inline constants only; the order of evaluation lives in rules.def.
 #include "placement/rule_predicates.h"
 
+#include "ops/weight_formats.h"
 #include "placement/op_kinds.h"
 #include "shardgate/ops.h"
 
@@ -160,16 +161,18 @@ void collect_sources(const GraphIndex& index, const Op& op, const std::string* w
       CompressionSource source;
       source.op = &producer;
       source.value = weight ? *weight : b.name;
-      const std::string& t = producer.type;
-      if (t == "constexpr_lut_to_dense") {
-        source.kind = CompressionSource::Kind::kLut;
-      } else if (t == "constexpr_affine_dequantize") {
-        source.kind = CompressionSource::Kind::kAffine;
-      } else if (t == "constexpr_blockwise_shift_scale" ||
-                 t == "constexpr_sparse_blockwise_shift_scale") {
-        classify_blockwise(index, producer, source);
-      } else if (t == "constexpr_sparse_to_dense" || t == "constexpr_lut_to_sparse") {
-        source.kind = CompressionSource::Kind::kSparse;
+      // The family comes from the weight-format table, the one place a form is named.
+      const WeightFormat* format = find_weight_format(ParamTypes(
+          producer, [&index](const std::string& name) -> const ValueType* {
+            const ValueInfo* info = index.find(name);
+            return info == nullptr ? nullptr : info->type;
+          }));
+      switch (format == nullptr ? WeightFamily::kNone : format->family) {
+        case WeightFamily::kLut: source.kind = CompressionSource::Kind::kLut; break;
+        case WeightFamily::kAffine: source.kind = CompressionSource::Kind::kAffine; break;
+        case WeightFamily::kBlockwise: classify_blockwise(index, producer, source); break;
+        case WeightFamily::kSparse: source.kind = CompressionSource::Kind::kSparse; break;
+        case WeightFamily::kNone: break;
       }
       out.push_back(std::move(source));
       collect_sources(index, producer, weight ? weight : &b.name, depth + 1, out);

@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <map>
 #include <set>
 #include <string>
@@ -60,6 +61,8 @@ TEST(WeightFormats, ConstexprPackagesAreClassified) {
   // tests/data/constexpr/<case>.mlpackage: the decoded value is "w".
   const std::map<std::string, std::string> want = {
       {"affine_int8_ios16_axis1", "int8_affine_per_channel"},
+      {"affine_int8_ios16_per_tensor", "int8_affine_per_tensor"},
+      {"bss_fp16_data_offset", "float_shift_scale"},
       {"bss_int4_block", "int4_per_block"},
       {"bss_int4_block_offset", "int4_per_block"},
       {"bss_int8_block_offset", "int8_per_block"},
@@ -116,6 +119,35 @@ TEST(WeightFormats, FixturesAndCorpusAreClassified) {
     const std::string value = weight_value(path);
     ASSERT_FALSE(value.empty()) << rel;
     EXPECT_EQ(format_of(path, value), format) << rel << " (" << value << ")";
+  }
+}
+
+// Every row of the table is the format of some compile-time value in a committed model (the
+// constexpr decoder cases, the fixtures, the corpus), each of which has a numpy oracle: a row
+// added without a case fails here.
+TEST(WeightFormats, EveryRowIsExercisedByACommittedModel) {
+  std::vector<std::string> models;
+  for (const char* dir : {"/constexpr", "/fixtures/llm", "/fixtures/conv_encoder", "/corpus/silero-vad",
+                          "/exec/compiled_style"}) {
+    for (const auto& e : std::filesystem::directory_iterator(kData + dir)) {
+      const std::string ext = e.path().extension().string();
+      if (ext == ".mlpackage" || ext == ".mlmodelc") models.push_back(e.path().string());
+    }
+  }
+  std::map<std::string, std::string> seen;  // format -> first model holding it
+  for (const std::string& path : models) {
+    auto shard = Shard::open(path);
+    ASSERT_TRUE(shard.is_ok()) << shard.status().to_string();
+    for (const Function& fn : (*shard)->program().functions) {
+      for (const Op& op : fn.block.ops) {
+        if (!op.is_compile_time()) continue;
+        if (const WeightFormat* f = find_weight_format(ParamTypes(fn, op))) seen.emplace(f->name, path);
+      }
+    }
+  }
+  for (const WeightFormat& f : weight_formats()) {
+    EXPECT_TRUE(seen.count(f.name)) << "format " << f.name << " (" << f.op
+                                    << ") is held by no committed model: add a numpy case";
   }
 }
 

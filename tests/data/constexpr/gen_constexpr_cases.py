@@ -123,6 +123,7 @@ def save_case(name, build_weight, out_shape, out_dtype, expected, their_decode=N
     model.save(path)
     assert expected.shape == tuple(out_shape), (name, expected.shape, out_shape)
     assert expected.dtype == out_dtype, (name, expected.dtype)
+    np.save(os.path.join(HERE, name + ".npy"), np.ascontiguousarray(expected))
     # Cross-check only (the expected values come from the numpy code above): coremltools'
     # own decoder must agree bit for bit, or the oracle misreads the op semantics.
     theirs = (their_decode or (lambda w: w.op.materialized_val_inference()))(built[0])
@@ -307,6 +308,27 @@ def plain_cases():
     save_case("affine_int8_ios16_axis1",
               lambda: mb.constexpr_affine_dequantize(quantized_data=q, zero_point=zp, scale=sc,
                                                      axis=1, name="w"),
+              q.shape, np.float16, expected, target=ct.target.iOS16)
+
+    formats_cases()
+
+
+def formats_cases():
+    """Forms the weight-format table names that no case above holds (its own generator, so the
+    cases above keep their random data): float data in a blockwise shift-scale, and the iOS16
+    affine form with one scale and zero point for the whole tensor."""
+    rng = np.random.default_rng(2026)
+    shift_scale_case("bss_fp16_data_offset",
+                     rng.normal(0, 4, size=(6, 16)).astype(np.float16),
+                     (rng.random((6, 2)) * 0.5 + 0.1).astype(np.float16),
+                     rng.normal(0, 1, size=(6, 2)).astype(np.float16))
+    q = rng.integers(-128, 128, size=(4, 10)).astype(np.int8)
+    zp = np.int8(-7)
+    sc = np.float16(0.03125)
+    expected = ((q.astype(np.float32) - np.float32(zp)) * np.float32(sc)).astype(np.float16)
+    save_case("affine_int8_ios16_per_tensor",
+              lambda: mb.constexpr_affine_dequantize(quantized_data=q, zero_point=zp, scale=sc,
+                                                     axis=0, name="w"),
               q.shape, np.float16, expected, target=ct.target.iOS16)
 
 

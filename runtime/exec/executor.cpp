@@ -23,6 +23,7 @@
 #include "exec/weight_plan.h"
 #include "ops/constexpr_stream.h"
 #include "shardgate/half.h"
+#include "shardgate/memory_budget.h"
 #include "shardgate/ops.h"
 
 #include <algorithm>
@@ -31,6 +32,7 @@
 #include <memory>
 #include <mutex>
 #include <new>
+#include <optional>
 #include <stdexcept>
 #include <cmath>
 #include <set>
@@ -100,6 +102,37 @@ Plan make_plan(const Function& fn) {
   return p;
 }
 
+// Weights decoded whole by earlier runs of one Executor (RunOptions::reuse_decoded_weights),
+// by function, value and precision: the same bits a decode would produce again.
+struct WeightCache {
+  std::mutex mu;
+  std::map<std::string, Tensor> values;
+  uint64_t bytes = 0;
+
+  static std::string key(const Function& fn, const std::string& value, Precision p) {
+    return fn.name + '\n' + value + '\n' + precision_name(p);
+  }
+  std::optional<Tensor> find(const std::string& k) {
+    std::lock_guard<std::mutex> lock(mu);
+    auto it = values.find(k);
+    if (it == values.end()) return std::nullopt;
+    return it->second;
+  }
+  // Keeps `t` while everything kept stays within a quarter of the memory budget: what is
+  // kept counts against the budget of every later allocation.
+  void offer(const std::string& k, const Tensor& t) {
+    if (t.is_view() || t.nbytes() == 0) return;
+    std::lock_guard<std::mutex> lock(mu);
+    if (values.count(k) || bytes + t.nbytes() > memory_budget() / 4) return;
+    values.emplace(k, t);
+    bytes += t.nbytes();
+  }
+  uint64_t total() {
+    std::lock_guard<std::mutex> lock(mu);
+    return bytes;
+  }
+};
+
 class Run;
 
 class ExecContext final : public ShardOpContext {
@@ -125,10 +158,15 @@ class ExecContext final : public ShardOpContext {
 
 class Run {
  public:
-  Run(const Shard& shard, const Plan& plan, const RunOptions& options, StateStore* states)
-      : shard_(shard), plan_(plan), fn_(*plan.fn), options_(options), states_(states) {
+  Run(const Shard& shard, const Plan& plan, const RunOptions& options, StateStore* states,
+      WeightCache* cache = nullptr)
+      : shard_(shard), plan_(plan), fn_(*plan.fn), options_(options), states_(states),
+        cache_(options.reuse_decoded_weights && options.weight_overrides == nullptr ? cache
+                                                                                   : nullptr) {
     remaining_ = plan.uses;
   }
+
+  uint64_t cached_bytes() const { return cache_ == nullptr ? 0 : cache_->total(); }
 
   const Shard& shard() const { return shard_; }
   const Function& function() const { return fn_; }
@@ -148,10 +186,26 @@ class Run {
     if (p != plan_.producer.end()) {
       const Op& op = fn_.block.ops[p->second];
       if (op.is_compile_time() && overridden(name)) return take_override(op, name);
+      if (op.is_constexpr() && cache_ != nullptr) {
+        if (std::optional<Tensor> kept = cache_->find(WeightCache::key(fn_, name, options_.precision))) {
+          WeightReadStat& stat = weight_stat(name);
+          ++stat.reused;
+          stat.elements = kept->numel();
+          ++result_.stats.weights_reused;
+          if (capture_.count(name)) result_.captured[name] = *kept;
+          put(name, *kept);
+          return std::move(*kept);
+        }
+      }
       if (op.is_compile_time()) {
         SG_TRY(run_compile_time(op, depth));
         auto done = values_.find(name);
-        if (done != values_.end()) return done->second;
+        if (done != values_.end()) {
+          if (op.is_constexpr() && cache_ != nullptr) {
+            cache_->offer(WeightCache::key(fn_, name, options_.precision), done->second);
+          }
+          return done->second;
+        }
       }
       return make_error(ErrorCode::kInternal,
                         "function '{}': value '{}' of op #{} '{}' is not available (not yet "
@@ -554,6 +608,7 @@ class Run {
   int block_depth_ = 0;  // > 0 while a nested block runs
   std::unordered_map<const Op*, size_t> time_slot_;  // op -> index in stats.op_times
   std::map<std::string, WeightReadStat> weight_stats_;
+  WeightCache* cache_;  // null: every run decodes its own weights
   std::vector<std::pair<std::string, std::shared_ptr<std::atomic<int64_t>>>> stream_counters_;
   std::unordered_map<const std::byte*, std::pair<int64_t, size_t>> storage_;  // refs, bytes
   uint64_t live_ = 0;
@@ -693,8 +748,12 @@ struct Executor::WeightPlans {
   }
 };
 
+struct Executor::DecodedWeights : WeightCache {};
+
 Executor::Executor(std::shared_ptr<const Shard> shard)
-    : shard_(std::move(shard)), plans_(std::make_shared<WeightPlans>()) {}
+    : shard_(std::move(shard)),
+      plans_(std::make_shared<WeightPlans>()),
+      decoded_(std::make_shared<DecodedWeights>()) {}
 
 const char* weight_read_name(WeightRead r) {
   switch (r) {
@@ -875,7 +934,7 @@ Result<RunResult> Executor::run(std::string_view function,
   reads.kept = capture;
   reads.kept.insert(fn.block.outputs.begin(), fn.block.outputs.end());
   plan.weights = plans_->get(fn, reads);
-  Run run(*shard_, plan, options, states ? states : &local_states);
+  Run run(*shard_, plan, options, states ? states : &local_states, decoded_.get());
   run.set_capture(capture);
   for (const std::string& out : fn.block.outputs) run.pin(out);
   if (options.weight_overrides != nullptr) {
@@ -936,6 +995,7 @@ Result<RunResult> Executor::run(std::string_view function,
     }
   }
   run.finish_weight_stats();
+  result.stats.reused_weight_bytes = run.cached_bytes();
   result.stats.peak_value_bytes = run.peak();
   result.stats.seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

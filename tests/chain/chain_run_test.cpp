@@ -380,7 +380,9 @@ TEST(RandomOps, ChecksARandomOpReachesAreExcludedAndTheRestAreGated) {
     const bool excluded = !run->checks[i].excluded.empty();
     EXPECT_EQ(ev->checks[i].verdict, excluded ? Verdict::kExcluded : Verdict::kPass);
     for (const MetricVerdict& mv : ev->checks[i].metrics) {
-      if (excluded) EXPECT_EQ(mv.verdict, Verdict::kNotGated);
+      if (excluded) {
+        EXPECT_EQ(mv.verdict, Verdict::kNotGated);
+      }
     }
   }
   bool noted = false;

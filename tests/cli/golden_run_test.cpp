@@ -380,12 +380,12 @@ TEST_F(GoldenRunCli, ExecProfileSaysHowEachCompressedWeightWasRead) {
   const CliRun c = golden("exec " + conv + " --seed 0 --profile");
   ASSERT_EQ(c.code, 0) << c.output;
   EXPECT_NE(c.output.find("compressed weights: 4"), std::string::npos) << c.output;
-  const std::regex once(R"(decode-once\s+int8_per_channel\s+40960\s+1\s+0\s+conv0_weight\S* \(read by conv\))");
+  const std::regex once(R"(decode-once\s+int8_per_channel\s+40960\s+1\s+0\s+0\s+conv0_weight\S* \(read by conv\))");
   EXPECT_TRUE(std::regex_search(c.output, once)) << c.output;
   const std::string moe = SG_TEST_DATA_DIR "/fixtures/llm/moe_lut4.mlpackage";
   const CliRun m = golden("exec " + moe + " --seed 0 --profile");
   ASSERT_EQ(m.code, 0) << m.output;
-  const std::regex streamed(R"(stream\s+lut_grouped\s+\d+\s+0\s+1\s+\S+ \(read once by linear\))");
+  const std::regex streamed(R"(stream\s+lut_grouped\s+\d+\s+0\s+1\s+0\s+\S+ \(read once by linear\))");
   EXPECT_TRUE(std::regex_search(m.output, streamed)) << m.output;
 }
 

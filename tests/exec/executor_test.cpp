@@ -320,6 +320,47 @@ TEST(Executor, CompressedConvWeightIsDecodedOncePerRunNotPerTile) {
   }
 }
 
+// A sequence of calls on one Executor (exec --calls, a probe's seeds): a weight decoded whole is
+// decoded by the first call only; later calls take the same bits. Not across Executors, not
+// with reuse off, and never with weight overrides (they may replace what it was decoded from).
+TEST(Executor, AWeightDecodedWholeIsDecodedOncePerSequenceNotPerCall) {
+  auto shard = int8_weight_program("conv", {3, 4, 64}, {8, 4, 3}, {3, 8, 62});
+  const std::map<std::string, Tensor> in = {{"x", ramp({3, 4, 64})}};
+  Executor exec(shard);
+  auto first = exec.run("main", in, {});
+  ASSERT_TRUE(first.is_ok()) << first.status().to_string();
+  EXPECT_EQ(read_of(*first, "w")->decodes, 1);
+  EXPECT_EQ(read_of(*first, "w")->reused, 0);
+  for (int call = 1; call < 4; ++call) {
+    auto r = exec.run("main", in, {});
+    ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+    const WeightReadStat* w = read_of(*r, "w");
+    ASSERT_NE(w, nullptr);
+    EXPECT_EQ(w->decodes, 0) << "call " << call << " decoded the weight again";
+    EXPECT_EQ(w->decoded_elements, 0);
+    EXPECT_EQ(w->reused, 1);
+    EXPECT_EQ(r->stats.weights_reused, 1);
+    EXPECT_EQ(r->stats.reused_weight_bytes, 96u * 4u);  // the fp32 weight
+    EXPECT_EQ(values(r->outputs.at("y")), values(first->outputs.at("y")));
+  }
+  // Another precision is another key: decoded once more, then reused.
+  RunOptions fp32;
+  fp32.precision = Precision::kFp32;
+  EXPECT_EQ(read_of(*exec.run("main", in, fp32), "w")->decodes, 1);
+  EXPECT_EQ(read_of(*exec.run("main", in, fp32), "w")->reused, 1);
+  // Off: every call decodes.
+  RunOptions off;
+  off.reuse_decoded_weights = false;
+  EXPECT_EQ(read_of(*exec.run("main", in, off), "w")->decodes, 1);
+  // With overrides nothing is reused, even for a weight the overrides do not name.
+  const std::map<std::string, Tensor> none_named;
+  RunOptions overridden;
+  overridden.weight_overrides = &none_named;
+  EXPECT_EQ(read_of(*exec.run("main", in, overridden), "w")->decodes, 1);
+  // A fresh Executor starts empty.
+  EXPECT_EQ(read_of(*Executor(shard).run("main", in, {}), "w")->decodes, 1);
+}
+
 TEST(Executor, CompressedWeightWithTwoReadersIsDecodedOnce) {
   auto shard = int8_weight_program("two_linears", {2, 8}, {4, 8}, {2, 4});
   auto r = Executor(shard).run("main", {{"x", ramp({2, 8})}}, {});

@@ -100,12 +100,16 @@ void print_weight_reads(const RunStats& stats) {
   std::cout << fmt::format("\n  compressed weights: {} (dense consts are read in place)\n",
                            stats.weight_reads.size());
   if (stats.weight_reads.empty()) return;
-  std::cout << fmt::format("  {:<12} {:<24} {:>10} {:>7} {:>7}  {} ({})\n", "read", "format", "elements",
-                           "decodes", "streams", "value", "why");
+  std::cout << fmt::format("  {:<12} {:<24} {:>10} {:>7} {:>7} {:>7}  {} ({})\n", "read", "format",
+                           "elements", "decodes", "streams", "reused", "value", "why");
   for (const WeightReadStat& w : stats.weight_reads) {
-    std::cout << fmt::format("  {:<12} {:<24} {:>10} {:>7} {:>7}  {} ({})\n", weight_read_name(w.read),
+    std::cout << fmt::format("  {:<12} {:<24} {:>10} {:>7} {:>7} {:>7}  {} ({})\n", weight_read_name(w.read),
                              w.format.empty() ? "-" : w.format, w.elements, w.decodes, w.streams,
-                             w.value, w.reason);
+                             w.reused, w.value, w.reason);
+  }
+  if (stats.weights_reused > 0) {
+    std::cout << fmt::format("  {} weights taken decoded from an earlier call ({:.1f} MiB kept decoded)\n",
+                             stats.weights_reused, static_cast<double>(stats.reused_weight_bytes) / (1 << 20));
   }
 }
 

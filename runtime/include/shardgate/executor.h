@@ -37,6 +37,12 @@ struct RunOptions {
   // whole; results are bit-identical either way. Off only to compare the two.
   bool stream_weights = true;
   bool profile = false;  // time every op (RunStats::op_times)
+  // Weights decoded whole (decode-once: a conv's weight, one read by several ops) are kept by
+  // the Executor and reused by its later runs (a sequence of calls, a probe's seeds) instead of
+  // being decoded again per call, up to a quarter of the memory budget in total
+  // (memory_budget.h); the values are the same bits. Never with weight_overrides (a run may
+  // replace what a cached weight was decoded from). Off only to compare.
+  bool reuse_decoded_weights = true;
   // Compile-time values to take from here instead of the shard (value name -> tensor), e.g. a
   // compressed weight replaced by its FP16 baseline's weight (golden-validator advise asks
   // "would the chain pass with this weight kept at fp16?" without re-converting). An
@@ -88,6 +94,7 @@ struct WeightReadStat {
   int64_t decoded_elements = 0;  // elements written by decoding, whole or block by block:
                                  // elements × the times it was decoded, so > elements means
                                  // some part of it was decoded twice
+  int64_t reused = 0;            // times taken decoded from an earlier run of the Executor
 };
 
 struct RunStats {
@@ -95,6 +102,8 @@ struct RunStats {
   int64_t weights_decoded = 0;  // compile-time values materialised
   int64_t weights_streamed = 0;  // weight reads served block by block (never materialised)
   int64_t weights_overridden = 0;  // compile-time values taken from RunOptions::weight_overrides
+  int64_t weights_reused = 0;  // decoded by an earlier run of the Executor (reuse_decoded_weights)
+  uint64_t reused_weight_bytes = 0;  // what the Executor keeps decoded after this run
   // Every constexpr value the run decoded or streamed, by name order (a const is always read
   // in place and not listed).
   std::vector<WeightReadStat> weight_reads;
@@ -138,6 +147,9 @@ class Executor {
   // for the Executor's later runs; copies share it.
   struct WeightPlans;
   std::shared_ptr<WeightPlans> plans_;
+  // Weights decoded whole by earlier runs (RunOptions::reuse_decoded_weights); copies share it.
+  struct DecodedWeights;
+  std::shared_ptr<DecodedWeights> decoded_;
 };
 
 // Decodes one compile-time value (the output of a const / constexpr_* op, following

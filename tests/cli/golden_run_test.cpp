@@ -566,6 +566,23 @@ TEST_F(GoldenRunCli, ChecksARandomOpReachesAreExcludedInEveryReportAndAfterRegat
   EXPECT_EQ(re.code, 0) << re.output;
   EXPECT_EQ(report("re.json")["summary"]["excluded_checks"], 2);
 
+  // Only excluded checkpoints: no evidence (exit 1), and the report still reads back.
+  nlohmann::json only = nlohmann::json::parse(*read_file(dir + "chain.json"));
+  only["goldens"] = dir + "goldens";
+  for (auto& step : only["steps"]) step["shard"] = dir + step["shard"].get<std::string>();
+  nlohmann::json kept = nlohmann::json::array();
+  for (const auto& cp : only["checkpoints"]) {
+    if (cp["tensor"] == "y" || cp["tensor"] == "down_y") kept.push_back(cp);
+  }
+  only["checkpoints"] = kept;
+  ASSERT_TRUE(write_file_atomic(out("only.json"), only.dump()).is_ok());
+  const CliRun none = golden("run " + out("only.json") + kGate + " --json " + out("none.json"));
+  EXPECT_EQ(none.code, 1) << none.output;
+  EXPECT_NE(none.output.find("every check was excluded"), std::string::npos) << none.output;
+  EXPECT_EQ(report("none.json")["verdict"], "no_evidence");
+  const CliRun renone = golden("regate -q " + out("none.json"));
+  EXPECT_EQ(renone.code, 1) << renone.output;
+
   // probe: the same shard as candidate and baseline draws the same seeded noise, yet 'y' is
   // still not evidence of anything a device does.
   const CliRun p = golden("probe " + dir + "noisy.mlpackage --baseline " + dir + "noisy.mlpackage"

@@ -64,6 +64,18 @@ class ReportEnvelopeCli : public testing::TempDirTest {
 
 const std::string kSample = "goldens/sample/";
 
+// The verdict words the readers accept are the schema's: a word one side lacks is a report
+// the other refuses (a no_evidence golden report could not be re-gated before this test).
+TEST(ReportEnvelope, VerdictWordsAreTheSchemasEnum) {
+  auto text = read_file(std::string(SG_SOURCE_DIR) + "/reports/schema/report-envelope.schema.json");
+  ASSERT_TRUE(text.is_ok());
+  const nlohmann::json schema = nlohmann::json::parse(*text);
+  std::set<std::string> in_schema;
+  for (const auto& v : schema["properties"]["verdict"]["enum"]) in_schema.insert(v.get<std::string>());
+  std::set<std::string> in_code(std::begin(kReportVerdicts), std::end(kReportVerdicts));
+  EXPECT_EQ(in_code, in_schema);
+}
+
 TEST_F(ReportEnvelopeCli, AneValidatorAndItsMergeShareTheEnvelope) {
   const std::string shards = kSample + "shards/L0_attn_lut4.mlpackage " + kSample + "shards/L1_attn_lut4.mlpackage";
   ASSERT_EQ(tool("ane-validator", shards + " -q --json " + out("a.json")).code, 0);

@@ -51,10 +51,11 @@ ReportEnvelope make_report_envelope(std::string_view kind, int version, std::str
                                     std::string tool_version, std::string_view command,
                                     std::vector<std::string> command_line);
 
-// The verdicts an envelope may carry. "diagnosis": a command that diagnoses and gates nothing
-// (culprits) ran to the end.
-inline constexpr std::string_view kReportVerdicts[] = {"pass", "fail", "error", "empty-slice",
-                                                       "diagnosis"};
+// The verdicts an envelope may carry, as the schema's enum lists them (a test compares the
+// two). "no_evidence": nothing could be judged (every check excluded, nothing compared);
+// "diagnosis": a command that diagnoses and gates nothing (culprits) ran to the end.
+inline constexpr std::string_view kReportVerdicts[] = {"pass",        "fail",        "no_evidence",
+                                                       "error",       "empty-slice", "diagnosis"};
 
 // Reports read from files, each with the file it was read from (merge takes these).
 template <typename Report>

@@ -4,6 +4,7 @@
 
 #include "core/json.h"
 #include "report/envelope_json.h"
+#include "report/golden_report_read.h"
 
 namespace sg {
 namespace {
@@ -321,6 +322,10 @@ Result<RunSlice> parse_slice(const Json& j, const std::string& path) {
 
 Result<GoldenReport> parse_golden_report_json(std::string_view json_text, const std::string& path) {
   SG_ASSIGN_OR_RETURN(Json root, json_util::parse(json_text, path));
+  return golden_report_from_json(root, path);
+}
+
+Result<GoldenReport> golden_report_from_json(const Json& root, const std::string& path) {
   SG_TRY(json_util::expect_object(root, path, ""));
   SG_ASSIGN_OR_RETURN(ReportEnvelope envelope,
                       read_envelope_of(root, path, kGoldenReportKind, kGoldenReportVersion,

@@ -8,6 +8,7 @@
 
 #include "core/json.h"
 #include "report/envelope_json.h"
+#include "report/golden_report_read.h"
 #include "shardgate/limits.h"
 
 #include <fmt/format.h>
@@ -73,10 +74,10 @@ double badness(const MetricVerdict& m) {
   return metric_higher_is_better(m.metric) ? -v : v;
 }
 
-Status diff_golden(ReportDiff& d, const std::string& old_text, const std::string& new_text,
+Status diff_golden(ReportDiff& d, const Json& old_json, const Json& new_json,
                    const RegressionPolicy& p) {
-  SG_ASSIGN_OR_RETURN(GoldenReport old_r, parse_golden_report_json(old_text, d.old_path));
-  SG_ASSIGN_OR_RETURN(GoldenReport new_r, parse_golden_report_json(new_text, d.new_path));
+  SG_ASSIGN_OR_RETURN(GoldenReport old_r, golden_report_from_json(old_json, d.old_path));
+  SG_ASSIGN_OR_RETURN(GoldenReport new_r, golden_report_from_json(new_json, d.new_path));
   std::map<std::string, size_t> old_checks;
   for (size_t i = 0; i < old_r.run.checks.size(); ++i) old_checks[check_key(old_r.run.checks[i].identity)] = i;
   std::set<std::string> seen;
@@ -291,7 +292,7 @@ Result<ReportDiff> diff_reports(const std::string& old_path, const std::string& 
            "reports of one tool", old_path, ot, new_path, nt);
   d.tool = ot;
   if (ot == "golden-validator") {
-    SG_TRY(diff_golden(d, old_text, new_text, policy));
+    SG_TRY(diff_golden(d, *oj, *nj, policy));
   } else {
     SG_TRY(diff_ane(d, *oj, *nj, policy));
   }

@@ -22,16 +22,21 @@ class GoldenInputBuilder {
  public:
   GoldenInputBuilder(const ChainManifest& chain, const GoldenSource& goldens, bool steps_are_baselines,
                      const std::function<Result<std::string>(const std::string&)>& baseline_of,
-                     Precision precision, int threads)
+                     Precision precision, int threads, ChainProbeCache& cache)
       : chain_(chain),
         goldens_(goldens),
         steps_are_baselines_(steps_are_baselines),
         baseline_of_(baseline_of),
         precision_(precision),
-        threads_(threads) {}
+        threads_(threads),
+        cache_(cache),
+        memo_(cache.tensors),
+        origin_(cache.origins) {}
 
-  // The inputs of a shard step: shard input -> tensor, with a note per input.
-  Result<std::map<std::string, Tensor>> step_inputs(const ChainStep& step, int depth) {
+  // The inputs of a shard step: shard input -> tensor, with a note per input. `runs` gets the
+  // baselines run to make them (their union).
+  Result<std::map<std::string, Tensor>> step_inputs(const ChainStep& step, int depth,
+                                                    std::vector<ReportShard>* runs = nullptr) {
     SG_CHECK(step.state.empty(), ErrorCode::kUnsupported,
              "{}: step '{}' carries chain state: --inputs-from cannot rebuild its inputs "
              "(probe it with --input)",
@@ -49,6 +54,7 @@ class GoldenInputBuilder {
       } else {
         SG_ASSIGN_OR_RETURN(out[input], value(tensor, depth));
         if (depth == 0) notes_.push_back(fmt::format("input '{}': {}", input, origin_[tensor]));
+        if (runs != nullptr) add_runs(*runs, cache_.runs[tensor]);
       }
     }
     return out;
@@ -60,7 +66,13 @@ class GoldenInputBuilder {
  private:
   // A chain tensor as the FP16 reference has it.
   Result<Tensor> value(const std::string& tensor, int depth) {
-    if (auto it = memo_.find(tensor); it != memo_.end()) return it->second;
+    if (auto it = memo_.find(tensor); it != memo_.end()) {
+      // Made before (by this call or an earlier one sharing the cache): the baselines it took
+      // are still part of this shard's inputs' provenance.
+      for (const ReportShard& r : cache_.runs[tensor]) note_executed(r);
+      return it->second;
+    }
+
     SG_CHECK(depth < 256, ErrorCode::kFormat, "{}: tensor '{}': the chain is nested too deeply",
              chain_.path, tensor);
     Tensor t;
@@ -80,10 +92,13 @@ class GoldenInputBuilder {
       SG_CHECK(p != nullptr, ErrorCode::kFormat, "{}: no step produces tensor '{}'", chain_.path, tensor);
       if (p->is_combine) {
         std::vector<Tensor> parts;
+        std::vector<ReportShard> runs;
         for (const std::string& i : p->combine_inputs) {
           SG_ASSIGN_OR_RETURN(Tensor x, value(i, depth + 1));
           parts.push_back(std::move(x));
+          add_runs(runs, cache_.runs[i]);
         }
+        cache_.runs[tensor] = std::move(runs);
         if (p->combine == CombineKind::kSum) {
           SG_ASSIGN_OR_RETURN(t, combine_sum(parts, precision_));
         } else {
@@ -103,6 +118,17 @@ class GoldenInputBuilder {
     return t;
   }
 
+  // Adds the runs of `more` to `to`, each once.
+  static void add_runs(std::vector<ReportShard>& to, const std::vector<ReportShard>& more) {
+    for (const ReportShard& r : more) {
+      const bool known = std::any_of(to.begin(), to.end(), [&r](const ReportShard& e) {
+        return e.id == r.id && e.path == r.path;
+      });
+      if (!known) to.push_back(r);
+    }
+  }
+  void note_executed(const ReportShard& r) { add_runs(executed_, {r}); }
+
   const ChainInput* find_input(const std::string& tensor) const {
     for (const ChainInput& in : chain_.inputs) {
       if (in.tensor == tensor) return &in;
@@ -111,7 +137,8 @@ class GoldenInputBuilder {
   }
 
   Status run_producer(const ChainStep& step, int depth) {
-    SG_ASSIGN_OR_RETURN(auto inputs, step_inputs(step, depth + 1));
+    std::vector<ReportShard> runs;  // what its outputs took: its inputs' baselines and itself
+    SG_ASSIGN_OR_RETURN(auto inputs, step_inputs(step, depth + 1, &runs));
     std::string shard_path = step.shard;
     if (!steps_are_baselines_) {
       auto b = baseline_of_(step.shard);
@@ -125,7 +152,9 @@ class GoldenInputBuilder {
     }
     SG_ASSIGN_OR_RETURN(std::shared_ptr<Shard> shard, Shard::open(shard_path));
     SG_ASSIGN_OR_RETURN(std::string fingerprint, shard->fingerprint());
-    executed_.push_back({step.id, shard_path, std::move(fingerprint)});
+    add_runs(runs, {{step.id, shard_path, std::move(fingerprint)}});
+    add_runs(executed_, runs);
+    ++cache_.baseline_runs;
     Executor exec(shard);
     RunOptions ro;
     ro.precision = precision_;
@@ -138,6 +167,7 @@ class GoldenInputBuilder {
       SG_CHECK(it != r->outputs.end(), ErrorCode::kShape, "{}: step '{}': {} has no output '{}'",
                chain_.path, step.id, shard_path, out_name);
       memo_[tensor] = it->second;
+      cache_.runs[tensor] = runs;
     }
     return Status::ok();
   }
@@ -148,8 +178,9 @@ class GoldenInputBuilder {
   const std::function<Result<std::string>(const std::string&)>& baseline_of_;
   Precision precision_;
   int threads_;
-  std::map<std::string, Tensor> memo_;
-  std::map<std::string, std::string> origin_;
+  ChainProbeCache& cache_;
+  std::map<std::string, Tensor>& memo_;
+  std::map<std::string, std::string>& origin_;
   std::vector<std::string> notes_;
   std::vector<ReportShard> executed_;
 };
@@ -160,7 +191,7 @@ Result<ChainProbeInputs> chain_probe_inputs(
     const ChainManifest& chain, const GoldenSource& goldens, const std::string& candidate_path,
     const std::string& baseline_path,
     const std::function<Result<std::string>(const std::string&)>& baseline_of,
-    Precision precision, int threads) {
+    Precision precision, int threads, ChainProbeCache* cache) {
   const ChainStep* step = nullptr;
   bool steps_are_baselines = false;
   for (const ChainStep& s : chain.steps) {
@@ -178,7 +209,9 @@ Result<ChainProbeInputs> chain_probe_inputs(
   SG_CHECK(step != nullptr, ErrorCode::kUsage,
            "--inputs-from {}: no step of the chain runs {} or its baseline {}", chain.path,
            candidate_path, baseline_path);
-  GoldenInputBuilder builder(chain, goldens, steps_are_baselines, baseline_of, precision, threads);
+  ChainProbeCache local;
+  GoldenInputBuilder builder(chain, goldens, steps_are_baselines, baseline_of, precision, threads,
+                             cache != nullptr ? *cache : local);
   ChainProbeInputs out;
   out.step_id = step->id;
   out.layer = step->layer;

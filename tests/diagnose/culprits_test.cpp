@@ -12,6 +12,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <cstring>
+#include <functional>
+
 namespace sg {
 namespace {
 
@@ -39,6 +42,43 @@ std::map<std::string, Tensor> golden_inputs(const std::string& variant) {
                                Precision::kFp16, 1);
   EXPECT_TRUE(in.is_ok()) << in.status().message();
   return in->inputs;
+}
+
+// Inputs for several steps of one chain (probe or culprits over every pack of a layer, run
+// --culprits over every step upstream of a failure) share a cache: the layer's FP16 attention
+// runs once, not once per pack, the inputs are the same bits, and each pack's provenance still
+// names the attention baseline its input came from.
+TEST(ChainProbeInputs, TheStepsOfOneChainShareTheBaselinesRunForTheirInputs) {
+  auto chain = load_chain_manifest(src("goldens/sample/chains/chain_int8.json"));
+  ASSERT_TRUE(chain.is_ok()) << chain.status().message();
+  auto goldens = open_golden_source(chain->goldens);
+  ASSERT_TRUE(goldens.is_ok()) << goldens.status().message();
+  const std::function<Result<std::string>(const std::string&)> baseline_of =
+      [](const std::string& p) -> Result<std::string> {
+    std::string b = p;
+    b.replace(b.rfind("_int8"), 5, "_fp16");
+    return b;
+  };
+  ChainProbeCache cache;
+  std::vector<std::map<std::string, Tensor>> cached;
+  for (const char* pack : {"p0", "p1"}) {
+    const std::string cand = src(std::string("goldens/sample/shards/L0_moe_") + pack + "_int8.mlpackage");
+    auto base = baseline_of(cand);
+    ASSERT_TRUE(base.is_ok());
+    auto in = chain_probe_inputs(*chain, **goldens, cand, *base, baseline_of, Precision::kFp16, 1, &cache);
+    ASSERT_TRUE(in.is_ok()) << in.status().message();
+    EXPECT_EQ(cache.baseline_runs, 1) << pack << ": the attention baseline ran again";
+    ASSERT_EQ(in->executed.size(), 1u) << pack;
+    EXPECT_EQ(in->executed[0].id, "L0.attn");
+    auto fresh = chain_probe_inputs(*chain, **goldens, cand, *base, baseline_of, Precision::kFp16, 1);
+    ASSERT_TRUE(fresh.is_ok());
+    ASSERT_EQ(fresh->inputs.size(), in->inputs.size());
+    for (const auto& [name, t] : fresh->inputs) {
+      ASSERT_EQ(t.nbytes(), in->inputs.at(name).nbytes());
+      EXPECT_EQ(std::memcmp(t.raw(), in->inputs.at(name).raw(), t.nbytes()), 0) << pack << " " << name;
+    }
+    EXPECT_EQ(fresh->notes, in->notes);
+  }
 }
 
 // The case: on the INT8 chain the error enters at the two linears that read the

@@ -71,6 +71,7 @@ int run_culprits(const CulpritsOptions& o) {
   report.tool_version = cli::kGoldenValidatorVersion;
   report.command_line = cli::command_line();
   std::vector<std::string> notes;
+  ChainProbeCache chain_cache;  // FP16 baseline steps run for --inputs-from, kept across shards
   for (const std::string& path : *candidates) {
     auto base_path = o.baseline.baseline_of(path);
     if (!base_path) return cli::report_error(base_path.status());
@@ -91,7 +92,7 @@ int run_culprits(const CulpritsOptions& o) {
     co.min_cosine = o.min_cosine;
     if (chain) {
       auto in = chain_probe_inputs(*chain, *goldens, path, *base_path, baseline_of, co.precision,
-                                   co.threads);
+                                   co.threads, &chain_cache);
       if (!in) return cli::report_error(in.status());
       co.inputs = std::move(in->inputs);
       for (auto& [name, t] : *given) co.inputs[name] = std::move(t);

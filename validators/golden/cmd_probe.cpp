@@ -182,6 +182,8 @@ int run_probe(const ProbeCommandOptions& o) {
   const std::function<Result<std::string>(const std::string&)> baseline_of =
       [&o](const std::string& shard) { return o.baseline.step_baseline_of(shard); };
   std::vector<ReportShard> executed;
+  // FP16 baseline steps run to make --inputs-from inputs, kept for the next candidate.
+  ChainProbeCache chain_cache;
   for (const std::string& candidate : candidates) {
     auto baseline = o.baseline.baseline_of(candidate);
     if (!baseline) return cli::report_error(baseline.status());
@@ -208,7 +210,7 @@ int run_probe(const ProbeCommandOptions& o) {
     po.layer.reset();
     if (chain) {
       auto in = chain_probe_inputs(*chain, *goldens, candidate, *baseline, baseline_of,
-                                   po.precision, po.threads);
+                                   po.precision, po.threads, &chain_cache);
       if (!in) return cli::report_error(in.status());
       po.base_inputs = std::move(in->inputs);
       po.base_inputs_origin = fmt::format("the goldens of {} step '{}'", o.inputs_from, in->step_id);

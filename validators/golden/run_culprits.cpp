@@ -69,6 +69,7 @@ Status add_run_culprits(GoldenReport& report, const ChainManifest& chain, const 
   culprits.inputs = fmt::format("the goldens of {}: each step's inputs as the chain feeds it from "
                                 "FP16 goldens (as culprits --inputs-from)", chain.path);
   std::vector<std::string> searched;
+  ChainProbeCache chain_cache;  // a layer's FP16 attention runs once for all its packs
   for (const std::string& id : steps) {
     const ChainStep& step = *std::find_if(chain.steps.begin(), chain.steps.end(),
                                           [&](const ChainStep& s) { return s.id == id; });
@@ -77,7 +78,8 @@ Status add_run_culprits(GoldenReport& report, const ChainManifest& chain, const 
     SG_ASSIGN_OR_RETURN(std::shared_ptr<const Shard> cand, Shard::open(step.shard));
     SG_ASSIGN_OR_RETURN(std::shared_ptr<const Shard> base, Shard::open(base_path));
     SG_ASSIGN_OR_RETURN(ChainProbeInputs in, chain_probe_inputs(chain, goldens, step.shard, base_path,
-                                                                baseline_of, precision, threads));
+                                                                baseline_of, precision, threads,
+                                                                &chain_cache));
     CulpritOptions co;
     co.function = step.function;
     co.inputs = std::move(in.inputs);

@@ -165,10 +165,19 @@ struct ChainProbeInputs {
   std::vector<std::string> notes;                    // where each input came from
   std::vector<ReportShard> executed;                 // FP16 baselines run to make the inputs
 };
+// `cache`: the chain tensors computed so far, kept between calls for the steps of one chain
+// (probing every MoE pack of a layer runs the layer's FP16 attention once, not once per pack).
+// One cache per chain, goldens, baseline mapping and precision; null: nothing is kept.
+struct ChainProbeCache {
+  std::map<std::string, Tensor> tensors;                 // chain tensor -> value
+  std::map<std::string, std::string> origins;            // chain tensor -> where it came from
+  std::map<std::string, std::vector<ReportShard>> runs;  // chain tensor -> baselines run to make it
+  int64_t baseline_runs = 0;                             // FP16 baseline steps actually executed
+};
 Result<ChainProbeInputs> chain_probe_inputs(
     const ChainManifest& chain, const GoldenSource& goldens, const std::string& candidate_path,
     const std::string& baseline_path,
     const std::function<Result<std::string>(const std::string&)>& baseline_of,
-    Precision precision, int threads);
+    Precision precision, int threads, ChainProbeCache* cache = nullptr);
 
 }  // namespace sg

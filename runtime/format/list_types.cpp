@@ -70,22 +70,22 @@ class Marker {
     if (op.type == "while_loop") {
       // loop_vars[i] is block input i of both blocks and output i of the op; body output i
       // is the next iteration's loop variable i.
+      // One walk per pass (a second walk here would double per nesting level); a body output
+      // found dynamic reaches the block inputs in the caller's next pass.
       const Argument* vars = op.input("loop_vars");
-      for (int round = 0; round < 2; ++round) {
-        for (size_t i = 0; vars != nullptr && i < vars->bindings.size(); ++i) {
-          const Binding& b = vars->bindings[i];
-          bool dyn = b.is_reference() && dynamic_.count(b.name);
-          if (op.blocks.size() == 2 && i < op.blocks[1].outputs.size()) {
-            dyn = dyn || dynamic_.count(op.blocks[1].outputs[i]);
-          }
-          if (!dyn) continue;
-          for (Block& blk : op.blocks) {
-            if (i < blk.inputs.size()) changed |= mark(blk.inputs[i]);
-          }
-          if (i < op.outputs.size()) changed |= mark(op.outputs[i]);
+      for (size_t i = 0; vars != nullptr && i < vars->bindings.size(); ++i) {
+        const Binding& b = vars->bindings[i];
+        bool dyn = b.is_reference() && dynamic_.count(b.name);
+        if (op.blocks.size() == 2 && i < op.blocks[1].outputs.size()) {
+          dyn = dyn || dynamic_.count(op.blocks[1].outputs[i]);
         }
-        for (Block& blk : op.blocks) changed |= block(blk);
+        if (!dyn) continue;
+        for (Block& blk : op.blocks) {
+          if (i < blk.inputs.size()) changed |= mark(blk.inputs[i]);
+        }
+        if (i < op.outputs.size()) changed |= mark(op.outputs[i]);
       }
+      for (Block& blk : op.blocks) changed |= block(blk);
       return changed;
     }
     for (Block& blk : op.blocks) changed |= block(blk);
@@ -112,8 +112,10 @@ class Marker {
 void mark_dynamic_lists(Program& program) {
   for (Function& fn : program.functions) {
     Marker m;
-    // Each pass follows data flow forward; loops feed back at most once per nesting level.
-    for (int pass = 0; pass < 8 && m.block(fn.block); ++pass) {
+    // Each pass is one walk in program order; a pass that changes anything marks a list value
+    // not marked before, so the passes end (after at most one per list value, and in practice
+    // two: loop bodies hand lists back to the next iteration).
+    while (m.block(fn.block)) {
     }
   }
 }

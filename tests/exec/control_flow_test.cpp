@@ -254,6 +254,42 @@ std::string list_program(bool dynamic) {
          "    } -> (len);\n}\n";
 }
 
+// Loops nested 30 deep (the readers allow 64 levels of nesting), each handing a dynamic list
+// to the next: the readers' list pass is one walk per pass (a pass that re-walked each loop's
+// blocks would take 2^30 walks here).
+TEST(ListsInLoops, DeeplyNestedLoopsCarryingAListParseAtOnce) {
+  const int depth = 30;
+  const std::string list = "list<tensor<fp32, [2]>, 1>";
+  std::string body;
+  for (int k = depth - 1; k >= 0; --k) {
+    const std::string a = "a" + std::to_string(k), l = "l" + std::to_string(k);
+    const std::string inner = body.empty()
+        ? "            " + list + " w" + std::to_string(k) + " = list_write(index = " + a + ", ls = " + l +
+              ", value = x)[name = string(\"w" + std::to_string(k) + "\")];\n"
+        : body;
+    const std::string result = body.empty() ? "w" + std::to_string(k) : "r" + std::to_string(k + 1);
+    body = "            int32 q" + std::to_string(k) + ", " + list + " r" + std::to_string(k) +
+           " = while_loop(loop_vars = (" + (k == 0 ? "i0" : "a" + std::to_string(k - 1)) + ", " +
+           (k == 0 ? "l" : "l" + std::to_string(k - 1)) + "))[name = string(\"loop" + std::to_string(k) +
+           "\")] block(int32 c" + std::to_string(k) + ", " + list + " m" + std::to_string(k) + ") {\n"
+           "            bool k" + std::to_string(k) + " = const()[name = string(\"k" + std::to_string(k) +
+           "\"), val = bool(false)];\n        } -> (k" + std::to_string(k) + ") block(int32 " + a + ", " + list +
+           " " + l + ") {\n" + inner + "        } -> (" + a + ", " + result + ");\n";
+  }
+  const std::string text =
+      "program(1.3)\n{\n    func main<ios17>(tensor<fp32, [2]> x) {\n"
+      "        int32 n = const()[name = string(\"n\"), val = int32(1)];\n"
+      "        bool d = const()[name = string(\"d\"), val = bool(true)];\n"
+      "        tensor<int32, [1]> es = const()[name = string(\"es\"), val = tensor<int32, [1]>([2])];\n"
+      "        " + list + " l = make_list(dtype = string(\"fp32\"), dynamic_length = d, elem_shape = (es), "
+      "init_length = n)[name = string(\"l\")];\n"
+      "        int32 i0 = const()[name = string(\"i0\"), val = int32(0)];\n" +
+      body + "        int32 len = list_length(ls = r0)[name = string(\"len\")];\n    } -> (len);\n}\n";
+  auto p = parse_mil_text(text, "deep.mil");
+  ASSERT_TRUE(p.is_ok()) << p.status().to_string();
+  EXPECT_EQ(p->functions[0].block.ops.back().type, "list_length");
+}
+
 TEST(ListsInLoops, ADynamicListGrowsAndAFixedOneKeepsItsBound) {
   for (bool dynamic : {true, false}) {
     auto p = parse_mil_text(list_program(dynamic), "lists.mil");

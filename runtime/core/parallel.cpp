@@ -1,8 +1,8 @@
 #include "core/parallel.h"
 
+#include "core/worker_pool.h"
+
 #include <algorithm>
-#include <thread>
-#include <vector>
 
 namespace sg {
 namespace {
@@ -22,6 +22,8 @@ int parallel_threads() { return t_threads; }
 
 int64_t parallel_split_calls() { return t_split_calls; }
 
+int64_t parallel_pool_threads_created() { return detail::pool_threads_created(); }
+
 ParallelScope::ParallelScope(int threads) : previous_(t_threads) {
   t_threads = std::clamp(threads, 1, kMaxThreads);
 }
@@ -38,28 +40,19 @@ void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, in
     fn(0, n);
     return;
   }
-  // Contiguous, nearly equal ranges: worker w takes [w*n/workers, (w+1)*n/workers).
+  // Contiguous, nearly equal ranges: worker w takes [w*n/workers, (w+1)*n/workers). The split
+  // depends on n, grain and the thread count only, never on which thread runs a range.
   auto range_of = [n, workers](int64_t w) { return n / workers * w + std::min(w, n % workers); };
   ++t_split_calls;
-  std::vector<std::thread> pool;
-  pool.reserve(static_cast<size_t>(workers - 1));
-  for (int64_t w = 1; w < workers; ++w) {
-    const int64_t b = range_of(w);
-    const int64_t e = range_of(w + 1);
-    try {
-      pool.emplace_back([&fn, b, e] {
-        t_in_worker = true;
-        fn(b, e);
-      });
-    } catch (...) {
-      // No thread available: the range still gets computed, on this thread.
-      fn(b, e);
-    }
-  }
-  t_in_worker = true;  // this thread's own range must not fan out again either
-  fn(0, range_of(1));
-  t_in_worker = false;
-  for (auto& t : pool) t.join();
+  detail::pool_run(workers, [&fn, &range_of](int64_t w) {
+    // Whoever runs a range (a pool thread or this caller) must not fan out again from it.
+    struct WorkerFlag {
+      bool previous = t_in_worker;
+      WorkerFlag() { t_in_worker = true; }
+      ~WorkerFlag() { t_in_worker = previous; }
+    } flag;
+    fn(range_of(w), range_of(w + 1));
+  });
 }
 
 }  // namespace sg

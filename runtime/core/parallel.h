@@ -4,7 +4,9 @@
 // channels, batch items), never to split a reduction, so every output element is computed by
 // the same instruction sequence whatever the thread count: results are bit-identical for 1 or
 // N threads. The thread count is a per-thread setting that the executor (or a test) installs
-// with ParallelScope for the duration of a run; the default is 1 (no threads spawned).
+// with ParallelScope for the duration of a run; the default is 1 (no other thread is used).
+// The ranges run on one process-wide pool of threads (core/worker_pool.h), created on first use
+// with as many threads as the largest call has asked for and reused by every call after it.
 #pragma once
 
 #include <cstdint>
@@ -33,7 +35,13 @@ int64_t parallel_split_calls();
 
 // Calls fn(begin, end) over disjoint ranges that together cover [0, n). Ranges hold at least
 // `grain` indices (except possibly the last), so small loops stay on the calling thread.
-// Nested calls from inside a worker run serially. fn must not throw.
+// Nested calls from inside a worker run serially. Kernels report errors through Status, not
+// exceptions; should fn throw anyway, every range still runs to its end and the first exception
+// is rethrown to the caller (no thread is left running, nothing hangs).
 void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn);
+
+// Threads the pool has created since the process started. It stays constant across calls once
+// the largest thread count in use has been reached.
+int64_t parallel_pool_threads_created();
 
 }  // namespace sg

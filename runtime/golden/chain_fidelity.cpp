@@ -99,6 +99,7 @@ Result<FidelityRun> run_chain_fidelity(const ChainManifest& chain, const GoldenS
     ro.fingerprints = &fingerprints;
     ro.only_steps = only_steps;
     ro.weight_overrides = options.weight_overrides;
+    ro.prefetch = options.prefetch;
     if (options.on_step) ro.on_step = [&](const ChainStepRecord& r) { options.on_step(mode, r); };
     SG_ASSIGN_OR_RETURN(ChainRunResult result, run_chain(chain, ro));
     // What this view answers and which input every shard was given.

@@ -4,6 +4,7 @@
 #include "shardgate/chain.h"
 #include "shardgate/ops.h"
 
+#include "core/prefetch.h"
 #include "shardgate/golden.h"
 #include "shardgate/half.h"
 #include "shardgate/npy.h"
@@ -12,7 +13,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <set>
 
 namespace sg {
@@ -46,6 +49,23 @@ uint64_t bytes_of(const std::map<std::string, Tensor>& values) {
 }
 
 Result<Tensor> zeros_state(const ChainStateInit& init) { return Tensor::zeros(init.dtype, init.shape); }
+
+// SG_PREFETCH=0 turns prefetch off for every chain run of the process (benchmarks compare).
+bool prefetch_allowed_by_environment() {
+  const char* v = std::getenv("SG_PREFETCH");
+  return v == nullptr || std::string_view(v) != "0";
+}
+
+// The shard step after step i that this run will execute (a slice skips steps), if any.
+const ChainStep* next_shard_step(const ChainManifest& chain, size_t i,
+                                 const std::optional<std::set<std::string>>& only_steps) {
+  for (size_t j = i + 1; j < chain.steps.size(); ++j) {
+    const ChainStep& s = chain.steps[j];
+    if (s.is_combine || (only_steps && !only_steps->count(s.id))) continue;
+    return &s;
+  }
+  return nullptr;
+}
 
 }  // namespace
 
@@ -226,6 +246,10 @@ Result<ChainRunResult> run_chain(const ChainManifest& chain, const ChainRunOptio
 
   SG_CHECK(!options.only_steps || options.mode == ChainMode::kTeacherForced, ErrorCode::kUsage,
            "{}: only teacher-forced steps can run apart from the steps before them", chain.path);
+  std::unique_ptr<ShardPrefetcher> prefetcher;
+  if (options.prefetch && prefetch_allowed_by_environment()) {
+    prefetcher = std::make_unique<ShardPrefetcher>();
+  }
   for (size_t i = 0; i < chain.steps.size(); ++i) {
     const ChainStep& step = chain.steps[i];
     if (options.only_steps && !options.only_steps->count(step.id)) continue;
@@ -275,6 +299,13 @@ Result<ChainRunResult> run_chain(const ChainManifest& chain, const ChainRunOptio
                    shape_str(made->second.shape()));
         }
         inputs[name] = std::move(*g);
+      }
+      // While this step runs, the next one's files come into the page cache.
+      if (prefetcher) {
+        if (const ChainStep* next = next_shard_step(chain, i, options.only_steps)) {
+          prefetcher->request(next->shard);
+          result.prefetched.push_back(next->shard);
+        }
       }
       // The shard lives only for this step: its mapping and decoded weights go with it.
       RunResult run;

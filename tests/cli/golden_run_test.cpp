@@ -100,6 +100,29 @@ TEST_F(GoldenRunCli, EveryReportNamesTheBuildsItJudgedAndTheCommand) {
   EXPECT_NE(r.output.find("16 executed"), std::string::npos) << r.output;
 }
 
+TEST_F(GoldenRunCli, NoPrefetchJudgesTheSameValues) {
+  // --no-prefetch only stops reading the next shard ahead: every check's rows hold the same
+  // values as with the default (prefetch on). So does SG_PREFETCH=0.
+  const CliRun on = golden("run " + chain("int8") + kGate + " --json " + out("on.json"));
+  const CliRun off =
+      golden("run " + chain("int8") + kGate + " --no-prefetch --json " + out("off.json"));
+  const CliRun env = run_command("SG_PREFETCH=0 " SG_BINARY_DIR "/validators/golden-validator run " +
+                                 chain("int8") + kGate + " --json " + out("env.json"));
+  ASSERT_EQ(on.code, 1) << on.output;
+  ASSERT_EQ(off.code, 1) << off.output;
+  ASSERT_EQ(env.code, 1) << env.output;
+  const nlohmann::json a = report("on.json");
+  ASSERT_FALSE(a["checks"].empty());
+  ASSERT_FALSE(a["checks"][0]["rows"].empty());
+  for (const char* other : {"off.json", "env.json"}) {
+    const nlohmann::json b = report(other);
+    ASSERT_EQ(a["checks"].size(), b["checks"].size()) << other;
+    for (size_t i = 0; i < a["checks"].size(); ++i) {
+      EXPECT_EQ(a["checks"][i]["rows"], b["checks"][i]["rows"]) << other << " check " << i;
+    }
+  }
+}
+
 TEST_F(GoldenRunCli, OutOfRangeThresholdsAreUsageErrors) {
   for (const char* bad : {"--min-cosine 2", "--min-cosine -1.5", "--min-cosine logits:1.01",
                           "--max-kl -0.1", "--min-top1 1.5", "--max-rel-l2 -1",

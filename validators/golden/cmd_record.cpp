@@ -26,6 +26,7 @@ struct RecordOptions {
   std::string goldens;
   std::string model;
   ExecArgs exec;
+  bool no_prefetch = false;
   cli::LogArgs log;
 };
 
@@ -68,6 +69,7 @@ Status record(const RecordOptions& o) {
   ChainRunOptions ro;
   ro.precision = o.exec.precision_value();
   ro.threads = o.exec.threads;
+  ro.prefetch = !o.no_prefetch;
   ro.goldens = source.get();
   cli::Progress progress(std::cerr, static_cast<int64_t>(chain.steps.size()), o.log.level(),
                          cli::stderr_is_terminal());
@@ -167,6 +169,8 @@ void add_record_command(CLI::App& app, CommandResult& result) {
       ->option_text("DIR|FILE");
   sub->add_option("--model", options->model, "Model name in the manifest (default: the chain's name)");
   options->exec.add_to(*sub);
+  sub->add_flag("--no-prefetch", options->no_prefetch,
+                "Do not read the next shard's files into the page cache while a step runs (the prefetch only saves time on a cold cache; also SG_PREFETCH=0)");
   options->log.add_to(*sub);
   sub->callback([&result, options] {
     result.run = [options] {

@@ -28,6 +28,7 @@ struct RunCommandOptions {
   bool culprits = false;         // --culprits: search the first failing step group's ops
   cli::BaselineArgs baseline;    // the FP16 baselines --culprits compares with
   ExecArgs exec;
+  bool no_prefetch = false;  // --no-prefetch (ChainRunOptions::prefetch)
   cli::GoldenInputArgs input;
   cli::GoldenCommonArgs common;
 };
@@ -86,6 +87,7 @@ int run_run(const RunCommandOptions& o) {
   fo.slice_count = o.selection.shard_count;
   fo.precision = o.exec.precision_value();
   fo.threads = o.exec.threads;
+  fo.prefetch = !o.no_prefetch;
   fo.metrics = o.common.metrics.options(*policy);
   const int level = o.common.log.level();
   // Every step this job runs in every view: the modes (a CI slice: its groups' steps only), and
@@ -153,6 +155,8 @@ void add_run_command(CLI::App& app, CommandResult& result) {
                 "(--baseline-replace); in the table and the reports");
   options->baseline.add_to(*sub);
   options->exec.add_to(*sub);
+  sub->add_flag("--no-prefetch", options->no_prefetch,
+                "Do not read the next shard's files into the page cache while a step runs (the prefetch only saves time on a cold cache; also SG_PREFETCH=0)");
   options->input.add_to(*sub);
   options->common.add_to(*sub);
   sub->callback([&result, options] { result.run = [options] { return run_run(*options); }; });

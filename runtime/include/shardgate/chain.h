@@ -151,6 +151,11 @@ struct ChainRunOptions {
   // Per shard step, compile-time values replaced in memory (RunOptions::weight_overrides), keyed
   // by the step's resolved shard path (ChainStep::shard). Not owned; may be null.
   const std::map<std::string, std::map<std::string, Tensor>>* weight_overrides = nullptr;
+  // While a shard step runs, a helper thread reads the next shard step's files into the page
+  // cache (core/prefetch.h), so a cold chain does not wait for the disk at every step. Never
+  // changes results; its errors are ignored (the step's own open reports them). Off when false
+  // or when the environment holds SG_PREFETCH=0.
+  bool prefetch = true;
 };
 
 struct ChainRunResult {
@@ -165,6 +170,8 @@ struct ChainRunResult {
   // a tensor (a step input wired to it, a sum or concat of it). A teacher-forced input fed from
   // the goldens breaks the dependency. Checks on these tensors are excluded from the gate.
   std::map<std::string, std::string> nonreproducible;
+  // Shard paths handed to the prefetcher, in order (each the next shard step that runs).
+  std::vector<std::string> prefetched;
 };
 
 // Runs every step in order. Errors name the manifest and the step:
@@ -216,6 +223,7 @@ struct ChainFidelityOptions {
   std::function<void(ChainMode, const ChainStepRecord&)> on_step;
   // Passed to every run (ChainRunOptions::weight_overrides).
   const std::map<std::string, std::map<std::string, Tensor>>* weight_overrides = nullptr;
+  bool prefetch = true;  // ChainRunOptions::prefetch
 };
 // The chain's steps cut into teacher-forced groups (see RunSlice, fidelity.h): a cut between
 // steps i and i+1 is allowed unless a step after it reads, from a step before it, a chain tensor

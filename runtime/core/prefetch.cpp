@@ -13,8 +13,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Readahead is asked in chunks so that a superseded request stops soon, and so that the kernel
-// is never handed one 150 MB request it would have to queue in one go.
+// Readahead is asked in chunks so that the end of a chain stops the helper soon, and so that the
+// kernel is never handed one 150 MB request it would have to queue in one go.
 constexpr uint64_t kChunkBytes = uint64_t{8} << 20;
 
 }  // namespace
@@ -31,16 +31,14 @@ ShardPrefetcher::~ShardPrefetcher() {
 void ShardPrefetcher::request(const std::string& path) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    pending_ = path;
-    has_pending_ = true;
     if (!thread_.joinable()) {
       try {
         thread_ = std::thread([this] { loop(); });
       } catch (...) {
-        has_pending_ = false;  // no helper thread: run without prefetch
-        return;
+        return;  // no helper thread: run without prefetch
       }
     }
+    pending_.push_back(path);
   }
   cv_.notify_all();
 }
@@ -50,18 +48,18 @@ uint64_t ShardPrefetcher::bytes_requested() const {
   return bytes_;
 }
 
-bool ShardPrefetcher::superseded() const {
+bool ShardPrefetcher::stopping() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return stop_ || has_pending_;
+  return stop_;
 }
 
 void ShardPrefetcher::loop() {
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
-    cv_.wait(lock, [this] { return stop_ || has_pending_; });
+    cv_.wait(lock, [this] { return stop_ || !pending_.empty(); });
     if (stop_) return;
-    const std::string path = pending_;
-    has_pending_ = false;
+    const std::string path = pending_.front();
+    pending_.pop_front();
     lock.unlock();
     read_ahead(path);
     lock.lock();
@@ -84,14 +82,14 @@ void ShardPrefetcher::read_ahead(const std::string& root) {
     files.push_back(root);
   }
   for (const std::string& file : files) {
-    if (superseded()) return;
+    if (stopping()) return;
     // O_NONBLOCK: a FIFO put where a file belongs must not block the helper (it is skipped).
     const int fd = ::open(file.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
     if (fd < 0) continue;
     struct stat st {};
     if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
       const uint64_t size = static_cast<uint64_t>(st.st_size);
-      for (uint64_t off = 0; off < size && !superseded(); off += kChunkBytes) {
+      for (uint64_t off = 0; off < size && !stopping(); off += kChunkBytes) {
         const uint64_t len = std::min(kChunkBytes, size - off);
         if (::readahead(fd, static_cast<off64_t>(off), static_cast<size_t>(len)) != 0) break;
         std::lock_guard<std::mutex> lock(mu_);

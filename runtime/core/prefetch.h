@@ -9,6 +9,7 @@
 
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -18,15 +19,17 @@ namespace sg {
 class ShardPrefetcher {
  public:
   ShardPrefetcher() = default;
-  // Stops the current request between two chunks and joins the helper thread.
+  // Stops the helper between two chunks, drops what is still queued, and joins it.
   ~ShardPrefetcher();
   ShardPrefetcher(const ShardPrefetcher&) = delete;
   ShardPrefetcher& operator=(const ShardPrefetcher&) = delete;
 
   // Reads ahead every regular file under `path` (a shard directory, walked recursively without
-  // following symbolic links to directories; a regular file is read ahead itself). Replaces a
-  // request still in progress: the chain has moved on, so the old one is dropped. The helper
-  // thread is started on the first request.
+  // following symbolic links to directories; a regular file is read ahead itself), after the
+  // requests before it. Requests are never dropped half-way: readahead(2) only queues reads,
+  // and a short step (an attention shard computes in 3 ms) often asks for the shard after next
+  // while the helper is still queueing the next one's 151 MB; dropping that remainder left it
+  // to page faults. The helper thread is started on the first request.
   void request(const std::string& path);
 
   // Bytes for which readahead was requested so far (tests and the bench).
@@ -35,13 +38,12 @@ class ShardPrefetcher {
  private:
   void loop();
   void read_ahead(const std::string& path);
-  bool superseded() const;  // a newer request or stop is pending (called with mu_ unlocked)
+  bool stopping() const;  // the destructor has asked the helper to stop (mu_ unlocked)
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::thread thread_;
-  std::string pending_;
-  bool has_pending_ = false;
+  std::deque<std::string> pending_;
   bool stop_ = false;
   uint64_t bytes_ = 0;
 };

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <stdexcept>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -27,6 +28,18 @@ bool covers_once(int threads, int64_t n) {
   }
   return true;
 }
+
+// Sets gtest's death-test style for one test and puts the previous one back.
+class DeathTestStyle {
+ public:
+  explicit DeathTestStyle(const char* style) : previous_(GTEST_FLAG_GET(death_test_style)) {
+    GTEST_FLAG_SET(death_test_style, style);
+  }
+  ~DeathTestStyle() { GTEST_FLAG_SET(death_test_style, previous_); }
+
+ private:
+  std::string previous_;
+};
 
 TEST(ParallelPool, ThreadsAreCreatedOnceAndReused) {
   ParallelScope scope(4);
@@ -84,7 +97,7 @@ TEST(ParallelPool, ConcurrentCallersShareThePool) {
 TEST(ParallelPool, ProcessExitsCleanlyAfterUsingThePool) {
   // A fresh process (re-executed) uses the pool and exits: the pool's threads are joined at
   // exit; a hang here would time the test out.
-  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  DeathTestStyle style("threadsafe");
   EXPECT_EXIT(
       {
         if (!covers_once(4, 100)) std::_Exit(1);
@@ -97,7 +110,7 @@ TEST(ParallelPool, ForkedChildRunsWithoutTheParentsThreads) {
   ASSERT_TRUE(covers_once(4, 100));  // the parent's pool has threads now
   // "fast" death tests fork without exec: the child inherits the pool's state but none of its
   // threads, so it must neither wait for them nor join them at exit.
-  GTEST_FLAG_SET(death_test_style, "fast");
+  DeathTestStyle style("fast");
   EXPECT_EXIT(
       {
         if (!covers_once(4, 100)) std::_Exit(1);

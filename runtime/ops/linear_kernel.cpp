@@ -8,6 +8,8 @@
 // token blocks, a block of W is reused from cache instead of streamed again.
 #include "ops/linear_kernel.h"
 
+#include "ops/gemm_panel.h"
+
 #include "core/parallel.h"
 #include "shardgate/cpu.h"
 #include "shardgate/half.h"
@@ -334,7 +336,12 @@ void gemm_x_wt_at(CpuLevel level, const float* x, int64_t M, int64_t ldx, const 
     return;
   }
 #if SG_GEMM_X86
-  if (level == CpuLevel::kAvx512) return gemm_variant<Avx512Variant>(x, M, ldx, w, bias, y, ldy);
+  if (level == CpuLevel::kAvx512) {
+    // Many tokens: widen each weight once into a panel instead of once per 8 tokens. Same
+    // bits as the skinny kernel (gemm_panel.h), so the switch point is a speed choice only.
+    if (M >= gemm_panel::kMinTokens) return gemm_panel::gemm(x, M, ldx, w, bias, y, ldy);
+    return gemm_variant<Avx512Variant>(x, M, ldx, w, bias, y, ldy);
+  }
   if (level == CpuLevel::kAvx2) return gemm_variant<Avx2Variant>(x, M, ldx, w, bias, y, ldy);
 #else
   (void)level;

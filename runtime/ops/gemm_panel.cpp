@@ -1,0 +1,314 @@
+// gemm_panel::gemm: the many-token GEMM of the avx512 level (see gemm_panel.h).
+//
+// The activations are packed once per call ([K block][token block][chunk][token][8], zero past
+// K, so the last partial 8-k chunk needs no special case). Then, per thread, over its row
+// blocks of kRowBlock weight rows:
+//   decode (streamed weights) and pack the block's rows into an fp32 panel, once;
+//   for each chunk of up to kTokenChunk tokens (bounds the partial sums kept in memory):
+//     for each K block of kKBlock 8-k chunks:
+//       for each group of kR row pairs (its K-block slice, 16 KiB, stays in L1):
+//         for each block of kT tokens (streamed from L2): 24 accumulators over the K block,
+//         loaded from and stored to the partial sums;
+//     the tree reduction, bias, and the store to y.
+// Accumulation of each lane runs in k order whatever the blocking, so the bits are those of
+// the skinny kernel (avx2::dot_tokens / avx512::dot_rows8 in linear_kernel.cpp).
+#include "ops/gemm_panel.h"
+
+#include "core/parallel.h"
+#include "shardgate/half.h"
+
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <new>
+#include <vector>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define SG_PANEL_X86 1
+// Compiled for AVX-512F by function attribute only (see linear_kernel.cpp): the file's inline
+// functions shared with others stay baseline x86-64.
+#define SG_TARGET_PANEL __attribute__((target("avx512f,avx2,fma,f16c")))
+#endif
+
+namespace sg::gemm_panel {
+
+#if SG_PANEL_X86
+namespace {
+
+constexpr int kLanes = 8;
+constexpr int kR = 4;                    // row pairs per register block
+constexpr int kT = 6;                    // tokens per register block
+constexpr int kGroupRows = 2 * kR;       // weight rows per register block
+constexpr int64_t kRowBlock = 64;        // weight rows per panel (a multiple of kGroupRows)
+constexpr int64_t kKBlock = 64;          // 8-k chunks per K block (512 k)
+constexpr int64_t kTokenChunk = 192;     // a multiple of kT
+static_assert(kTokenChunk % kT == 0, "token chunks start on a packed token block");     // tokens whose partial sums are kept at once
+constexpr int kPairFloats = 2 * kLanes;  // one zmm: rows n, n+1 × 8 k-lanes
+constexpr int kPrefetchChunks = 8;
+// Below this many multiply-adds a product stays on the calling thread.
+constexpr int64_t kParallelMinWork = int64_t{1} << 18;
+
+// 64-byte aligned float buffer (a zmm load must not straddle cache lines).
+struct AlignedFloats {
+  std::unique_ptr<float[]> raw;
+  float* data = nullptr;
+  explicit AlignedFloats(size_t n) : raw(new float[n + 16]) {
+    const auto addr = reinterpret_cast<uintptr_t>(raw.get());
+    data = raw.get() + ((64 - addr % 64) % 64) / sizeof(float);
+  }
+};
+
+SG_TARGET_PANEL inline __m256 load8(const uint16_t* p) {
+  return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
+}
+SG_TARGET_PANEL inline __m256 load8(const float* p) { return _mm256_loadu_ps(p); }
+inline float widen(float v) { return v; }
+inline float widen(uint16_t v) { return f16_to_f32(v); }
+
+// Row `row` (of `rows` valid ones) at k-chunk kb, zero past K and past the block's rows.
+template <typename WT>
+SG_TARGET_PANEL inline __m256 chunk(const WT* w, int64_t ld, int64_t row, int64_t rows, int64_t kb,
+                                    int64_t K) {
+  if (row >= rows) return _mm256_setzero_ps();
+  const WT* p = w + row * ld + kb * kLanes;
+  if ((kb + 1) * kLanes <= K) return load8(p);
+  alignas(32) float t[kLanes] = {};
+  for (int64_t j = 0; j < K - kb * kLanes; ++j) t[j] = widen(p[j]);
+  return _mm256_load_ps(t);
+}
+
+// panel[((g · K8 + kb) · kR + r) · 16 + lane]: group g's row pair r at chunk kb; lanes 0-7 are
+// row g·8 + 2r, lanes 8-15 the next row. A group's chunks are contiguous, so the micro-kernel
+// streams kR · 64 bytes per chunk.
+template <typename WT>
+SG_TARGET_PANEL void pack_panel(const WT* w, int64_t ld, int64_t rows, int64_t K, int64_t K8,
+                                int64_t groups, float* panel) {
+  for (int64_t g = 0; g < groups; ++g) {
+    for (int64_t kb = 0; kb < K8; ++kb) {
+      float* d = panel + ((g * K8 + kb) * kR) * kPairFloats;
+      for (int r = 0; r < kR; ++r) {
+        const int64_t row = g * kGroupRows + 2 * r;
+        _mm256_store_ps(d + r * kPairFloats, chunk(w, ld, row, rows, kb, K));
+        _mm256_store_ps(d + r * kPairFloats + kLanes, chunk(w, ld, row + 1, rows, kb, K));
+      }
+    }
+  }
+}
+
+// part[(t · kR + r) · 16 ..] (+)= Σ over nkb chunks of panel pair r × token t's chunk broadcast
+// to both halves. Token t's chunk kb is at xp + (kb · T + t) · 8 (pack_tokens).
+template <int T>
+SG_TARGET_PANEL void ukernel(const float* pw, int64_t nkb, const float* xp, float* part, bool load) {
+  static_assert(kR == 4 && T >= 1 && T <= kT);
+  // Four named arrays, not one [4][T]: GCC keeps these in registers (24 zmm + 4 weights + 1).
+  __m512 a0[T], a1[T], a2[T], a3[T];
+#pragma GCC unroll 6
+  for (int t = 0; t < T; ++t) {
+    if (load) {
+      a0[t] = _mm512_load_ps(part + (t * kR + 0) * kPairFloats);
+      a1[t] = _mm512_load_ps(part + (t * kR + 1) * kPairFloats);
+      a2[t] = _mm512_load_ps(part + (t * kR + 2) * kPairFloats);
+      a3[t] = _mm512_load_ps(part + (t * kR + 3) * kPairFloats);
+    } else {
+      a0[t] = a1[t] = a2[t] = a3[t] = _mm512_setzero_ps();
+    }
+  }
+  for (int64_t kb = 0; kb < nkb; ++kb) {
+    const float* p = pw + kb * kR * kPairFloats;
+    const __m512 w0 = _mm512_load_ps(p);
+    const __m512 w1 = _mm512_load_ps(p + kPairFloats);
+    const __m512 w2 = _mm512_load_ps(p + 2 * kPairFloats);
+    const __m512 w3 = _mm512_load_ps(p + 3 * kPairFloats);
+    const float* xb = xp + kb * T * kLanes;
+    // The activations come from L2 (each call streams its token block once, the row group's
+    // weights stay in L1): asking for them kPrefetchChunks chunks ahead hides that latency.
+    // (perf showed the FMAs after each broadcast waiting; 5-10% faster at 512 tokens.)
+#pragma GCC unroll 3
+    for (int l = 0; l < T * kLanes; l += 16) {
+      _mm_prefetch(reinterpret_cast<const char*>(xb + kPrefetchChunks * T * kLanes + l), _MM_HINT_T0);
+    }
+#pragma GCC unroll 6
+    for (int t = 0; t < T; ++t) {
+      // vbroadcastf64x4: the 8 floats to both 256-bit halves (AVX-512F has no f32x8 form).
+      const __m512 xv = _mm512_castpd_ps(
+          _mm512_broadcast_f64x4(_mm256_castps_pd(_mm256_load_ps(xb + t * kLanes))));
+      a0[t] = _mm512_fmadd_ps(w0, xv, a0[t]);
+      a1[t] = _mm512_fmadd_ps(w1, xv, a1[t]);
+      a2[t] = _mm512_fmadd_ps(w2, xv, a2[t]);
+      a3[t] = _mm512_fmadd_ps(w3, xv, a3[t]);
+    }
+  }
+#pragma GCC unroll 6
+  for (int t = 0; t < T; ++t) {
+    _mm512_store_ps(part + (t * kR + 0) * kPairFloats, a0[t]);
+    _mm512_store_ps(part + (t * kR + 1) * kPairFloats, a1[t]);
+    _mm512_store_ps(part + (t * kR + 2) * kPairFloats, a2[t]);
+    _mm512_store_ps(part + (t * kR + 3) * kPairFloats, a3[t]);
+  }
+}
+
+SG_TARGET_PANEL void ukernel_tokens(int tokens, const float* pw, int64_t nkb, const float* xp,
+                                    float* part, bool load) {
+  switch (tokens) {
+    case 1: return ukernel<1>(pw, nkb, xp, part, load);
+    case 2: return ukernel<2>(pw, nkb, xp, part, load);
+    case 3: return ukernel<3>(pw, nkb, xp, part, load);
+    case 4: return ukernel<4>(pw, nkb, xp, part, load);
+    case 5: return ukernel<5>(pw, nkb, xp, part, load);
+    default: return ukernel<6>(pw, nkb, xp, part, load);
+  }
+}
+
+// Tokens [0, ct) of x (rows ldx apart), 8-k chunks [kb0, kb0 + nkb), as consecutive blocks of
+// kT tokens, each [nkb][tokens][8], zero past K: one sequential stream per micro-kernel call,
+// and the last partial chunk never reads past a row of x.
+SG_TARGET_PANEL void pack_tokens(const float* x, int64_t ldx, int64_t ct, int64_t kb0, int64_t nkb,
+                                 int64_t K, float* xp) {
+  for (int64_t t0 = 0; t0 < ct; t0 += kT) {
+    const int64_t tokens = std::min<int64_t>(kT, ct - t0);
+    for (int64_t kb = 0; kb < nkb; ++kb) {
+      const int64_t k = (kb0 + kb) * kLanes;
+      for (int64_t t = 0; t < tokens; ++t) {
+        const float* src = x + (t0 + t) * ldx + k;
+        float* d = xp + (t0 * nkb + kb * tokens + t) * kLanes;
+        if (k + kLanes <= K) {
+          _mm256_store_ps(d, _mm256_loadu_ps(src));
+        } else {
+          for (int64_t j = 0; j < kLanes; ++j) d[j] = k + j < K ? src[j] : 0.0f;
+        }
+      }
+    }
+  }
+}
+
+// (a0+a4) + (a2+a6) + ((a1+a5) + (a3+a7)): the tree of the skinny kernel's hsum8.
+SG_TARGET_PANEL inline float hsum8(__m256 v) {
+  const __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+  const __m128 t = _mm_add_ps(s, _mm_movehl_ps(s, s));
+  return _mm_cvtss_f32(_mm_add_ss(t, _mm_shuffle_ps(t, t, 1)));
+}
+
+struct Plan {
+  const float* xp;  // all tokens packed: K block kb0 at xp + kb0 · M · 8 (pack_tokens)
+  int64_t M;
+  const WeightRows* w;
+  const float* bias;
+  float* y;
+  int64_t ldy;
+  int64_t N, K, K8, block_rows, groups, chunk_tokens;
+};
+
+// Row blocks [b0, b1) of the plan: a function of its own (not the parallel_for lambda) so it
+// carries the AVX-512 target attribute.
+template <typename WT>
+SG_TARGET_PANEL void run_blocks(const Plan& pl, int64_t b0, int64_t b1) {
+  const float* xp_all = pl.xp;
+  const int64_t M = pl.M, ldy = pl.ldy, N = pl.N, K = pl.K;
+  const int64_t K8 = pl.K8, block_rows = pl.block_rows, groups = pl.groups;
+  const int64_t chunk_tokens = pl.chunk_tokens;
+  const WeightRows& w = *pl.w;
+  const float* bias = pl.bias;
+  float* y = pl.y;
+  {
+    AlignedFloats panel(static_cast<size_t>(groups * K8 * kR * kPairFloats));
+    AlignedFloats part(static_cast<size_t>(groups * chunk_tokens * kR * kPairFloats));
+    std::vector<WT> tile(w.stream != nullptr ? static_cast<size_t>(block_rows * K) : 0);
+    for (int64_t nb = b0; nb < b1; ++nb) {
+      const int64_t n0 = nb * block_rows;
+      const int64_t rows = std::min(N, n0 + block_rows) - n0;
+      const WT* src = nullptr;
+      int64_t ld = w.ld;
+      if (w.stream != nullptr) {
+        w.stream->decode((w.row0 + n0) * K, rows * K, tile.data());
+        src = tile.data();
+        ld = K;
+      } else {
+        src = static_cast<const WT*>(w.data) + n0 * w.ld;
+      }
+      pack_panel(src, ld, rows, K, K8, groups, panel.data);
+      for (int64_t c0 = 0; c0 < M; c0 += chunk_tokens) {
+        const int64_t ct = std::min(chunk_tokens, M - c0);
+        auto part_at = [&](int64_t g, int64_t t) {
+          return part.data + ((g * chunk_tokens + t) * kR) * kPairFloats;
+        };
+        for (int64_t kb0 = 0; kb0 < K8; kb0 += kKBlock) {
+          const int64_t nkb = std::min(kKBlock, K8 - kb0);
+          const float* xp = xp_all + kb0 * M * kLanes + c0 * nkb * kLanes;
+          for (int64_t g = 0; g < groups; ++g) {
+            const float* pw = panel.data + ((g * K8 + kb0) * kR) * kPairFloats;
+            for (int64_t t0 = 0; t0 < ct; t0 += kT) {
+              const int tokens = static_cast<int>(std::min<int64_t>(kT, ct - t0));
+              ukernel_tokens(tokens, pw, nkb, xp + t0 * nkb * kLanes, part_at(g, t0), kb0 > 0);
+            }
+          }
+        }
+        for (int64_t g = 0; g < groups; ++g) {
+          for (int64_t t = 0; t < ct; ++t) {
+            const float* pp = part_at(g, t);
+            float* yrow = y + (c0 + t) * ldy + n0;
+            for (int r = 0; r < kR; ++r) {
+              const int64_t n = g * kGroupRows + 2 * r;
+              const __m512 v = _mm512_load_ps(pp + r * kPairFloats);
+              if (n < rows) {
+                yrow[n] = hsum8(_mm512_castps512_ps256(v)) + (bias != nullptr ? bias[n0 + n] : 0.0f);
+              }
+              if (n + 1 < rows) {
+                const __m256 hi = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
+                yrow[n + 1] = hsum8(hi) + (bias != nullptr ? bias[n0 + n + 1] : 0.0f);
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+template <typename WT>
+void gemm_typed(const float* x, int64_t M, int64_t ldx, const WeightRows& w, const float* bias,
+                float* y, int64_t ldy) {
+  Plan pl{nullptr, M, &w, bias, y, ldy, w.n, w.k, 0, 0, 0, 0};
+  pl.K8 = (pl.K + kLanes - 1) / kLanes;
+  pl.block_rows = std::min<int64_t>(kRowBlock, (pl.N + kGroupRows - 1) / kGroupRows * kGroupRows);
+  pl.groups = pl.block_rows / kGroupRows;
+  pl.chunk_tokens = std::min<int64_t>(M, kTokenChunk);
+  const int64_t nblocks = (pl.N + pl.block_rows - 1) / pl.block_rows;
+  const bool small = static_cast<double>(M) * static_cast<double>(pl.N) * static_cast<double>(pl.K) <
+                     static_cast<double>(kParallelMinWork);
+  // The activations are packed once per call (every row block reads them): K block by K block,
+  // kT tokens at a time, as the micro-kernel streams them.
+  const int64_t K8 = pl.K8;
+  AlignedFloats xp(static_cast<size_t>(M * K8 * kLanes));
+  const int64_t kblocks = (K8 + kKBlock - 1) / kKBlock;
+  parallel_for(kblocks, small ? kblocks : 1, [&](int64_t k0, int64_t k1) {
+    for (int64_t kc = k0; kc < k1; ++kc) {
+      const int64_t kb0 = kc * kKBlock;
+      pack_tokens(x, ldx, M, kb0, std::min(kKBlock, K8 - kb0), pl.K, xp.data + kb0 * M * kLanes);
+    }
+  });
+  pl.xp = xp.data;
+  parallel_for(nblocks, small ? nblocks : 1,
+               [&pl](int64_t b0, int64_t b1) { run_blocks<WT>(pl, b0, b1); });
+}
+
+}  // namespace
+
+void gemm(const float* x, int64_t M, int64_t ldx, const WeightRows& w, const float* bias, float* y,
+          int64_t ldy) {
+  if (w.dtype == DType::kF16) {
+    gemm_typed<uint16_t>(x, M, ldx, w, bias, y, ldy);
+  } else {
+    gemm_typed<float>(x, M, ldx, w, bias, y, ldy);
+  }
+}
+
+#else
+
+void gemm(const float*, int64_t, int64_t, const WeightRows&, const float*, float*, int64_t) {
+  // Never called: cpu_level() is kScalar on a non-x86 build.
+}
+
+#endif
+
+}  // namespace sg::gemm_panel

@@ -1,0 +1,128 @@
+// The many-token panel GEMM (ops/gemm_panel.h) gives the bits of the skinny kernel and of the
+// plain reference (8 lane partials over k ≡ lane mod 8, fused multiply-add, the fixed tree),
+// for token counts on both sides of its switch point and of its token chunk, K with a partial
+// last 8-chunk and spanning several K blocks, N past one row block and not a multiple of a
+// row pair, fp16 and fp32 weights viewed or streamed, on 1 and 2 threads.
+#include "core/parallel.h"
+#include "ops/gemm_panel.h"
+#include "ops/linear_kernel.h"
+#include "shardgate/cpu.h"
+#include "shardgate/half.h"
+
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace sg {
+namespace {
+
+float reference_dot(const float* x, const float* w, int64_t K) {
+  float acc[8] = {};
+  for (int64_t k = 0; k < K; ++k) acc[k % 8] = std::fma(w[k], x[k], acc[k % 8]);
+  return ((acc[0] + acc[4]) + (acc[2] + acc[6])) + ((acc[1] + acc[5]) + (acc[3] + acc[7]));
+}
+
+struct Case {
+  int64_t M, N, K;
+  bool f16, streamed;
+};
+
+TEST(GemmPanel, EqualsTheSkinnyKernelAndTheReferenceBitForBitOnAnyThreadCount) {
+  if (cpu_level_detected() != CpuLevel::kAvx512) GTEST_SKIP() << "no AVX-512 on this CPU";
+  std::vector<Case> cases;
+  for (int64_t M : {1, 7, 8, 9, 16, 17, 64, 513}) {
+    // K: below one chunk, a partial last chunk (not a multiple of 8 or 16), a multiple of 8 but
+    // not 16, and past one K block (512) with and without a partial chunk.
+    for (int64_t K : {5, 67, 136, 1037, 1024}) {
+      // N: one row, an odd count inside a row pair group, past one 64-row block.
+      for (int64_t N : {1, 13, 70}) cases.push_back({M, N, K, (M + K + N) % 2 == 0, (M * K) % 3 == 0});
+    }
+  }
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  const CpuLevel before = cpu_level();
+  for (const Case& c : cases) {
+    const int64_t ldx = c.K + 5, ldy = c.N + 3;
+    std::vector<float> x(static_cast<size_t>(c.M * ldx));
+    for (float& v : x) v = dist(rng);
+    std::vector<uint16_t> w16(static_cast<size_t>(c.N * c.K));
+    std::vector<float> w32(w16.size());
+    for (size_t i = 0; i < w16.size(); ++i) {
+      w16[i] = f32_to_f16(dist(rng));
+      w32[i] = c.f16 ? f16_to_f32(w16[i]) : dist(rng);
+    }
+    std::vector<float> bias(static_cast<size_t>(c.N));
+    for (float& v : bias) v = dist(rng);
+    StreamedWeight stream;
+    stream.shape = {c.N, c.K};
+    stream.dtype = c.f16 ? DType::kF16 : DType::kF32;
+    stream.decode = [&w16, &w32, f16 = c.f16](int64_t first, int64_t count, void* dst) {
+      if (f16) {
+        std::memcpy(dst, w16.data() + first, static_cast<size_t>(count) * 2);
+      } else {
+        std::memcpy(dst, w32.data() + first, static_cast<size_t>(count) * 4);
+      }
+    };
+    WeightRows rows;
+    rows.dtype = stream.dtype;
+    rows.n = c.N;
+    rows.k = c.K;
+    rows.ld = c.K;
+    if (c.streamed) {
+      rows.stream = &stream;
+    } else {
+      rows.data = c.f16 ? static_cast<const void*>(w16.data()) : static_cast<const void*>(w32.data());
+    }
+    const std::string what = "M=" + std::to_string(c.M) + " N=" + std::to_string(c.N) + " K=" +
+                             std::to_string(c.K) + (c.f16 ? " f16" : " f32") + (c.streamed ? " streamed" : "");
+    // The skinny kernel: the avx2 level never takes the panel path and is bit-identical to
+    // the avx512 skinny variant (KernelVariants tests).
+    std::vector<float> skinny(static_cast<size_t>(c.M * ldy), -7.0f);
+    gemm_x_wt_at(CpuLevel::kAvx2, x.data(), c.M, ldx, rows, bias.data(), skinny.data(), ldy);
+    for (int threads : {1, 2}) {
+      ParallelScope scope(threads);
+      std::vector<float> y(static_cast<size_t>(c.M * ldy), -7.0f);
+      gemm_x_wt_at(CpuLevel::kAvx512, x.data(), c.M, ldx, rows, bias.data(), y.data(), ldy);
+      for (int64_t m = 0; m < c.M; ++m) {
+        for (int64_t n = 0; n < ldy; ++n) {
+          const size_t i = static_cast<size_t>(m * ldy + n);
+          if (n >= c.N) {
+            ASSERT_EQ(y[i], -7.0f) << what << " wrote past N at m=" << m << " n=" << n;
+            continue;
+          }
+          const float want = reference_dot(x.data() + m * ldx, w32.data() + n * c.K, c.K) + bias[static_cast<size_t>(n)];
+          ASSERT_EQ(std::bit_cast<uint32_t>(y[i]), std::bit_cast<uint32_t>(want))
+              << what << " threads=" << threads << " m=" << m << " n=" << n << ": " << y[i] << " vs " << want;
+          ASSERT_EQ(std::bit_cast<uint32_t>(y[i]), std::bit_cast<uint32_t>(skinny[i])) << what;
+        }
+      }
+    }
+  }
+  set_cpu_level(before);
+}
+
+TEST(GemmPanel, ManyTokensSplitOverThreads) {
+  if (cpu_level_detected() != CpuLevel::kAvx512) GTEST_SKIP() << "no AVX-512 on this CPU";
+  const int64_t M = 64, N = 256, K = 256;
+  std::vector<float> x(static_cast<size_t>(M * K), 0.5f), w(static_cast<size_t>(N * K), 0.25f);
+  std::vector<float> y(static_cast<size_t>(M * N));
+  WeightRows rows;
+  rows.dtype = DType::kF32;
+  rows.data = w.data();
+  rows.n = N;
+  rows.k = K;
+  rows.ld = K;
+  ParallelScope scope(2);
+  const int64_t before = parallel_split_calls();
+  gemm_panel::gemm(x.data(), M, K, rows, nullptr, y.data(), N);
+  EXPECT_EQ(parallel_split_calls(), before + 1);
+  for (float v : y) ASSERT_EQ(v, 0.125f * K);
+}
+
+}  // namespace
+}  // namespace sg

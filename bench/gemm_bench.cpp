@@ -1,0 +1,113 @@
+// gemm_bench: gemm_x_wt on the matmul shapes of the full-size benchmark shards, at 8 and 512
+// tokens, 1 thread, fp16 weights (as the shards store them) and fp32 activations, with Eigen's
+// fp32 GEMM on the same shapes as a peer (weights widened to fp32 once, outside the timing).
+//
+//   gemm_bench [--benchmark_* flags]
+//
+// Arguments of each benchmark: M (tokens), N (weight rows), K. Time is process CPU time (the
+// machine is shared; 1 thread). Counters: flop_per_s (2·M·N·K per CPU second). Divide by the
+// fma peak of floors_bench (BM_fma_peak_avx512/1) measured in the same run for the fraction
+// of peak: bench/gemm_fraction.sh does both and prints the table.
+#include "ops/linear_kernel.h"
+#include "shardgate/half.h"
+
+#include <Eigen/Core>
+#include <benchmark/benchmark.h>
+#include <time.h>
+
+#include <cstdint>
+#include <random>
+#include <vector>
+
+namespace {
+
+double cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+struct Operands {
+  std::vector<float> x;
+  std::vector<uint16_t> w16;
+  std::vector<float> w32;
+  std::vector<float> y;
+};
+
+Operands make(int64_t M, int64_t N, int64_t K) {
+  Operands o;
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> d(-1.0f, 1.0f);
+  o.x.resize(static_cast<size_t>(M * K));
+  for (float& v : o.x) v = d(rng);
+  o.w16.resize(static_cast<size_t>(N * K));
+  o.w32.resize(o.w16.size());
+  for (size_t i = 0; i < o.w16.size(); ++i) {
+    o.w16[i] = sg::f32_to_f16(d(rng) * 0.05f);
+    o.w32[i] = sg::f16_to_f32(o.w16[i]);
+  }
+  o.y.resize(static_cast<size_t>(M * N));
+  return o;
+}
+
+void report(benchmark::State& state, double cpu, int64_t M, int64_t N, int64_t K) {
+  const double flop = 2.0 * static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K);
+  state.counters["flop_per_s"] = flop * static_cast<double>(state.iterations()) / cpu;
+  state.counters["cpu_ms"] = cpu / static_cast<double>(state.iterations()) * 1e3;
+}
+
+void BM_gemm_x_wt_f16(benchmark::State& state) {
+  const int64_t M = state.range(0), N = state.range(1), K = state.range(2);
+  Operands o = make(M, N, K);
+  sg::WeightRows w;
+  w.dtype = sg::DType::kF16;
+  w.data = o.w16.data();
+  w.n = N;
+  w.k = K;
+  w.ld = K;
+  double cpu = 0;
+  for (auto _ : state) {
+    const double c0 = cpu_seconds();
+    sg::gemm_x_wt(o.x.data(), M, K, w, nullptr, o.y.data(), N);
+    cpu += cpu_seconds() - c0;
+    benchmark::DoNotOptimize(o.y.data());
+  }
+  report(state, cpu, M, N, K);
+}
+
+// Eigen's own blocked GEMM, fp32 weights resident (what a library user would hold): Y = X · Wᵀ.
+void BM_eigen_f32(benchmark::State& state) {
+  const int64_t M = state.range(0), N = state.range(1), K = state.range(2);
+  Operands o = make(M, N, K);
+  using RowMajor = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  const Eigen::Map<const RowMajor> X(o.x.data(), M, K);
+  const Eigen::Map<const RowMajor> W(o.w32.data(), N, K);
+  Eigen::Map<RowMajor> Y(o.y.data(), M, N);
+  double cpu = 0;
+  for (auto _ : state) {
+    const double c0 = cpu_seconds();
+    Y.noalias() = X * W.transpose();
+    cpu += cpu_seconds() - c0;
+    benchmark::DoNotOptimize(o.y.data());
+  }
+  report(state, cpu, M, N, K);
+}
+
+// The matmuls of the full-size shards (tests/generators/sgfix/shards.py, config FULL):
+// MoE router 16×2048, experts_gate / experts_up 12288×2048, experts_down 2048×12288;
+// attention q/o 2048×2048, k/v 256×2048.
+void shapes(benchmark::internal::Benchmark* b) {
+  for (int64_t M : {8, 512}) {
+    for (auto [N, K] : {std::pair<int64_t, int64_t>{16, 2048}, {12288, 2048}, {2048, 12288}, {2048, 2048},
+                        {256, 2048}}) {
+      b->Args({M, N, K});
+    }
+  }
+}
+
+BENCHMARK(BM_gemm_x_wt_f16)->Apply(shapes)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_eigen_f32)->Apply(shapes)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+
+BENCHMARK_MAIN();

@@ -7,6 +7,7 @@
   generate_fixtures.py --full OUTDIR   # benchmark-size shards, never committed
 """
 import argparse
+import dataclasses
 import os
 import sys
 import time
@@ -25,11 +26,15 @@ def main():
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--only", choices=["llm", "sample", "advised"])
     ap.add_argument("--full", metavar="OUTDIR", help="write benchmark-size shards to OUTDIR")
-    ap.add_argument("--full-variants", default="fp16,lut4,int4blk")
+    ap.add_argument("--full-variants", default="fp16,lut4,int4blk",
+                    help="comma list of fp16, int8 (per tensor), int8pc (per channel), lut4, int4blk")
+    ap.add_argument("--full-seq", type=int, default=config.FULL.seq,
+                    help="tokens of the benchmark shards' input (many-token GEMM benchmarks)")
     args = ap.parse_args()
     t0 = time.time()
     if args.full:
-        full.generate(config.FULL, args.full, args.full_variants.split(","))
+        cfg = dataclasses.replace(config.FULL, seq=args.full_seq)
+        full.generate(cfg, args.full, args.full_variants.split(","))
     else:
         if args.only in (None, "llm"):
             print("== tests/data/fixtures/llm")

@@ -23,6 +23,11 @@ def op_config(variant):
         return cto.OpLinearQuantizerConfig(mode="linear_symmetric", dtype="int8",
                                            granularity="per_tensor",
                                            weight_threshold=WEIGHT_THRESHOLD)
+    if variant == "int8pc":
+        # Benchmark shards only (--full-variants): one scale per output channel.
+        return cto.OpLinearQuantizerConfig(mode="linear_symmetric", dtype="int8",
+                                           granularity="per_channel",
+                                           weight_threshold=WEIGHT_THRESHOLD)
     if variant == "lut4":
         return cto.OpPalettizerConfig(nbits=4, granularity="per_grouped_channel", group_size=32,
                                       weight_threshold=WEIGHT_THRESHOLD)

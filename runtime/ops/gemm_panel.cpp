@@ -249,13 +249,13 @@ SG_TARGET_PANEL void run_blocks(const Plan& pl, int64_t b0, int64_t b1) {
             float* yrow = y + (c0 + t) * ldy + n0;
             for (int r = 0; r < kR; ++r) {
               const int64_t n = g * kGroupRows + 2 * r;
-              const __m512 v = _mm512_load_ps(pp + r * kPairFloats);
+              // Low half: row n's 8 lane partials, high half: row n + 1's.
+              const float* v = pp + r * kPairFloats;
               if (n < rows) {
-                yrow[n] = hsum8(_mm512_castps512_ps256(v)) + (bias != nullptr ? bias[n0 + n] : 0.0f);
+                yrow[n] = hsum8(_mm256_load_ps(v)) + (bias != nullptr ? bias[n0 + n] : 0.0f);
               }
               if (n + 1 < rows) {
-                const __m256 hi = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1));
-                yrow[n + 1] = hsum8(hi) + (bias != nullptr ? bias[n0 + n + 1] : 0.0f);
+                yrow[n + 1] = hsum8(_mm256_load_ps(v + kLanes)) + (bias != nullptr ? bias[n0 + n + 1] : 0.0f);
               }
             }
           }

@@ -124,59 +124,83 @@ SG_TARGET_AVX2 void dot_tokens(const float* xp, int64_t K, const WT* w, float* o
 }  // namespace avx2
 
 // ---------------------------------------------------------------------------------------------
-// avx512: with 32 vector registers (AVX-512VL), 3 weight rows × 8 tokens = 24 accumulators
-// fit, so each activation load feeds 3 FMAs instead of 1. Every accumulator still sums its own
-// (row, token) pair over k in the same lane order and the same tree as avx2::dot_tokens, so
-// the result is bit-identical to the avx2 variant.
+// avx512: one zmm holds two weight rows × the same 8 k-lanes (rows n, n+1 in its low and high
+// halves) and each token's 8-k activation chunk is broadcast to both halves, so one FMA does
+// the work of two ymm FMAs of the avx2 variant. 3 row pairs × 8 tokens = 24 accumulators (of
+// the 32 zmm registers); each activation load feeds 3 FMAs, i.e. 6 rows. Every half still sums
+// its own (row, token) pair over k in the same lane order and the same tree as
+// avx2::dot_tokens, so the result is bit-identical to the avx2 variant.
 namespace avx512 {
 
-constexpr int kRowGroup = 3;
+constexpr int kRowGroup = 6;
+
+// Rows r0 and r1 at the same 8 k: low half r0, high half r1.
+SG_TARGET_AVX512 inline __m512 load_pair(const uint16_t* r0, const uint16_t* r1) {
+  const __m256i h = _mm256_inserti128_si256(
+      _mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(r0))),
+      _mm_loadu_si128(reinterpret_cast<const __m128i*>(r1)), 1);
+  return _mm512_cvtph_ps(h);
+}
+SG_TARGET_AVX512 inline __m512 load_pair(const float* r0, const float* r1) {
+  return _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_castps_pd(_mm256_loadu_ps(r0))),
+                                             _mm256_castps_pd(_mm256_loadu_ps(r1)), 1));
+}
+// The 8 floats at p in both halves (vbroadcastf64x4: AVX-512F has no f32x8 form).
+SG_TARGET_AVX512 inline __m512 broadcast8(const float* p) {
+  return _mm512_castpd_ps(_mm512_broadcast_f64x4(_mm256_castps_pd(_mm256_loadu_ps(p))));
+}
+// The sums of both halves of v (rows n and n+1), each by avx2::hsum8's tree. Through memory:
+// GCC 12's _mm512_extractf64x4_pd / _mm512_castps512_ps256 warn of an uninitialised operand.
+SG_TARGET_AVX512 inline void hsum8_pair(__m512 v, float* lo, float* hi) {
+  alignas(64) float b[16];
+  _mm512_store_ps(b, v);
+  *lo = avx2::hsum8(_mm256_load_ps(b));
+  *hi = avx2::hsum8(_mm256_load_ps(b + 8));
+}
 
 template <typename WT>
 SG_TARGET_AVX512 void dot_rows8(const float* xp, int64_t K, const WT* w, int64_t ldw, float* out) {
-  static_assert(kRowGroup == 3 && kTokenBlock == 8);
+  static_assert(kRowGroup == 6 && kTokenBlock == 8);
   // Three named accumulator arrays rather than one [3][8] array: GCC keeps arrays of this
-  // size in registers but spills a 768-byte one to the stack on every iteration.
-  __m256 a0[8], a1[8], a2[8];
+  // size in registers but spills a larger one to the stack on every iteration.
+  __m512 a0[8], a1[8], a2[8];
 #pragma GCC unroll 8
-  for (int t = 0; t < 8; ++t) a0[t] = a1[t] = a2[t] = _mm256_setzero_ps();
-  const WT* w0 = w;
-  const WT* w1 = w + ldw;
-  const WT* w2 = w + 2 * ldw;
+  for (int t = 0; t < 8; ++t) a0[t] = a1[t] = a2[t] = _mm512_setzero_ps();
+  const WT* r[6];
+  for (int i = 0; i < 6; ++i) r[i] = w + i * ldw;
   const int64_t full = K / kLanes;
   for (int64_t kb = 0; kb < full; ++kb) {
-    const __m256 v0 = avx2::load8(w0 + kb * kLanes);
-    const __m256 v1 = avx2::load8(w1 + kb * kLanes);
-    const __m256 v2 = avx2::load8(w2 + kb * kLanes);
+    const int64_t k = kb * kLanes;
+    const __m512 v0 = load_pair(r[0] + k, r[1] + k);
+    const __m512 v1 = load_pair(r[2] + k, r[3] + k);
+    const __m512 v2 = load_pair(r[4] + k, r[5] + k);
     const float* xb = xp + kb * 8 * kLanes;
 #pragma GCC unroll 8
     for (int t = 0; t < 8; ++t) {
-      const __m256 xv = _mm256_loadu_ps(xb + t * kLanes);
-      a0[t] = _mm256_fmadd_ps(v0, xv, a0[t]);
-      a1[t] = _mm256_fmadd_ps(v1, xv, a1[t]);
-      a2[t] = _mm256_fmadd_ps(v2, xv, a2[t]);
+      const __m512 xv = broadcast8(xb + t * kLanes);
+      a0[t] = _mm512_fmadd_ps(v0, xv, a0[t]);
+      a1[t] = _mm512_fmadd_ps(v1, xv, a1[t]);
+      a2[t] = _mm512_fmadd_ps(v2, xv, a2[t]);
     }
   }
   if (const int64_t rest = K - full * kLanes; rest > 0) {
-    alignas(32) float t0[kLanes] = {}, t1[kLanes] = {}, t2[kLanes] = {};
-    for (int64_t j = 0; j < rest; ++j) {
-      t0[j] = widen(w0[full * kLanes + j]);
-      t1[j] = widen(w1[full * kLanes + j]);
-      t2[j] = widen(w2[full * kLanes + j]);
+    alignas(32) float t[6][kLanes] = {};
+    for (int i = 0; i < 6; ++i) {
+      for (int64_t j = 0; j < rest; ++j) t[i][j] = widen(r[i][full * kLanes + j]);
     }
-    const __m256 v0 = _mm256_load_ps(t0), v1 = _mm256_load_ps(t1), v2 = _mm256_load_ps(t2);
+    const __m512 v0 = load_pair(t[0], t[1]), v1 = load_pair(t[2], t[3]), v2 = load_pair(t[4], t[5]);
     const float* xb = xp + full * 8 * kLanes;
-    for (int t = 0; t < 8; ++t) {
-      const __m256 xv = _mm256_loadu_ps(xb + t * kLanes);
-      a0[t] = _mm256_fmadd_ps(v0, xv, a0[t]);
-      a1[t] = _mm256_fmadd_ps(v1, xv, a1[t]);
-      a2[t] = _mm256_fmadd_ps(v2, xv, a2[t]);
+    for (int u = 0; u < 8; ++u) {
+      const __m512 xv = broadcast8(xb + u * kLanes);
+      a0[u] = _mm512_fmadd_ps(v0, xv, a0[u]);
+      a1[u] = _mm512_fmadd_ps(v1, xv, a1[u]);
+      a2[u] = _mm512_fmadd_ps(v2, xv, a2[u]);
     }
   }
   for (int t = 0; t < 8; ++t) {
-    out[t] = avx2::hsum8(a0[t]);
-    out[8 + t] = avx2::hsum8(a1[t]);
-    out[16 + t] = avx2::hsum8(a2[t]);
+    hsum8_pair(a0[t], &out[0 * 8 + t], &out[1 * 8 + t]);
+    hsum8_pair(a1[t], &out[2 * 8 + t], &out[3 * 8 + t]);
+    hsum8_pair(a2[t], &out[4 * 8 + t], &out[5 * 8 + t]);
   }
 }
 
@@ -318,7 +342,7 @@ void gemm_variant(const float* x, int64_t M, int64_t ldx, const WeightRows& w, c
 
 const char* gemm_x_wt_variant_name(CpuLevel level) {
 #if SG_GEMM_X86
-  if (level == CpuLevel::kAvx512) return "gemm_x_wt_8x3__avx512vl";
+  if (level == CpuLevel::kAvx512) return "gemm_x_wt_8x6__avx512f";
   if (level == CpuLevel::kAvx2) return "gemm_x_wt_8x1__avx2_fma_f16c";
 #else
   (void)level;

@@ -45,7 +45,7 @@ void gemm_x_wt(const float* x, int64_t M, int64_t ldx, const WeightRows& w, cons
 // variants with each other and with their references.
 void gemm_x_wt_at(CpuLevel level, const float* x, int64_t M, int64_t ldx, const WeightRows& w,
                   const float* bias, float* y, int64_t ldy);
-// "gemm_x_wt_8x3__avx512vl": tokens per block x weight rows per group, then the ISA.
+// "gemm_x_wt_8x6__avx512f": tokens per block x weight rows per group, then the ISA.
 const char* gemm_x_wt_variant_name(CpuLevel level);
 
 // dst[c, r] = src[r, c] for a [rows, cols] matrix whose rows are lds elements apart; dst is

@@ -53,10 +53,11 @@ TEST(KernelVariants, GemmEveryVariantEqualsItsReferenceOnEdgeShapes) {
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
   std::vector<GemmCase> cases;
   // Token counts around the 8-token block, K around the 8-lane vector (tails), N around the
-  // 3-row group of the avx512 variant; f16 and f32 weights, viewed and streamed.
+  // 6-row group (3 zmm row pairs) of the avx512 variant; f16 and f32 weights, viewed and
+  // streamed. M = 17 takes the many-token panel path at avx512 (gemm_panel_test.cpp has more).
   for (int64_t M : {1, 3, 8, 9, 17}) {
     for (int64_t K : {1, 7, 8, 9, 64, 67}) {
-      for (int64_t N : {1, 2, 3, 4, 7}) {
+      for (int64_t N : {1, 2, 3, 4, 7, 12, 13}) {
         for (bool f16 : {true, false}) {
           for (bool streamed : {false, true}) cases.push_back({M, N, K, f16, streamed});
         }
@@ -167,7 +168,7 @@ TEST(KernelVariants, LevelsClampToTheCpuAndNameTheirVariants) {
   for (const std::string& v : scalar) EXPECT_NE(v.find("__scalar"), std::string::npos) << v;
   if (cpu_level_detected() == CpuLevel::kAvx512) {
     set_cpu_level(CpuLevel::kAvx512);
-    EXPECT_EQ(active_kernel_variants().front(), "gemm_x_wt_8x3__avx512vl");
+    EXPECT_EQ(active_kernel_variants().front(), "gemm_x_wt_8x6__avx512f");
   }
   EXPECT_EQ(parse_cpu_level("avx2"), CpuLevel::kAvx2);
   EXPECT_FALSE(parse_cpu_level("sse9").has_value());

@@ -5,7 +5,7 @@
 // Levels, each a superset of the one before:
 //   scalar  portable C++ (also every non-x86 build)
 //   avx2    AVX2 + FMA + F16C
-//   avx512  avx2 + AVX-512F + AVX-512VL (32 vector registers: 3-row GEMM groups)
+//   avx512  avx2 + AVX-512F + AVX-512VL (32 zmm registers: 6-row GEMM groups, two rows per zmm)
 // Numerics: every variant computes the same products in the same lane order and reduction
 // tree; avx2 and avx512 fuse multiply-add (one rounding), scalar rounds the product first, so
 // scalar results may differ from the vector ones in the last bits. Results never depend on the
@@ -36,7 +36,7 @@ CpuLevel cpu_level();
 CpuLevel set_cpu_level(CpuLevel level);
 
 // The names of the kernel variants the current level runs (XNNPACK-style grammar
-// "<kernel>_<tile>_<types>__<isa>", e.g. "gemm_x_wt_8x3_f16__avx512vl"), for --profile output.
+// "<kernel>_<tile>_<types>__<isa>", e.g. "gemm_x_wt_8x6__avx512f"), for --profile output.
 std::vector<std::string> active_kernel_variants();
 
 }  // namespace sg

@@ -742,6 +742,9 @@ void decode_shift_scale_rows(const ShiftScale& ss, const Tensor& data, int64_t r
     for (size_t a = lead; a < k; ++a) run *= shape[a];
     constexpr int64_t kChunk = 1024;
     std::vector<float> d(static_cast<size_t>(std::min(run, kChunk)));
+#if SG_DECODE_X86
+    const bool run_vector = integer && cpu_level() >= CpuLevel::kAvx2;
+#endif
     const int64_t e_end = r1 * cols;
     for (int64_t e = r0 * cols; e < e_end;) {
       const int64_t outer = e / run;
@@ -757,7 +760,17 @@ void decode_shift_scale_rows(const ShiftScale& ss, const Tensor& data, int64_t r
         // kChunk is even: a run that starts byte-aligned keeps 4-bit codes aligned for the
         // vector widening in every chunk.
         const int64_t n = std::min(stop - e, kChunk);
-        shift_scale_run(ss, data, code_values, b, e, n, d.data(), out + (e - r0 * cols));
+        int64_t done = 0;
+#if SG_DECODE_X86
+        // Whole groups of 8 codes in registers (as a one-block row), the rest element-wise.
+        if (run_vector && (bits == 8 || e % 2 == 0) && n >= 8) {
+          done = n / 8 * 8;
+          shift_scale_row_avx2(ss, data.raw(), dtype, e, done, b, done, 0, out + (e - r0 * cols));
+        }
+#endif
+        if (done < n) {
+          shift_scale_run(ss, data, code_values, b, e + done, n - done, d.data(), out + (e + done - r0 * cols));
+        }
         e += n;
       }
     }

@@ -646,6 +646,10 @@ SG_TARGET_AVX2_F16C void shift_scale_row_avx2(const ShiftScale& ss, const std::b
     const __m256 o = _mm256_set1_ps(sizeof(T) == 2 && !ss.offset_wider ? round_to_f16(ov) : ov);
     for (int64_t c = c0; c < c0 + col_block; c += 8) {
       const int64_t e = e0 + c;
+      // The codes are read once, from the mapped file's 4 KiB pages, where the hardware
+      // prefetcher stops at each page end: asking one page ahead took the int8 MoE shard
+      // from 26.5 to 22 ms (8 tokens, 1 thread).
+      if (e % 64 == 0) _mm_prefetch(reinterpret_cast<const char*>(raw + (four ? e / 2 : e) + 4096), _MM_HINT_T0);
       __m128i codes;
       if (four) {
         uint32_t packed;

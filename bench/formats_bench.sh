@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# 8-token forward of the full-size MoE shard in every weight format, in one run beside the
+# machine's floors (issue 11, "Done means" bullet 1): 1 thread, fp16 storage, steady state,
+# process CPU time, medians. Prints each format's time over the compute floor (weight FLOP /
+# 1-thread AVX-512 FMA peak) and over the memory floor (weight file bytes / 1-thread read
+# bandwidth).
+#
+#   bench/formats_bench.sh [FULL_DIR] [BUILD_DIR] [RUNS]
+# FULL_DIR (default /tmp/fullsize) needs moe_{fp16,lut4,int8,int8pc,int4blk}.mlpackage:
+#   /opt/ctvenv/bin/python tests/generators/generate_fixtures.py --full DIR --full-variants fp16,lut4,int8,int8pc,int4blk
+set -euo pipefail
+full=${1:-/tmp/fullsize}
+build=${2:-build}
+runs=${3:-5}
+out=$(mktemp -d /tmp/formats.XXXXXX)
+formats=(fp16 lut4 int8 int8pc int4blk)
+cmake --build "$build" -j2 --target floors_bench exec_bench > "$out/build.log"
+args=()
+for f in "${formats[@]}"; do
+  args+=(--shard "$full/moe_$f.mlpackage")
+  cat "$full/moe_$f.mlpackage/Data/com.apple.CoreML/weights/weight.bin" > /dev/null
+done
+echo "date: $(date -Is)  git: $(git rev-parse --short HEAD)  loadavg before: $(cut -d' ' -f1-3 /proc/loadavg)"
+gb=(--benchmark_repetitions="$runs" --benchmark_report_aggregates_only=true)
+"$build/bench/floors_bench" --benchmark_filter='fma_peak_avx512/1|read_bw/1' "${gb[@]}" \
+  --benchmark_out="$out/floors.json" --benchmark_out_format=json > /dev/null
+"$build/bench/exec_bench" "${args[@]}" --threads 1 --precision fp16 --mode steady "${gb[@]}" \
+  --benchmark_out="$out/exec.json" --benchmark_out_format=json > /dev/null
+echo "loadavg after: $(cut -d' ' -f1-3 /proc/loadavg)"
+python3 - "$out" <<'PY'
+import json, sys
+out = sys.argv[1]
+def medians(name):
+    rows = json.load(open(f"{out}/{name}.json"))["benchmarks"]
+    return {r["run_name"]: r for r in rows if r.get("aggregate_name") == "median"}
+fl = medians("floors")
+peak = next(r["flop_per_s_cpu"] for n, r in fl.items() if "fma_peak" in n)
+bw = next(r["read_bytes_per_s_cpu"] for n, r in fl.items() if "read_bw" in n)
+print(f"floors (1 thread, CPU time): FMA {peak / 1e9:.1f} GFLOP/s, read {bw / 1e9:.1f} GB/s")
+print(f"{'shard':<14} {'CPU ms':>8} {'compute floor':>14} {'x compute':>10} {'memory floor':>13} {'x memory':>9}")
+for name, r in medians("exec").items():
+    shard = name.split("/")[1]
+    cpu = r["cpu_s"]
+    cf = r["weight_flop"] / peak
+    mf = r["weight_file_bytes"] / bw
+    print(f"{shard:<14} {cpu * 1e3:8.2f} {cf * 1e3:11.2f} ms {cpu / cf:10.2f} {mf * 1e3:10.2f} ms {cpu / mf:9.2f}")
+PY
+echo "raw results: $out"

@@ -1,6 +1,7 @@
 // gemm_bench: gemm_x_wt on the matmul shapes of the full-size benchmark shards, at 8 and 512
 // tokens, 1 thread, fp16 weights (as the shards store them) and fp32 activations, with Eigen's
-// fp32 GEMM on the same shapes as a peer (weights widened to fp32 once, outside the timing).
+// fp32 GEMM on the same shapes as a peer (weights widened to fp32 once, outside the timing)
+// when the build found Eigen (bench/CMakeLists.txt).
 //
 //   gemm_bench [--benchmark_* flags]
 //
@@ -11,8 +12,10 @@
 #include "ops/linear_kernel.h"
 #include "shardgate/half.h"
 
-#include <Eigen/Core>
 #include <benchmark/benchmark.h>
+#if SG_BENCH_EIGEN
+#include <Eigen/Core>
+#endif
 #include <time.h>
 
 #include <cstdint>
@@ -75,6 +78,7 @@ void BM_gemm_x_wt_f16(benchmark::State& state) {
   report(state, cpu, M, N, K);
 }
 
+#if SG_BENCH_EIGEN
 // Eigen's own blocked GEMM, fp32 weights resident (what a library user would hold): Y = X · Wᵀ.
 void BM_eigen_f32(benchmark::State& state) {
   const int64_t M = state.range(0), N = state.range(1), K = state.range(2);
@@ -92,6 +96,7 @@ void BM_eigen_f32(benchmark::State& state) {
   }
   report(state, cpu, M, N, K);
 }
+#endif
 
 // The matmuls of the full-size shards (tests/generators/sgfix/shards.py, config FULL):
 // MoE router 16×2048, experts_gate / experts_up 12288×2048, experts_down 2048×12288;
@@ -106,7 +111,9 @@ void shapes(benchmark::internal::Benchmark* b) {
 }
 
 BENCHMARK(BM_gemm_x_wt_f16)->Apply(shapes)->Unit(benchmark::kMillisecond);
+#if SG_BENCH_EIGEN
 BENCHMARK(BM_eigen_f32)->Apply(shapes)->Unit(benchmark::kMillisecond);
+#endif
 
 }  // namespace
 

@@ -1,7 +1,8 @@
 // gemm_panel::gemm: the many-token GEMM of the avx512 level (see gemm_panel.h).
 //
 // The activations are packed once per call ([K block][token block][chunk][token][8], zero past
-// K, so the last partial 8-k chunk needs no special case). Then, per thread, over its row
+// K, so the last partial 8-k chunk needs no special case), except for 16 weight rows or fewer
+// (Plan::direct), where they are read in place and only the partial chunk is copied. Then, per thread, over its row
 // blocks of kRowBlock weight rows:
 //   decode (streamed weights) and pack the block's rows into an fp32 panel, once;
 //   for each chunk of up to kTokenChunk tokens (bounds the partial sums kept in memory):
@@ -46,6 +47,7 @@ constexpr int64_t kTokenChunk = 192;     // a multiple of kT
 static_assert(kTokenChunk % kT == 0, "token chunks start on a packed token block");     // tokens whose partial sums are kept at once
 constexpr int kPairFloats = 2 * kLanes;  // one zmm: rows n, n+1 × 8 k-lanes
 constexpr int kPrefetchChunks = 8;
+constexpr int64_t kDirectMaxGroups = 2;  // Plan::direct: up to 16 weight rows
 // Below this many multiply-adds a product stays on the calling thread.
 constexpr int64_t kParallelMinWork = int64_t{1} << 18;
 
@@ -97,9 +99,11 @@ SG_TARGET_PANEL void pack_panel(const WT* w, int64_t ld, int64_t rows, int64_t K
 }
 
 // part[(t · kR + r) · 16 ..] (+)= Σ over nkb chunks of panel pair r × token t's chunk broadcast
-// to both halves. Token t's chunk kb is at xp + (kb · T + t) · 8 (pack_tokens).
-template <int T>
-SG_TARGET_PANEL void ukernel(const float* pw, int64_t nkb, const float* xp, float* part, bool load) {
+// to both halves. Packed: token t's chunk kb is at x + (kb · T + t) · 8 (pack_tokens); direct:
+// at x + t · ldx + kb · 8 (x's own rows, for few weight rows: see Plan::direct).
+template <int T, bool Packed>
+SG_TARGET_PANEL void ukernel(const float* pw, int64_t nkb, const float* x, int64_t ldx, float* part,
+                             bool load) {
   static_assert(kR == 4 && T >= 1 && T <= kT);
   // Four named arrays, not one [4][T]: GCC keeps these in registers (24 zmm + 4 weights + 1).
   __m512 a0[T], a1[T], a2[T], a3[T];
@@ -120,19 +124,22 @@ SG_TARGET_PANEL void ukernel(const float* pw, int64_t nkb, const float* xp, floa
     const __m512 w1 = _mm512_load_ps(p + kPairFloats);
     const __m512 w2 = _mm512_load_ps(p + 2 * kPairFloats);
     const __m512 w3 = _mm512_load_ps(p + 3 * kPairFloats);
-    const float* xb = xp + kb * T * kLanes;
+    const float* xb = x + kb * (Packed ? T * kLanes : kLanes);
+    const int64_t xt = Packed ? kLanes : ldx;
     // The activations come from L2 (each call streams its token block once, the row group's
     // weights stay in L1): asking for them kPrefetchChunks chunks ahead hides that latency.
     // (perf showed the FMAs after each broadcast waiting; 5-10% faster at 512 tokens.)
+    if constexpr (Packed) {
 #pragma GCC unroll 3
-    for (int l = 0; l < T * kLanes; l += 16) {
-      _mm_prefetch(reinterpret_cast<const char*>(xb + kPrefetchChunks * T * kLanes + l), _MM_HINT_T0);
+      for (int l = 0; l < T * kLanes; l += 16) {
+        _mm_prefetch(reinterpret_cast<const char*>(xb + kPrefetchChunks * T * kLanes + l), _MM_HINT_T0);
+      }
     }
 #pragma GCC unroll 6
     for (int t = 0; t < T; ++t) {
       // vbroadcastf64x4: the 8 floats to both 256-bit halves (AVX-512F has no f32x8 form).
       const __m512 xv = _mm512_castpd_ps(
-          _mm512_broadcast_f64x4(_mm256_castps_pd(_mm256_load_ps(xb + t * kLanes))));
+          _mm512_broadcast_f64x4(_mm256_castps_pd(_mm256_loadu_ps(xb + t * xt))));
       a0[t] = _mm512_fmadd_ps(w0, xv, a0[t]);
       a1[t] = _mm512_fmadd_ps(w1, xv, a1[t]);
       a2[t] = _mm512_fmadd_ps(w2, xv, a2[t]);
@@ -148,15 +155,16 @@ SG_TARGET_PANEL void ukernel(const float* pw, int64_t nkb, const float* xp, floa
   }
 }
 
-SG_TARGET_PANEL void ukernel_tokens(int tokens, const float* pw, int64_t nkb, const float* xp,
+template <bool Packed>
+SG_TARGET_PANEL void ukernel_tokens(int tokens, const float* pw, int64_t nkb, const float* x, int64_t ldx,
                                     float* part, bool load) {
   switch (tokens) {
-    case 1: return ukernel<1>(pw, nkb, xp, part, load);
-    case 2: return ukernel<2>(pw, nkb, xp, part, load);
-    case 3: return ukernel<3>(pw, nkb, xp, part, load);
-    case 4: return ukernel<4>(pw, nkb, xp, part, load);
-    case 5: return ukernel<5>(pw, nkb, xp, part, load);
-    default: return ukernel<6>(pw, nkb, xp, part, load);
+    case 1: return ukernel<1, Packed>(pw, nkb, x, ldx, part, load);
+    case 2: return ukernel<2, Packed>(pw, nkb, x, ldx, part, load);
+    case 3: return ukernel<3, Packed>(pw, nkb, x, ldx, part, load);
+    case 4: return ukernel<4, Packed>(pw, nkb, x, ldx, part, load);
+    case 5: return ukernel<5, Packed>(pw, nkb, x, ldx, part, load);
+    default: return ukernel<6, Packed>(pw, nkb, x, ldx, part, load);
   }
 }
 
@@ -214,6 +222,12 @@ SG_TARGET_PANEL inline __m256 tree8(const float* p) {
 
 struct Plan {
   const float* xp;  // all tokens packed: K block kb0 at xp + kb0 · M · 8 (pack_tokens)
+  // Few weight rows (one or two row groups): the activations are read where they are instead,
+  // once per row group. Packing them costs a write and a read of all of x for work of only
+  // 2 · rows FLOP per activation: the 16-row MoE router ran at 0.25 of peak packed.
+  bool direct;
+  const float* x;
+  int64_t ldx;
   int64_t M;
   const WeightRows* w;
   const float* bias;
@@ -227,6 +241,9 @@ struct Plan {
 template <typename WT>
 SG_TARGET_PANEL void run_blocks(const Plan& pl, int64_t b0, int64_t b1) {
   const float* xp_all = pl.xp;
+  const float* x = pl.x;
+  const int64_t ldx = pl.ldx;
+  const int64_t full8 = pl.K / kLanes;
   const int64_t M = pl.M, ldy = pl.ldy, N = pl.N, K = pl.K;
   const int64_t K8 = pl.K8, block_rows = pl.block_rows, groups = pl.groups;
   const int64_t chunk_tokens = pl.chunk_tokens;
@@ -237,6 +254,8 @@ SG_TARGET_PANEL void run_blocks(const Plan& pl, int64_t b0, int64_t b1) {
     AlignedFloats panel(static_cast<size_t>(groups * K8 * kR * kPairFloats));
     AlignedFloats part(static_cast<size_t>(groups * chunk_tokens * kR * kPairFloats));
     std::vector<WT> tile(w.stream != nullptr ? static_cast<size_t>(block_rows * K) : 0);
+    // Direct mode: the last, partial 8-k chunk of each token, zero-padded (never read past x).
+    AlignedFloats xtail(pl.direct && full8 < K8 ? static_cast<size_t>(chunk_tokens * kLanes) : 0);
     for (int64_t nb = b0; nb < b1; ++nb) {
       const int64_t n0 = nb * block_rows;
       const int64_t rows = std::min(N, n0 + block_rows) - n0;
@@ -255,14 +274,42 @@ SG_TARGET_PANEL void run_blocks(const Plan& pl, int64_t b0, int64_t b1) {
         auto part_at = [&](int64_t g, int64_t t) {
           return part.data + ((g * chunk_tokens + t) * kR) * kPairFloats;
         };
-        for (int64_t kb0 = 0; kb0 < K8; kb0 += kKBlock) {
+        if (pl.direct) {
+          if (full8 < K8) {
+            for (int64_t t = 0; t < ct; ++t) {
+              for (int64_t j = 0; j < kLanes; ++j) {
+                const int64_t k = full8 * kLanes + j;
+                xtail.data[t * kLanes + j] = k < K ? x[(c0 + t) * ldx + k] : 0.0f;
+              }
+            }
+          }
+          for (int64_t kb0 = 0; kb0 < K8; kb0 += kKBlock) {
+            const int64_t nkb = std::min(kKBlock, K8 - kb0);
+            const int64_t nfull = std::min(nkb, full8 - kb0);  // the block's whole chunks
+            for (int64_t g = 0; g < groups; ++g) {
+              const float* pw = panel.data + ((g * K8 + kb0) * kR) * kPairFloats;
+              for (int64_t t0 = 0; t0 < ct; t0 += kT) {
+                const int tokens = static_cast<int>(std::min<int64_t>(kT, ct - t0));
+                if (nfull > 0) {
+                  ukernel_tokens<false>(tokens, pw, nfull, x + (c0 + t0) * ldx + kb0 * kLanes, ldx,
+                                        part_at(g, t0), kb0 > 0);
+                }
+                if (nfull < nkb) {
+                  ukernel_tokens<false>(tokens, pw + nfull * kR * kPairFloats, 1, xtail.data + t0 * kLanes,
+                                        kLanes, part_at(g, t0), kb0 + nfull > 0);
+                }
+              }
+            }
+          }
+        }
+        for (int64_t kb0 = 0; !pl.direct && kb0 < K8; kb0 += kKBlock) {
           const int64_t nkb = std::min(kKBlock, K8 - kb0);
           const float* xp = xp_all + kb0 * M * kLanes + c0 * nkb * kLanes;
           for (int64_t g = 0; g < groups; ++g) {
             const float* pw = panel.data + ((g * K8 + kb0) * kR) * kPairFloats;
             for (int64_t t0 = 0; t0 < ct; t0 += kT) {
               const int tokens = static_cast<int>(std::min<int64_t>(kT, ct - t0));
-              ukernel_tokens(tokens, pw, nkb, xp + t0 * nkb * kLanes, part_at(g, t0), kb0 > 0);
+              ukernel_tokens<true>(tokens, pw, nkb, xp + t0 * nkb * kLanes, kLanes, part_at(g, t0), kb0 > 0);
             }
           }
         }
@@ -290,20 +337,21 @@ SG_TARGET_PANEL void run_blocks(const Plan& pl, int64_t b0, int64_t b1) {
 template <typename WT>
 void gemm_typed(const float* x, int64_t M, int64_t ldx, const WeightRows& w, const float* bias,
                 float* y, int64_t ldy) {
-  Plan pl{nullptr, M, &w, bias, y, ldy, w.n, w.k, 0, 0, 0, 0};
+  Plan pl{nullptr, false, x, ldx, M, &w, bias, y, ldy, w.n, w.k, 0, 0, 0, 0};
   pl.K8 = (pl.K + kLanes - 1) / kLanes;
   pl.block_rows = std::min<int64_t>(kRowBlock, (pl.N + kGroupRows - 1) / kGroupRows * kGroupRows);
   pl.groups = pl.block_rows / kGroupRows;
   pl.chunk_tokens = std::min<int64_t>(M, kTokenChunk);
+  pl.direct = pl.groups <= kDirectMaxGroups;
   const int64_t nblocks = (pl.N + pl.block_rows - 1) / pl.block_rows;
   const bool small = static_cast<double>(M) * static_cast<double>(pl.N) * static_cast<double>(pl.K) <
                      static_cast<double>(kParallelMinWork);
   // The activations are packed once per call (every row block reads them): K block by K block,
   // kT tokens at a time, as the micro-kernel streams them.
   const int64_t K8 = pl.K8;
-  AlignedFloats xp(static_cast<size_t>(M * K8 * kLanes));
+  AlignedFloats xp(pl.direct ? 0 : static_cast<size_t>(M * K8 * kLanes));
   const int64_t kblocks = (K8 + kKBlock - 1) / kKBlock;
-  parallel_for(kblocks, small ? kblocks : 1, [&](int64_t k0, int64_t k1) {
+  if (!pl.direct) parallel_for(kblocks, small ? kblocks : 1, [&](int64_t k0, int64_t k1) {
     for (int64_t kc = k0; kc < k1; ++kc) {
       const int64_t kb0 = kc * kKBlock;
       pack_tokens(x, ldx, M, kb0, std::min(kKBlock, K8 - kb0), pl.K, xp.data + kb0 * M * kLanes);

@@ -39,7 +39,8 @@ TEST(GemmPanel, EqualsTheSkinnyKernelAndTheReferenceBitForBitOnAnyThreadCount) {
     // K: below one chunk, a partial last chunk (not a multiple of 8 or 16), a multiple of 8 but
     // not 16, and past one K block (512) with and without a partial chunk.
     for (int64_t K : {5, 67, 136, 1037, 1024}) {
-      // N: one row, an odd count inside a row pair group, past one 64-row block.
+      // N: one row and 13 (activations read in place, Plan::direct, up to 16 rows), past one
+      // 64-row block (activations packed).
       for (int64_t N : {1, 13, 70}) cases.push_back({M, N, K, (M + K + N) % 2 == 0, (M * K) % 3 == 0});
     }
   }

@@ -560,26 +560,41 @@ class Run {
   StateStore* states() { return states_; }
 
  private:
+  // Index of the first element whose exponent bits are all set (inf or NaN), or n. Blocks of
+  // 256 are OR-reduced without an early exit, so the compiler vectorises the scan: the
+  // element-at-a-time loop with a break was 6% of a 512-token MoE layer (every op's output is
+  // checked).
+  template <typename U>
+  static int64_t first_all_ones_exponent(const U* d, int64_t n, U mask) {
+    constexpr int64_t kBlock = 256;
+    int64_t k = 0;
+    for (; k + kBlock <= n; k += kBlock) {
+      U any = 0;
+      for (int64_t i = 0; i < kBlock; ++i) any |= static_cast<U>((d[k + i] & mask) == mask);
+      if (any != 0) break;
+    }
+    for (; k < n; ++k) {
+      if ((d[k] & mask) == mask) return k;
+    }
+    return n;
+  }
+
   void check_finite(const Op& op, const std::string& name, const Tensor& t) {
     int64_t at = -1;
     double v = 0;
     if (t.dtype() == DType::kF16) {
       const uint16_t* d = t.data<uint16_t>();
-      for (int64_t k = 0; k < t.numel(); ++k) {
-        if ((d[k] & 0x7c00u) == 0x7c00u) {
-          at = k;
-          v = f16_to_f32(d[k]);
-          break;
-        }
+      const int64_t k0 = first_all_ones_exponent<uint16_t>(d, t.numel(), 0x7c00u);
+      if (k0 < t.numel()) {
+        at = k0;
+        v = f16_to_f32(d[k0]);
       }
     } else if (t.dtype() == DType::kF32) {
       const float* d = t.data<float>();
-      for (int64_t k = 0; k < t.numel(); ++k) {
-        if (!std::isfinite(d[k])) {
-          at = k;
-          v = d[k];
-          break;
-        }
+      const int64_t k0 = first_all_ones_exponent<uint32_t>(reinterpret_cast<const uint32_t*>(d), t.numel(), 0x7f800000u);
+      if (k0 < t.numel()) {
+        at = k0;
+        v = d[k0];
       }
     }
     if (at < 0) return;

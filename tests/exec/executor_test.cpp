@@ -189,6 +189,32 @@ TEST(Executor, FirstNonFiniteNamesOpOutputAndIndex) {
   EXPECT_EQ(values(r32->outputs.at("act")), (std::vector<double>{1.0, 90000.0, 0.0}));
 }
 
+// The non-finite scan goes 256 elements at a time: the first inf past several blocks (and a
+// second one after it) is still found at its exact index, as is one at a block's last element.
+TEST(Executor, FirstNonFiniteIndexInALongOutput) {
+  const int64_t n = 1000;
+  auto shard = ProgramBuilder()
+                   .input("x", tensor_type(DType::kF16, {n}))
+                   .op("mul", {{"x", "x"}, {"y", "x"}}, {}, {out("sq", DType::kF16, {n})})
+                   .output("sq")
+                   .shard();
+  Executor ex(shard);
+  std::vector<float> x(static_cast<size_t>(n), 1.0f);
+  x[700] = 300.0f;  // 90000: inf in fp16
+  x[900] = 400.0f;
+  auto r = ex.run("main", {{"x", f16s({n}, x)}}, {});
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
+  ASSERT_TRUE(r->first_nonfinite.has_value());
+  EXPECT_EQ(r->first_nonfinite->flat_index, 700);
+  x[700] = 1.0f;
+  x[900] = 1.0f;
+  x[255] = 1e4f;  // the last element of the first block
+  auto r2 = ex.run("main", {{"x", f16s({n}, x)}}, {});
+  ASSERT_TRUE(r2.is_ok()) << r2.status().to_string();
+  ASSERT_TRUE(r2->first_nonfinite.has_value());
+  EXPECT_EQ(r2->first_nonfinite->flat_index, 255);
+}
+
 TEST(Executor, StopOnNonFiniteEndsTheRunAtThatOp) {
   Executor ex(overflow_program());
   RunOptions opt;

@@ -106,7 +106,22 @@ TEST(ParallelPool, ProcessExitsCleanlyAfterUsingThePool) {
       ::testing::ExitedWithCode(0), "");
 }
 
+// Under AddressSanitizer the child's exit runs LeakSanitizer's check, which takes the
+// sanitizer allocator's lock; a pool thread of the parent may have held it at the fork, and then
+// the child waits forever (seen with clang 14 in CI: __lsan::LockAllocator). The sanitizer's
+// hazard, not the pool's: the test runs in every other build.
+#if defined(__SANITIZE_ADDRESS__)
+#define SG_UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SG_UNDER_ASAN 1
+#endif
+#endif
+
 TEST(ParallelPool, ForkedChildRunsWithoutTheParentsThreads) {
+#ifdef SG_UNDER_ASAN
+  GTEST_SKIP() << "LeakSanitizer's exit check can deadlock in a child forked from a threaded process";
+#endif
   ASSERT_TRUE(covers_once(4, 100));  // the parent's pool has threads now
   // "fast" death tests fork without exec: the child inherits the pool's state but none of its
   // threads, so it must neither wait for them nor join them at exit.

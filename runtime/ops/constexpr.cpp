@@ -557,6 +557,28 @@ SG_TARGET_F16C inline __m256 round_f16_8(__m256 x) {
 }
 
 // The first n - n % 8 elements of shift_scale_span with F16C; returns how many were done.
+// One 8-element step of ShiftScale::apply on widened values x (fp16 data already rounded to
+// fp16): scale, minus the offset o (broadcast, in the offset's own rounding), stored as fp16
+// bits (rounded to nearest even, like f32_to_f16) or fp32. Shared by the span and row decoders
+// so both keep apply()'s order and roundings.
+template <typename T>
+SG_TARGET_F16C inline void shift_scale_store_8(const ShiftScale& ss, bool has_offset, __m256 s, __m256 o,
+                                               __m256 x, T* out) {
+  if constexpr (sizeof(T) == 2) {
+    __m256 v;
+    if (!has_offset) {
+      v = _mm256_mul_ps(s, x);
+    } else if (ss.offset_wider) {
+      v = _mm256_mul_ps(s, _mm256_sub_ps(x, o));
+    } else {
+      v = _mm256_mul_ps(s, round_f16_8(_mm256_sub_ps(x, o)));
+    }
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out), _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
+  } else {
+    _mm256_storeu_ps(out, has_offset ? _mm256_mul_ps(s, _mm256_sub_ps(x, o)) : _mm256_mul_ps(s, x));
+  }
+}
+
 template <typename T>
 SG_TARGET_F16C int64_t shift_scale_span_f16c(const ShiftScale& ss, int64_t b, const float* d, int64_t n,
                                              T* out) {
@@ -565,26 +587,10 @@ SG_TARGET_F16C int64_t shift_scale_span_f16c(const ShiftScale& ss, int64_t b, co
   const bool has_offset = !ss.offset.empty();
   const float ov = has_offset ? ss.offset[static_cast<size_t>(b)] : 0.0f;
   const __m256 s = _mm256_set1_ps(sv);
-  if constexpr (sizeof(T) == 2) {
-    const __m256 o = _mm256_set1_ps(ss.offset_wider ? ov : round_to_f16(ov));
-    for (; i + 8 <= n; i += 8) {
-      const __m256 x = round_f16_8(_mm256_loadu_ps(d + i));
-      __m256 v;
-      if (!has_offset) {
-        v = _mm256_mul_ps(s, x);
-      } else if (ss.offset_wider) {
-        v = _mm256_mul_ps(s, _mm256_sub_ps(x, o));
-      } else {
-        v = _mm256_mul_ps(s, round_f16_8(_mm256_sub_ps(x, o)));
-      }
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
-    }
-  } else {
-    const __m256 o = _mm256_set1_ps(ov);
-    for (; i + 8 <= n; i += 8) {
-      const __m256 x = _mm256_loadu_ps(d + i);
-      _mm256_storeu_ps(out + i, has_offset ? _mm256_mul_ps(s, _mm256_sub_ps(x, o)) : _mm256_mul_ps(s, x));
-    }
+  const __m256 o = _mm256_set1_ps(sizeof(T) == 2 && !ss.offset_wider ? round_to_f16(ov) : ov);
+  for (; i + 8 <= n; i += 8) {
+    const __m256 x = _mm256_loadu_ps(d + i);
+    shift_scale_store_8(ss, has_offset, s, o, sizeof(T) == 2 ? round_f16_8(x) : x, out + i);
   }
   return i;
 }
@@ -661,19 +667,7 @@ SG_TARGET_AVX2_F16C void shift_scale_row_avx2(const ShiftScale& ss, const std::b
         codes = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(raw + e));
       }
       const __m256 x = _mm256_cvtepi32_ps(is_signed ? _mm256_cvtepi8_epi32(codes) : _mm256_cvtepu8_epi32(codes));
-      if constexpr (sizeof(T) == 2) {
-        __m256 v;
-        if (!has_offset) {
-          v = _mm256_mul_ps(s, x);
-        } else if (ss.offset_wider) {
-          v = _mm256_mul_ps(s, _mm256_sub_ps(x, o));
-        } else {
-          v = _mm256_mul_ps(s, round_f16_8(_mm256_sub_ps(x, o)));
-        }
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(row + c), _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT));
-      } else {
-        _mm256_storeu_ps(row + c, has_offset ? _mm256_mul_ps(s, _mm256_sub_ps(x, o)) : _mm256_mul_ps(s, x));
-      }
+      shift_scale_store_8(ss, has_offset, s, o, x, row + c);
     }
   }
 }

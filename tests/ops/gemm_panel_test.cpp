@@ -6,6 +6,7 @@
 #include "core/parallel.h"
 #include "ops/gemm_panel.h"
 #include "ops/linear_kernel.h"
+#include "ops/gemm_test_weight.h"
 #include "shardgate/cpu.h"
 #include "shardgate/half.h"
 
@@ -51,34 +52,11 @@ TEST(GemmPanel, EqualsTheSkinnyKernelAndTheReferenceBitForBitOnAnyThreadCount) {
     const int64_t ldx = c.K + 5, ldy = c.N + 3;
     std::vector<float> x(static_cast<size_t>(c.M * ldx));
     for (float& v : x) v = dist(rng);
-    std::vector<uint16_t> w16(static_cast<size_t>(c.N * c.K));
-    std::vector<float> w32(w16.size());
-    for (size_t i = 0; i < w16.size(); ++i) {
-      w16[i] = f32_to_f16(dist(rng));
-      w32[i] = c.f16 ? f16_to_f32(w16[i]) : dist(rng);
-    }
+    const testing::GemmTestWeight weight(c.N, c.K, c.f16, c.streamed, rng, dist);
+    const std::vector<float>& w32 = weight.w32;
+    const WeightRows& rows = weight.rows;
     std::vector<float> bias(static_cast<size_t>(c.N));
     for (float& v : bias) v = dist(rng);
-    StreamedWeight stream;
-    stream.shape = {c.N, c.K};
-    stream.dtype = c.f16 ? DType::kF16 : DType::kF32;
-    stream.decode = [&w16, &w32, f16 = c.f16](int64_t first, int64_t count, void* dst) {
-      if (f16) {
-        std::memcpy(dst, w16.data() + first, static_cast<size_t>(count) * 2);
-      } else {
-        std::memcpy(dst, w32.data() + first, static_cast<size_t>(count) * 4);
-      }
-    };
-    WeightRows rows;
-    rows.dtype = stream.dtype;
-    rows.n = c.N;
-    rows.k = c.K;
-    rows.ld = c.K;
-    if (c.streamed) {
-      rows.stream = &stream;
-    } else {
-      rows.data = c.f16 ? static_cast<const void*>(w16.data()) : static_cast<const void*>(w32.data());
-    }
     const std::string what = "M=" + std::to_string(c.M) + " N=" + std::to_string(c.N) + " K=" +
                              std::to_string(c.K) + (c.f16 ? " f16" : " f32") + (c.streamed ? " streamed" : "");
     // The skinny kernel: the avx2 level never takes the panel path and is bit-identical to

@@ -4,6 +4,7 @@
 // variants fuse it (std::fma). So a variant that reorders lanes, drops a tail element, mixes
 // up rows or tokens, or fuses where it must not, fails.
 #include "ops/linear_kernel.h"
+#include "ops/gemm_test_weight.h"
 #include "shardgate/cpu.h"
 #include "shardgate/half.h"
 
@@ -70,34 +71,11 @@ TEST(KernelVariants, GemmEveryVariantEqualsItsReferenceOnEdgeShapes) {
     const int64_t ldx = c.K + 3;  // a row stride wider than K must be honoured
     std::vector<float> x(static_cast<size_t>(c.M * ldx));
     for (float& v : x) v = dist(rng);
-    std::vector<float> w32(static_cast<size_t>(c.N * c.K));
-    std::vector<uint16_t> w16(w32.size());
-    for (size_t i = 0; i < w32.size(); ++i) {
-      w16[i] = f32_to_f16(dist(rng));
-      w32[i] = c.f16 ? f16_to_f32(w16[i]) : dist(rng);
-    }
+    const testing::GemmTestWeight weight(c.N, c.K, c.f16, c.streamed, rng, dist);
+    const std::vector<float>& w32 = weight.w32;
+    const WeightRows& rows = weight.rows;
     std::vector<float> bias(static_cast<size_t>(c.N));
     for (float& v : bias) v = dist(rng);
-    StreamedWeight stream;
-    stream.shape = {c.N, c.K};
-    stream.dtype = c.f16 ? DType::kF16 : DType::kF32;
-    stream.decode = [&](int64_t first, int64_t count, void* dst) {
-      if (c.f16) {
-        std::memcpy(dst, w16.data() + first, static_cast<size_t>(count) * 2);
-      } else {
-        std::memcpy(dst, w32.data() + first, static_cast<size_t>(count) * 4);
-      }
-    };
-    WeightRows rows;
-    rows.dtype = stream.dtype;
-    rows.n = c.N;
-    rows.k = c.K;
-    rows.ld = c.K;
-    if (c.streamed) {
-      rows.stream = &stream;
-    } else {
-      rows.data = c.f16 ? static_cast<const void*>(w16.data()) : static_cast<const void*>(w32.data());
-    }
     for (CpuLevel level : levels) {
       const int64_t ldy = c.N + 2;
       std::vector<float> y(static_cast<size_t>(c.M * ldy), -7.0f);

@@ -298,8 +298,10 @@ Result<CheckResult> seed_check(const CheckIdentity& id, const std::vector<Tensor
 Result<ProbeResult> compare_seed_runs(const SeedRuns& baseline, const SeedRuns& candidate,
                                       const std::vector<std::map<std::string, Tensor>>& inputs,
                                       const std::string& candidate_path,
-                                      const ProbeOptions& options) {
+                                      const ProbeOptions& options,
+                                      const std::map<std::string, std::string>& nonreproducible) {
   ProbeResult result;
+  int64_t excluded_checks = 0;
   const std::string shard_id = std::filesystem::path(candidate_path).filename().string();
   for (const auto& [name, first] : baseline.outputs.front()) {
     std::vector<Tensor> ref, cand;
@@ -324,7 +326,15 @@ Result<ProbeResult> compare_seed_runs(const SeedRuns& baseline, const SeedRuns& 
     id.shard = shard_id;
     id.labels = options.labels;
     const std::string where = fmt::format("{}: output '{}'", candidate_path, name);
+    // An output a random op makes (in either shard) is measured but proves nothing: excluded,
+    // and so is its residual frame below.
+    std::string excluded;
+    if (auto t = nonreproducible.find(name); t != nonreproducible.end()) {
+      excluded = fmt::format("output '{}' depends on {}", name, t->second);
+    }
     SG_ASSIGN_OR_RETURN(CheckResult check, seed_check(id, cand, ref, stability, options, where));
+    check.excluded = excluded;
+    excluded_checks += excluded.empty() ? 0 : 1;
     result.checks.push_back(std::move(check));
 
     // A partial sum in the residual frame: the stream it is added to (the shard's residual
@@ -352,6 +362,8 @@ Result<ProbeResult> compare_seed_runs(const SeedRuns& baseline, const SeedRuns& 
     fid.checkpoint = frame->second + "+" + name;
     fid.kind = "hidden";
     SG_ASSIGN_OR_RETURN(CheckResult fcheck, seed_check(fid, fcand, fref, fstab, options, where));
+    fcheck.excluded = excluded;
+    excluded_checks += excluded.empty() ? 0 : 1;
     result.checks.push_back(std::move(fcheck));
     result.notes.push_back(fmt::format(
         "{}: '{}' is a partial sum (kind partial_sum: reported, gated as gates/fidelity.json "
@@ -364,6 +376,13 @@ Result<ProbeResult> compare_seed_runs(const SeedRuns& baseline, const SeedRuns& 
       result.notes.push_back(fmt::format("{}: output '{}' has no baseline counterpart (not compared)",
                                          shard_id, name));
     }
+  }
+  if (excluded_checks > 0) {
+    result.notes.push_back(fmt::format(
+        "{} check{} excluded from the gate: {} on random ops, whose numbers a device draws "
+        "differently (this tool's generator is seeded SplitMix64, not Apple's)",
+        excluded_checks, excluded_checks == 1 ? "" : "s",
+        excluded_checks == 1 ? "it depends" : "they depend"));
   }
   const std::string source =
       options.base_inputs.empty()
@@ -581,32 +600,15 @@ Result<SeededInputs> make_seeded_inputs(const Shard& shard, std::string_view fun
 
 namespace {
 
-// Leaves out of the gate every check on an output that a random op makes in either shard
-// (checkpoint "name", or "input+name" for its residual frame: MIL names hold no '+').
-void exclude_nonreproducible(ProbeResult& result, const std::map<std::string, std::string>& taint) {
-  if (taint.empty()) return;
-  int64_t excluded = 0;
-  for (CheckResult& c : result.checks) {
-    const std::string& cp = c.identity.checkpoint;
-    const size_t plus = cp.rfind('+');
-    auto t = taint.find(plus == std::string::npos ? cp : cp.substr(plus + 1));
-    if (t == taint.end()) continue;
-    c.excluded = fmt::format("output '{}' depends on {}", t->first, t->second);
-    ++excluded;
-  }
-  if (excluded > 0) {
-    result.notes.push_back(fmt::format(
-        "{} check{} excluded from the gate: {} on random ops, whose numbers a device draws "
-        "differently (this tool's generator is seeded SplitMix64, not Apple's)",
-        excluded, excluded == 1 ? "" : "s", excluded == 1 ? "it depends" : "they depend"));
-  }
-}
-
 // Both shards' non-reproducible values (the candidate's first).
-std::map<std::string, std::string> union_taint(const Function& candidate, const Function& baseline) {
+std::map<std::string, std::string> union_taint(const Function& candidate,
+                                               std::map<std::string, std::string> baseline) {
   std::map<std::string, std::string> taint = nonreproducible_values(candidate);
-  for (auto& [name, why] : nonreproducible_values(baseline)) taint.emplace(name, std::move(why));
+  for (auto& [name, why] : baseline) taint.emplace(name, std::move(why));
   return taint;
+}
+std::map<std::string, std::string> union_taint(const Function& candidate, const Function& baseline) {
+  return union_taint(candidate, nonreproducible_values(baseline));
 }
 
 }  // namespace
@@ -624,8 +626,8 @@ Result<ProbeResult> probe_shards(const std::shared_ptr<const Shard>& candidate,
                       run_seeds(baseline, options.function, inputs, options, stability));
   SG_ASSIGN_OR_RETURN(SeedRuns cand, run_seeds(candidate, options.function, inputs, options, false));
   SG_ASSIGN_OR_RETURN(ProbeResult result,
-                      compare_seed_runs(base, cand, inputs, candidate->path(), options));
-  exclude_nonreproducible(result, union_taint(*cfn, *bfn));
+                      compare_seed_runs(base, cand, inputs, candidate->path(), options,
+                                        union_taint(*cfn, *bfn)));
   result.notes.insert(result.notes.begin(), notes.begin(), notes.end());
   result.candidate_sha256 = candidate->program_sha256();
   result.baseline_sha256 = baseline->program_sha256();
@@ -642,12 +644,12 @@ Result<ProbeResult> probe_shard(const std::string& candidate_path, const std::st
   std::vector<NamedType> baseline_inputs;
   SeedRuns base;
   std::string baseline_sha, baseline_fp;
-  std::map<std::string, std::string> taint;
+  std::map<std::string, std::string> baseline_taint;  // the baseline shard is closed below
   {
     SG_ASSIGN_OR_RETURN(std::shared_ptr<Shard> baseline, Shard::open(baseline_path));
     SG_ASSIGN_OR_RETURN(const Function* bfn, find_function(*baseline, options.function));
     baseline_inputs = bfn->inputs;
-    taint = nonreproducible_values(*bfn);
+    baseline_taint = nonreproducible_values(*bfn);
     baseline_sha = baseline->program_sha256();
     SG_ASSIGN_OR_RETURN(baseline_fp, baseline->fingerprint());
     SG_ASSIGN_OR_RETURN(inputs, all_seed_inputs(*baseline, options, notes));
@@ -662,12 +664,8 @@ Result<ProbeResult> probe_shard(const std::string& candidate_path, const std::st
   SG_TRY(same_signature(*cfn, baseline_sig, candidate_path, baseline_path));
   SG_ASSIGN_OR_RETURN(SeedRuns cand, run_seeds(candidate, options.function, inputs, options, false));
   SG_ASSIGN_OR_RETURN(ProbeResult result,
-                      compare_seed_runs(base, cand, inputs, candidate_path, options));
-  {
-    std::map<std::string, std::string> both = nonreproducible_values(*cfn);
-    for (auto& [name, why] : taint) both.emplace(name, std::move(why));
-    exclude_nonreproducible(result, both);
-  }
+                      compare_seed_runs(base, cand, inputs, candidate_path, options,
+                                        union_taint(*cfn, baseline_taint)));
   result.notes.insert(result.notes.begin(), notes.begin(), notes.end());
   result.candidate_sha256 = candidate->program_sha256();
   result.baseline_sha256 = std::move(baseline_sha);

@@ -278,11 +278,11 @@ Result<ChainRunResult> run_chain(const ChainManifest& chain, const ChainRunOptio
         SG_ASSIGN_OR_RETURN(record.teacher_forced,
                             teacher_forced_inputs(chain, step, *options.goldens));
       }
+      std::set<std::string> forced;  // shard inputs fed a golden instead of their chain tensor
+      for (const auto& [name, golden] : record.teacher_forced) forced.insert(name);
       for (const auto& [name, tensor] : step.inputs) {
         // A replaced input is not read from the chain: in a CI slice its producer did not run.
-        const bool forced = std::any_of(record.teacher_forced.begin(), record.teacher_forced.end(),
-                                        [&input = name](const auto& f) { return f.first == input; });
-        if (!forced) inputs[name] = live.at(tensor);
+        if (!forced.count(name)) inputs[name] = live.at(tensor);
       }
       for (const auto& [name, golden] : record.teacher_forced) {
         std::string replaced;
@@ -343,9 +343,7 @@ Result<ChainRunResult> run_chain(const ChainManifest& chain, const ChainRunOptio
           std::map<std::string, std::string> tainted_inputs;
           for (const auto& [name, tensor] : step.inputs) {
             auto t = result.nonreproducible.find(tensor);
-            if (t != result.nonreproducible.end() &&
-                !std::any_of(record.teacher_forced.begin(), record.teacher_forced.end(),
-                             [&input = name](const auto& f) { return f.first == input; })) {
+            if (t != result.nonreproducible.end() && !forced.count(name)) {
               tainted_inputs.emplace(name, fmt::format("its input '{}' = chain tensor '{}' ({})",
                                                        name, tensor, t->second));
             }

@@ -288,6 +288,25 @@ TEST(ListsInLoops, DeeplyNestedLoopsCarryingAListParseAtOnce) {
   auto p = parse_mil_text(text, "deep.mil");
   ASSERT_TRUE(p.is_ok()) << p.status().to_string();
   EXPECT_EQ(p->functions[0].block.ops.back().type, "list_length");
+  // The dynamic list reached the innermost loop and came back out: the outer loop's list is
+  // unbounded, and so is the innermost list_write's.
+  const Op* outer = nullptr;
+  for (const Op& op : p->functions[0].block.ops) {
+    if (op.type == "while_loop") outer = &op;
+  }
+  ASSERT_NE(outer, nullptr);
+  EXPECT_EQ(outer->outputs.at(1).type.list_length, kUnknownDim);
+  const Op* inner = outer;
+  for (int k = 1; k < depth; ++k) {
+    const Op* next = nullptr;
+    for (const Op& op : inner->blocks.at(1).ops) {
+      if (op.type == "while_loop") next = &op;
+    }
+    ASSERT_NE(next, nullptr) << "level " << k;
+    inner = next;
+  }
+  ASSERT_EQ(inner->blocks.at(1).ops.back().type, "list_write");
+  EXPECT_EQ(inner->blocks.at(1).ops.back().outputs.at(0).type.list_length, kUnknownDim);
 }
 
 TEST(ListsInLoops, ADynamicListGrowsAndAFixedOneKeepsItsBound) {

@@ -111,6 +111,52 @@ std::vector<float> floats_of(const Tensor& t) {
 }
 
 // ---------------------------------------------------------------------------------------
+// Register forms (RegisterDecode, op_context.h): what the 8-token product needs to decode a
+// weight 8 elements of a row at a time in registers. Offered only where that gives decode()'s
+// bits: fp16 output, 8- or 4-bit codes, rows of a multiple of 8 elements (so 4-bit rows start
+// on a byte), and one parameter per row or column blocks of a power of two >= 8 (so 8
+// elements share one parameter, found by a shift; coremltools' block sizes are 16, 32, 64...).
+
+// The parameters' row blocking over a weight's leading dims (block: elements per parameter on
+// each axis, the last axis the columns): rows r = flat index over the leading dims share
+// parameter row r / row_block when every leading axis has one parameter (row_block = all the
+// rows) or every axis but the innermost leading one has a parameter per index (row_block =
+// that axis' block). 0 for any other blocking (the weight is then decoded through a tile).
+int64_t register_row_block(const Shape& shape, const std::vector<int64_t>& block) {
+  const size_t lead = shape.size() - 1;
+  int64_t rows = 1;
+  bool one_param_row = true;
+  for (size_t d = 0; d < lead; ++d) {
+    rows *= shape[d];
+    one_param_row = one_param_row && block[d] == shape[d];
+  }
+  if (one_param_row) return std::max<int64_t>(rows, 1);
+  for (size_t d = 0; d + 1 < lead; ++d) {
+    if (block[d] != 1) return 0;
+  }
+  return block[lead - 1];
+}
+
+// The row/column blocking both forms share, or nullopt when the weight cannot be decoded in
+// registers.
+std::optional<RegisterDecode> register_layout(const Shape& shape, const std::vector<int64_t>& block) {
+  if (shape.empty()) return std::nullopt;
+  RegisterDecode r;
+  r.cols = shape.back();
+  r.col_block = block.back();
+  r.row_block = register_row_block(shape, block);
+  if (r.cols <= 0 || r.cols % 8 != 0 || r.row_block <= 0) return std::nullopt;
+  if (r.col_block != r.cols) {
+    // Blocks along the row are found by a shift at every 8 columns.
+    if (r.col_block < 8 || !std::has_single_bit(static_cast<uint64_t>(r.col_block))) return std::nullopt;
+    r.block_shift = std::countr_zero(static_cast<uint64_t>(r.col_block));
+  }
+  r.rows = numel(shape) / r.cols;
+  r.param_cols = r.cols / r.col_block;
+  return r;
+}
+
+// ---------------------------------------------------------------------------------------
 // LUT decoding shared by constexpr_lut_to_dense (iOS18 form) and constexpr_lut_to_sparse.
 
 struct LutLayout {
@@ -488,6 +534,33 @@ void decode_scalar_lut_any(const LutLayout& l, const Tensor& indices, const Tens
   }
 }
 
+struct Lut4Registers {
+  Tensor indices;
+  std::vector<float> tables;
+};
+
+// A 4-bit scalar palette with fp16 entries: every group's 16 entries widened once, in the
+// [parameter row, parameter column, 16] order RegisterDecode reads them.
+std::shared_ptr<const RegisterDecode> lut4_registers(const LutLayout& l, const Tensor& indices,
+                                                     const Tensor& lut) {
+  if (indices.dtype() != DType::kU4 || lut.dtype() != DType::kF16 || l.vector_size != 1) return nullptr;
+  std::optional<RegisterDecode> r = register_layout(l.indices_shape, l.block);
+  if (!r.has_value()) return nullptr;
+  auto keep = std::make_shared<Lut4Registers>();
+  keep->indices = indices;
+  // The groups are row-major over the lut's leading dims (lut_layout), so parameter row p and
+  // column q name group p · param_cols + q.
+  const int64_t groups = numel(lut.shape()) / 16;
+  keep->tables.resize(static_cast<size_t>(groups * 16));
+  f16_to_f32_span(lut.data<uint16_t>(), keep->tables.data(), keep->tables.size());
+  r->kind = RegisterDecode::Kind::kLut4;
+  r->codes_dtype = DType::kU4;
+  r->codes = indices.raw();
+  r->tables = keep->tables.data();
+  r->keep = keep;
+  return std::make_shared<const RegisterDecode>(*r);
+}
+
 // nullopt for the forms decoded element by element (vector LUTs, sub-byte LUT entries).
 Result<std::optional<StreamedWeight>> lut_ios18_stream(OpContext& ctx) {
   SG_ASSIGN_OR_RETURN(Tensor indices, ctx.get("indices"));
@@ -498,6 +571,7 @@ Result<std::optional<StreamedWeight>> lut_ios18_stream(OpContext& ctx) {
   w.shape = l.output_shape;
   w.dtype = lut.dtype();
   const int64_t cols = last_dim(l.output_shape);
+  w.registers = lut4_registers(l, indices, lut);
   w.decode = [l, indices, lut, cols](int64_t first, int64_t count, void* dst) {
     const int64_t r0 = first / cols, r1 = (first + count) / cols;
     switch (dtype_bits(lut.dtype())) {
@@ -806,6 +880,35 @@ void decode_shift_scale_rows(const ShiftScale& ss, const Tensor& data, int64_t r
   }
 }
 
+struct ShiftScaleRegisters {
+  Tensor data;
+  std::shared_ptr<const ShiftScale> params;
+  std::vector<float> offset;  // as the kernel subtracts it: rounded to fp16 unless wider
+};
+
+std::shared_ptr<const RegisterDecode> shift_scale_registers(const Tensor& data,
+                                                            std::shared_ptr<const ShiftScale> ss) {
+  const DType t = data.dtype();
+  if (ss->out_dtype != DType::kF16 ||
+      !(t == DType::kI8 || t == DType::kU8 || t == DType::kI4 || t == DType::kU4)) {
+    return nullptr;
+  }
+  std::optional<RegisterDecode> r = register_layout(data.shape(), ss->block);
+  if (!r.has_value()) return nullptr;
+  auto keep = std::make_shared<ShiftScaleRegisters>();
+  keep->data = data;
+  keep->params = ss;
+  for (float o : ss->offset) keep->offset.push_back(ss->offset_wider ? o : round_to_f16(o));
+  r->kind = RegisterDecode::Kind::kShiftScale;
+  r->codes_dtype = t;
+  r->codes = data.raw();
+  r->scale = ss->scale.data();
+  r->offset = keep->offset.empty() ? nullptr : keep->offset.data();
+  r->offset_wider = ss->offset_wider;
+  r->keep = keep;
+  return std::make_shared<const RegisterDecode>(*r);
+}
+
 Result<StreamedWeight> shift_scale_stream(OpContext& ctx) {
   SG_ASSIGN_OR_RETURN(Tensor data, ctx.get("data"));
   SG_ASSIGN_OR_RETURN(ShiftScale ss, shift_scale_params(ctx, data.shape(), data.dtype()));
@@ -814,6 +917,7 @@ Result<StreamedWeight> shift_scale_stream(OpContext& ctx) {
   w.dtype = ss.out_dtype;
   const int64_t cols = last_dim(data.shape());
   auto params = std::make_shared<const ShiftScale>(std::move(ss));
+  w.registers = shift_scale_registers(data, params);
   w.decode = [params, data, cols](int64_t first, int64_t count, void* dst) {
     const int64_t r0 = first / cols, r1 = (first + count) / cols;
     if (params->out_dtype == DType::kF16) {

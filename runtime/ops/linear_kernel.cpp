@@ -9,6 +9,7 @@
 #include "ops/linear_kernel.h"
 
 #include "ops/gemm_panel.h"
+#include "ops/register_decoders.h"
 
 #include "core/parallel.h"
 #include "shardgate/cpu.h"
@@ -40,16 +41,18 @@ constexpr int64_t kParallelMinWork = int64_t{1} << 18;
 inline float widen(float v) { return v; }
 inline float widen(uint16_t v) { return f16_to_f32(v); }
 
-// Packs rows [m0, m0 + mb) of X as [K8][mb][8], zero-padded past K.
-void pack_tokens(const float* x, int64_t ldx, int64_t m0, int mb, int64_t K, float* dst) {
+// Packs rows [m0, m0 + mb) of X as [K8][stride][8], zero-padded past K and, when stride > mb,
+// with zero token rows mb .. stride - 1 (a kernel for `stride` tokens then serves mb).
+void pack_tokens(const float* x, int64_t ldx, int64_t m0, int mb, int64_t K, float* dst, int stride = 0) {
+  if (stride < mb) stride = mb;
   const int64_t k8 = (K + kLanes - 1) / kLanes;
   for (int64_t kb = 0; kb < k8; ++kb) {
-    for (int t = 0; t < mb; ++t) {
+    for (int t = 0; t < stride; ++t) {
       const float* row = x + (m0 + t) * ldx;
-      float* d = dst + (kb * mb + t) * kLanes;
+      float* d = dst + (kb * stride + t) * kLanes;
       for (int l = 0; l < kLanes; ++l) {
         const int64_t k = kb * kLanes + l;
-        d[l] = k < K ? row[k] : 0.0f;
+        d[l] = k < K && t < mb ? row[k] : 0.0f;
       }
     }
   }
@@ -204,6 +207,42 @@ SG_TARGET_AVX512 void dot_rows8(const float* xp, int64_t K, const WT* w, int64_t
   }
 }
 
+// The same product as dot_rows8 for MB tokens (MB ≤ 8), with the 6 rows decoded in registers
+// by `dec` (register_decoders.h) instead of widened from fp16 rows: the same lanes, k order and
+// reduction tree, so the bits equal decoding the rows into a tile and calling dot_rows8.
+// out[r · 8 + t] for row r < 6 and token t < MB.
+template <int MB, class Dec>
+SG_TARGET_AVX512 void dot_rows_registers(const float* xp, int64_t K, const RegisterDecode& reg, int64_t row,
+                                         float* out) {
+  Dec dec(reg, row);
+  __m512 a0[MB], a1[MB], a2[MB];
+#pragma GCC unroll 8
+  for (int t = 0; t < MB; ++t) a0[t] = a1[t] = a2[t] = _mm512_setzero_ps();
+  // One loop over k with no branch in it: with a loop per column block, or a branch to load a
+  // block's parameters, GCC 12 stored all 24 accumulators to the stack at every step.
+  const float* xb = xp;
+  for (int64_t k = 0; k < K; k += kLanes, xb += MB * kLanes) {
+    const __m512 v0 = dec.pair(0, k);
+    const __m512 v1 = dec.pair(1, k);
+    const __m512 v2 = dec.pair(2, k);
+#pragma GCC unroll 8
+    for (int t = 0; t < MB; ++t) {
+      const __m512 xv = broadcast8(xb + t * kLanes);
+      a0[t] = _mm512_fmadd_ps(v0, xv, a0[t]);
+      a1[t] = _mm512_fmadd_ps(v1, xv, a1[t]);
+      a2[t] = _mm512_fmadd_ps(v2, xv, a2[t]);
+    }
+  }
+  // Unrolled so that no accumulator is indexed at run time (GCC would keep the arrays on the
+  // stack and store them at every step of the loop above).
+#pragma GCC unroll 8
+  for (int t = 0; t < MB; ++t) {
+    hsum8_pair(a0[t], &out[0 * 8 + t], &out[1 * 8 + t]);
+    hsum8_pair(a1[t], &out[2 * 8 + t], &out[3 * 8 + t]);
+    hsum8_pair(a2[t], &out[4 * 8 + t], &out[5 * 8 + t]);
+  }
+}
+
 }  // namespace avx512
 #endif
 
@@ -338,6 +377,132 @@ void gemm_variant(const float* x, int64_t M, int64_t ldx, const WeightRows& w, c
   }
 }
 
+#if SG_GEMM_X86
+// ---------------------------------------------------------------------------------------------
+// A streamed weight with a register form (RegisterDecode), few tokens, avx512: each group of 6
+// rows is decoded 8 columns at a time straight into the registers the FMAs read, instead of
+// into an L2 tile that dot_rows8 reads back (decoding was half of a compressed shard's time).
+// A partial token block runs the kernel for the next power of two with zero token rows; rows
+// past the last whole group go through a small tile and the one-row kernel. Same bits as
+// gemm_variant<Avx512Variant> on the same stream.
+bool use_registers(const WeightRows& w, int64_t M) {
+  if (w.stream == nullptr || w.stream->registers == nullptr || w.dtype != DType::kF16) return false;
+  const RegisterDecode& r = *w.stream->registers;
+  return M < gemm_panel::kMinTokens && w.k == r.cols && w.ld == w.k && w.row0 + w.n <= r.rows;
+}
+
+int token_stride(int mb) { return mb <= 1 ? 1 : mb <= 4 ? 4 : 8; }
+
+template <class Dec>
+void rows_registers(int stride, const float* xp, int64_t K, const RegisterDecode& reg, int64_t row, float* out) {
+  switch (stride) {
+    case 1: avx512::dot_rows_registers<1, Dec>(xp, K, reg, row, out); break;
+    case 4: avx512::dot_rows_registers<4, Dec>(xp, K, reg, row, out); break;
+    default: avx512::dot_rows_registers<8, Dec>(xp, K, reg, row, out); break;
+  }
+}
+
+template <class Dec>
+void gemm_registers(const float* x, int64_t M, int64_t ldx, const WeightRows& w, const float* bias,
+                    float* y, int64_t ldy) {
+  const RegisterDecode& reg = *w.stream->registers;
+  const int64_t N = w.n, K = w.k;
+  const int64_t k8 = K / kLanes;
+  const int64_t mblocks = (M + kTokenBlock - 1) / kTokenBlock;
+  const int64_t block_floats = k8 * kTokenBlock * kLanes;
+  std::vector<float> packed(static_cast<size_t>(mblocks * block_floats));
+  for (int64_t b = 0; b < mblocks; ++b) {
+    const int mb = static_cast<int>(std::min<int64_t>(kTokenBlock, M - b * kTokenBlock));
+    pack_tokens(x, ldx, b * kTokenBlock, mb, K, packed.data() + b * block_floats, token_stride(mb));
+  }
+  constexpr int kRows = regdec::kRows;
+  const int64_t groups = N / kRows;
+  // Work items: groups of 6 rows, in runs of 8 groups per parallel range; the rows past the
+  // last group are one more item.
+  constexpr int64_t kGroupsPerItem = 8;
+  const int64_t items = (groups + kGroupsPerItem - 1) / kGroupsPerItem + (N % kRows != 0 ? 1 : 0);
+  const bool small = static_cast<double>(M) * static_cast<double>(N) * static_cast<double>(K) <
+                     static_cast<double>(kParallelMinWork);
+  auto store = [&](int64_t n, int rows, int64_t m0, int mb, const float* vals) {
+    for (int r = 0; r < rows; ++r) {
+      const float b = bias != nullptr ? bias[n + r] : 0.0f;
+      for (int t = 0; t < mb; ++t) y[(m0 + t) * ldy + n + r] = vals[r * kTokenBlock + t] + b;
+    }
+  };
+  parallel_for(items, small ? items : 1, [&](int64_t i0, int64_t i1) {
+    for (int64_t item = i0; item < i1; ++item) {
+      const int64_t g0 = item * kGroupsPerItem;
+      if (g0 >= groups) {
+        // The last rows: decoded into a tile, one row at a time through the one-row kernel.
+        const int64_t n0 = groups * kRows;
+        std::vector<uint16_t> tile(static_cast<size_t>((N - n0) * K));
+        w.stream->decode((w.row0 + n0) * K, (N - n0) * K, tile.data());
+        for (int64_t mbk = 0; mbk < mblocks; ++mbk) {
+          const int mb = static_cast<int>(std::min<int64_t>(kTokenBlock, M - mbk * kTokenBlock));
+          const float* xp = packed.data() + mbk * block_floats;
+          for (int64_t n = n0; n < N; ++n) {
+            float out[kTokenBlock];
+            dot_dispatch<Avx512Variant>(token_stride(mb), xp, K, tile.data() + (n - n0) * K, out);
+            float vals[kTokenBlock * kRows];
+            for (int t = 0; t < mb; ++t) vals[t] = out[t];
+            store(n, 1, mbk * kTokenBlock, mb, vals);
+          }
+        }
+        continue;
+      }
+      const int64_t g1 = std::min(groups, g0 + kGroupsPerItem);
+      for (int64_t g = g0; g < g1; ++g) {
+        const int64_t n = g * kRows;
+        for (int64_t mbk = 0; mbk < mblocks; ++mbk) {
+          const int mb = static_cast<int>(std::min<int64_t>(kTokenBlock, M - mbk * kTokenBlock));
+          float vals[kTokenBlock * kRows];
+          rows_registers<Dec>(token_stride(mb), packed.data() + mbk * block_floats, K, reg, w.row0 + n, vals);
+          store(n, kRows, mbk * kTokenBlock, mb, vals);
+        }
+      }
+    }
+  });
+}
+
+// The decoder class for a RegisterDecode: every choice that selects instructions is a
+// template parameter of the decoder, picked here once per call.
+template <int Bits, bool Signed, bool Blocked>
+void gemm_shift_scale(const float* x, int64_t M, int64_t ldx, const WeightRows& w, const float* bias,
+                      float* y, int64_t ldy) {
+  const RegisterDecode& reg = *w.stream->registers;
+  using regdec::Offset;
+  if (reg.offset == nullptr) {
+    return gemm_registers<regdec::ShiftScale<Bits, Signed, Offset::kNone, Blocked>>(x, M, ldx, w, bias, y, ldy);
+  }
+  if (reg.offset_wider) {
+    return gemm_registers<regdec::ShiftScale<Bits, Signed, Offset::kWider, Blocked>>(x, M, ldx, w, bias, y, ldy);
+  }
+  gemm_registers<regdec::ShiftScale<Bits, Signed, Offset::kRounded, Blocked>>(x, M, ldx, w, bias, y, ldy);
+}
+
+template <bool Blocked>
+void gemm_registers_blocked(const float* x, int64_t M, int64_t ldx, const WeightRows& w, const float* bias,
+                            float* y, int64_t ldy) {
+  const RegisterDecode& reg = *w.stream->registers;
+  if (reg.kind == RegisterDecode::Kind::kLut4) {
+    return gemm_registers<regdec::Lut4<Blocked>>(x, M, ldx, w, bias, y, ldy);
+  }
+  switch (reg.codes_dtype) {
+    case DType::kI8: return gemm_shift_scale<8, true, Blocked>(x, M, ldx, w, bias, y, ldy);
+    case DType::kU8: return gemm_shift_scale<8, false, Blocked>(x, M, ldx, w, bias, y, ldy);
+    case DType::kI4: return gemm_shift_scale<4, true, Blocked>(x, M, ldx, w, bias, y, ldy);
+    default: return gemm_shift_scale<4, false, Blocked>(x, M, ldx, w, bias, y, ldy);
+  }
+}
+
+void gemm_registers_any(const float* x, int64_t M, int64_t ldx, const WeightRows& w, const float* bias,
+                        float* y, int64_t ldy) {
+  const RegisterDecode& reg = *w.stream->registers;
+  if (reg.col_block != reg.cols) return gemm_registers_blocked<true>(x, M, ldx, w, bias, y, ldy);
+  gemm_registers_blocked<false>(x, M, ldx, w, bias, y, ldy);
+}
+#endif
+
 }  // namespace
 
 const char* gemm_x_wt_variant_name(CpuLevel level) {
@@ -364,6 +529,7 @@ void gemm_x_wt_at(CpuLevel level, const float* x, int64_t M, int64_t ldx, const 
     // Many tokens: widen each weight once into a panel instead of once per 8 tokens. Same
     // bits as the skinny kernel (gemm_panel.h), so the switch point is a speed choice only.
     if (M >= gemm_panel::kMinTokens) return gemm_panel::gemm(x, M, ldx, w, bias, y, ldy);
+    if (use_registers(w, M)) return gemm_registers_any(x, M, ldx, w, bias, y, ldy);
     return gemm_variant<Avx512Variant>(x, M, ldx, w, bias, y, ldy);
   }
   if (level == CpuLevel::kAvx2) return gemm_variant<Avx2Variant>(x, M, ldx, w, bias, y, ldy);

@@ -257,6 +257,32 @@ Result<HarnessRun> run_op_full(const std::string& type, const std::vector<Harnes
   return run;
 }
 
+Status with_op_context(const std::string& type, const std::vector<HarnessInput>& inputs,
+                       const std::function<Status(OpContext&)>& fn, const std::string& opset) {
+  Op op;
+  op.type = type;
+  std::map<std::string, std::vector<Tensor>> params;
+  for (const HarnessInput& in : inputs) {
+    SG_CHECK(in.values.size() == 1 && !in.is_tuple && !in.is_state && !in.is_streamed,
+             ErrorCode::kUsage, "input '{}' must be one plain tensor", in.name);
+    Argument arg;
+    Binding b;
+    Value v;
+    v.type.dtype = in.values[0].dtype();
+    v.type.shape = in.values[0].shape();
+    v.tensor = in.values[0];
+    b.literal = std::move(v);
+    arg.bindings.push_back(std::move(b));
+    params[in.name] = in.values;
+    op.inputs.emplace_back(in.name, std::move(arg));
+  }
+  std::sort(op.inputs.begin(), op.inputs.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::map<std::string, Tensor> states;
+  HarnessContext ctx(std::move(op), Precision::kFp16, 1, std::move(params), &states, {}, opset);
+  return fn(ctx);
+}
+
 Result<std::vector<Tensor>> run_op(const std::string& type, const std::vector<HarnessInput>& inputs,
                                    const std::vector<DType>& output_dtypes, Precision precision,
                                    int threads) {

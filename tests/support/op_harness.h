@@ -9,6 +9,7 @@
 #include "shardgate/status.h"
 #include "shardgate/tensor.h"
 
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -58,6 +59,12 @@ Result<HarnessRun> run_op_full(const std::string& type, const std::vector<Harnes
 Result<std::vector<Tensor>> run_op(const std::string& type, const std::vector<HarnessInput>& inputs,
                                    const std::vector<DType>& output_dtypes, Precision precision,
                                    int threads = 1);
+
+// Calls fn with the context of op `type` over these parameters (plain tensors, stored as
+// given, fp16 kept as fp16 bits), outside any kernel: for tests of what the runtime derives
+// from an op's parameters, such as the StreamedWeight of a constexpr op (ops/constexpr_stream.h).
+Status with_op_context(const std::string& type, const std::vector<HarnessInput>& inputs,
+                       const std::function<Status(OpContext&)>& fn, const std::string& opset = "ios18");
 
 // Compares a result with expected values: same shape, NaN equals NaN, integers and bools
 // exactly, floats within atol + rtol*|expected| (infinities must match exactly). Returns ""

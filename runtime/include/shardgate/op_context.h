@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -38,10 +39,38 @@ inline bool stores_fp16(Precision p) { return p != Precision::kFp32; }
 // weight to dst in `dtype` (fp16 bits or fp32), exactly the values the constexpr op would
 // produce; first and count are multiples of shape.back(). It is safe to call from several
 // threads at once and cannot fail: everything was validated when the stream was made.
+// How the 8-token product may decode a streamed fp16 weight in registers, 8 elements of a
+// row at a time, instead of through decode() into a tile (ops/register_decoders.h): the weight
+// viewed as [rows, cols] (cols its last dim), its packed codes, and per parameter block of
+// row_block rows × col_block columns either a scale (and offset) or a 16-entry table. The
+// range decoders set it only where the values are bit-identical to decode()'s.
+struct RegisterDecode {
+  enum class Kind : uint8_t {
+    kShiftScale,  // constexpr_blockwise_shift_scale: int8/uint8/int4/uint4 codes, fp16 scale
+    kLut4,        // constexpr_lut_to_dense (scalar iOS18 form): 4-bit indices, fp16 tables
+  };
+  Kind kind = Kind::kShiftScale;
+  DType codes_dtype = DType::kI8;     // kI8, kU8, kI4 or kU4 (kLut4: kU4)
+  const std::byte* codes = nullptr;   // row r starts at bit r · cols · bits(codes_dtype)
+  int64_t rows = 0;
+  int64_t cols = 0;                   // a multiple of 8
+  int64_t row_block = 1;              // rows r share parameter row r / row_block
+  int64_t col_block = 0;              // columns c share parameter c / col_block: cols, or a
+  int block_shift = 0;                // power of two 2^block_shift >= 8 below it
+  int64_t param_cols = 1;             // cols / col_block
+  const float* scale = nullptr;       // kShiftScale: [rows / row_block, param_cols]
+  const float* offset = nullptr;      // kShiftScale: the same shape, or null for none
+  bool offset_wider = false;          // fp32 offset: subtracted without rounding to fp16
+  const float* tables = nullptr;      // kLut4: [rows / row_block, param_cols, 16], widened
+  std::shared_ptr<const void> keep;   // owns the memory the pointers above point into
+};
+
 struct StreamedWeight {
   Shape shape;
   DType dtype = DType::kF16;
   std::function<void(int64_t first, int64_t count, void* dst)> decode;
+  // Set when the weight can also be decoded in registers (see RegisterDecode); null otherwise.
+  std::shared_ptr<const RegisterDecode> registers;
 };
 
 // The weight ranks a kernel can consume as a stream (OpContext::get_streamed).

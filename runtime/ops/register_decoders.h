@@ -68,6 +68,18 @@ SG_REGDEC_TARGET inline __m128i nibbles(const std::byte* a, const std::byte* b) 
   return codes;
 }
 
+// The same 16 codes, each in the high nibble of its byte: the byte is the code times 16, as a
+// signed byte for signed codes (no sign extension step) or an unsigned one. The caller divides
+// the scale by 16 instead, which is exact (a power of two on a fp16 value held in fp32), so
+// (scale / 16) · (16 · code) is the same fp32 product as scale · code.
+SG_REGDEC_TARGET inline __m128i nibbles_x16(const std::byte* a, const std::byte* b) {
+  __m128i packed = _mm_cvtsi32_si128(0);
+  std::memcpy(&packed, a, 4);
+  packed = _mm_insert_epi32(packed, *reinterpret_cast<const int*>(b), 1);
+  const __m128i high = _mm_set1_epi8(static_cast<char>(0xf0));
+  return _mm_unpacklo_epi8(_mm_and_si128(_mm_slli_epi16(packed, 4), high), _mm_and_si128(packed, high));
+}
+
 // Integer codes (8 or 4 bits, signed or not) scaled per parameter block, with an offset or
 // none: constexpr_blockwise_shift_scale. Everything that selects an instruction is a template
 // parameter, so the kernel's loop holds no branch and its accumulators stay in registers.
@@ -107,6 +119,8 @@ class ShiftScale {
     if constexpr (Bits == 8) {
       codes = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(ra + k));
       codes = _mm_castpd_si128(_mm_loadh_pd(_mm_castsi128_pd(codes), reinterpret_cast<const double*>(rb + k)));
+    } else if constexpr (kTimes16) {
+      codes = nibbles_x16(ra + k / 2, rb + k / 2);
     } else {
       codes = nibbles<Signed>(ra + k / 2, rb + k / 2);
     }
@@ -124,10 +138,16 @@ class ShiftScale {
   }
 
  private:
+  // 4-bit codes without an offset are read as code · 16 (nibbles_x16). With an offset the
+  // difference code - offset is rounded to fp16 on the way, which scaling could change near
+  // fp16's smallest values, so those keep the plain codes.
+  static constexpr bool kTimes16 = Bits == 4 && Off == Offset::kNone;
+
   // The scale (and offset) of pair p's two rows in parameter column q.
   SG_REGDEC_TARGET void params(int p, int64_t q, __m512& scale, __m512& offs) const {
     const int64_t ia = param_[2 * p] + q, ib = param_[2 * p + 1] + q;
     scale = halves(scale_tab_[ia], scale_tab_[ib]);
+    if constexpr (kTimes16) scale = _mm512_mul_ps(scale, _mm512_set1_ps(1.0f / 16));
     if constexpr (Off != Offset::kNone) {
       offs = halves(offset_tab_[ia], offset_tab_[ib]);
     } else {

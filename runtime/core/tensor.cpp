@@ -45,7 +45,7 @@ std::string shape_str(const Shape& shape) {
 
 Result<Tensor> Tensor::zeros(DType dtype, const Shape& shape) {
   SG_ASSIGN_OR_RETURN(Tensor t, uninitialized(dtype, shape));
-  std::memset(t.data_, 0, (t.nbytes_ + 63) / 64 * 64 + 64);
+  std::memset(t.data_, 0, t.nbytes_);
   return t;
 }
 
@@ -66,6 +66,9 @@ Result<Tensor> Tensor::uninitialized(DType dtype, const Shape& shape) {
   SG_CHECK(p != nullptr, ErrorCode::kIO, "out of memory allocating {} bytes for tensor {} of {}",
            alloc, shape_str(shape), dtype_name(dtype));
   detail::add_live_tensor_bytes(alloc);
+  // The padding past the last element is zeroed (at most 127 bytes): vector loops may read a
+  // whole register past the end, and what they read there must not depend on the allocator.
+  std::memset(static_cast<std::byte*>(p) + bytes, 0, alloc - bytes);
   Tensor t;
   t.dtype_ = dtype;
   t.shape_ = shape;
@@ -182,7 +185,8 @@ Result<Tensor> to_f32(const Tensor& t) {
   if (t.dtype() == DType::kF32) return t;
   SG_CHECK(t.dtype() != DType::kString && t.dtype() != DType::kInvalid, ErrorCode::kShape,
            "expected a numeric tensor, got {}", dtype_name(t.dtype()));
-  SG_ASSIGN_OR_RETURN(Tensor out, Tensor::zeros(DType::kF32, t.shape()));
+  // Every element is written below: no zero-fill (a 512 x 12288 activation is 25 MB).
+  SG_ASSIGN_OR_RETURN(Tensor out, Tensor::uninitialized(DType::kF32, t.shape()));
   float* dst = out.mutable_data<float>();
   if (t.dtype() == DType::kF16) {
     f16_to_f32_span(t.data<uint16_t>(), dst, static_cast<size_t>(t.numel()));
@@ -213,7 +217,8 @@ Result<Tensor> cast_tensor(const Tensor& t, DType dtype) {
   SG_CHECK(!dtype_is_subbyte(dtype), ErrorCode::kUnsupported, "cannot cast to sub-byte dtype {}",
            dtype_name(dtype));
   if (dtype == DType::kF32) return to_f32(t);
-  SG_ASSIGN_OR_RETURN(Tensor out, Tensor::zeros(dtype, t.shape()));
+  // Every element is written below (or the cast fails): no zero-fill.
+  SG_ASSIGN_OR_RETURN(Tensor out, Tensor::uninitialized(dtype, t.shape()));
   if (dtype == DType::kF16 && t.dtype() == DType::kF32) {
     f32_to_f16_span(t.data<float>(), out.mutable_data<uint16_t>(), static_cast<size_t>(t.numel()));
     return out;

@@ -49,7 +49,11 @@ Result<Tensor> zeros_tensor(const OpContext& ctx, DType dtype, const Shape& shap
 }
 
 Result<Tensor> new_tensor(const OpContext& ctx, DType dtype, const Shape& shape) {
-  SG_ASSIGN_OR_RETURN(Tensor t, zeros_tensor(ctx, dtype, shape));
+  // Not zero-filled: the kernel writes every element, and filling a 25 MB activation first
+  // was ~4% of a 512-token MoE layer (bench/README.md, Many tokens).
+  auto r = Tensor::uninitialized(dtype, shape);
+  if (!r.is_ok()) return ctx.error(r.status().code(), r.status().message());
+  Tensor t = std::move(r).value();
   if (ctx.poison_new_tensors() && t.nbytes() > 0) std::memset(t.mutable_raw(), 0xFF, t.nbytes());
   return t;
 }

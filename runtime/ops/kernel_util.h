@@ -22,9 +22,10 @@ Result<std::vector<int64_t>> normalize_axes(const OpContext& ctx, const std::vec
 // Row-major strides (in elements).
 std::vector<int64_t> strides_of(const Shape& shape);
 
-// A kernel's result tensor; the kernel writes every element. Zero-filled, except under the op
-// harness (OpContext::poison_new_tensors), where it starts as all bits set so that an element
-// left unwritten is caught. Allocation failures become op-located errors.
+// A kernel's result tensor; the kernel writes every element. Left uninitialised (no pass over
+// a large output before the kernel's own), except under the op harness
+// (OpContext::poison_new_tensors), where it starts as all bits set so that an element left
+// unwritten is caught. Allocation failures become op-located errors.
 Result<Tensor> new_tensor(const OpContext& ctx, DType dtype, const Shape& shape);
 // A tensor whose zeros the kernel relies on (padding, scatter targets, accumulators).
 Result<Tensor> zeros_tensor(const OpContext& ctx, DType dtype, const Shape& shape);

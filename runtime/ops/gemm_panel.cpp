@@ -305,10 +305,31 @@ SG_TARGET_PANEL void run_blocks(const Plan& pl, int64_t b0, int64_t b1) {
         for (int64_t kb0 = 0; !pl.direct && kb0 < K8; kb0 += kKBlock) {
           const int64_t nkb = std::min(kKBlock, K8 - kb0);
           const float* xp = xp_all + kb0 * M * kLanes + c0 * nkb * kLanes;
+          // The activations the next K block (or the next row block's first) will stream,
+          // asked into L2 a little at each micro-kernel call of this one: otherwise the first
+          // row group of every K block streams them from L3 at the FMA rate.
+          const float* next = nullptr;
+          int64_t next_lines = 0;
+          if (kb0 + kKBlock < K8) {
+            const int64_t nkb2 = std::min(kKBlock, K8 - kb0 - kKBlock);
+            next = xp_all + (kb0 + kKBlock) * M * kLanes + c0 * nkb2 * kLanes;
+            next_lines = ct * nkb2 * kLanes / 16;
+          } else if (c0 + ct < M) {
+            const int64_t nkb2 = std::min(kKBlock, K8);
+            const int64_t ct2 = std::min(chunk_tokens, M - c0 - ct);
+            next = xp_all + (c0 + ct) * nkb2 * kLanes;
+            next_lines = ct2 * nkb2 * kLanes / 16;
+          }
+          const int64_t calls = groups * ((ct + kT - 1) / kT);
+          const int64_t per_call = (next_lines + calls - 1) / calls;
+          int64_t line = 0;
           for (int64_t g = 0; g < groups; ++g) {
             const float* pw = panel.data + ((g * K8 + kb0) * kR) * kPairFloats;
             for (int64_t t0 = 0; t0 < ct; t0 += kT) {
               const int tokens = static_cast<int>(std::min<int64_t>(kT, ct - t0));
+              for (int64_t e = std::min(next_lines, line + per_call); line < e; ++line) {
+                _mm_prefetch(reinterpret_cast<const char*>(next + line * 16), _MM_HINT_T1);
+              }
               ukernel_tokens<true>(tokens, pw, nkb, xp + t0 * nkb * kLanes, kLanes, part_at(g, t0), kb0 > 0);
             }
           }

@@ -3,6 +3,7 @@
 // dtype).
 #pragma once
 
+#include "ops/float_rows.h"
 #include "ops/kernel_util.h"
 #include "shardgate/op_context.h"
 
@@ -10,6 +11,14 @@ namespace sg::kern {
 
 template <typename F>
 Status map_f32(OpContext& ctx, const char* input, F f) {
+  SG_ASSIGN_OR_RETURN(Tensor in, ctx.get(input));
+  if (float_rows_dtype(in.dtype())) {
+    // fp16/fp32 x is read in place, a block at a time (ops/float_rows.h).
+    SG_ASSIGN_OR_RETURN(Tensor out, new_tensor(ctx, DType::kF32, in.shape()));
+    float_rows_unary(in, out.mutable_data<float>(), f);
+    ctx.set_output(0, std::move(out));
+    return Status::ok();
+  }
   SG_ASSIGN_OR_RETURN(Tensor x, ctx.get_f32(input));
   SG_ASSIGN_OR_RETURN(Tensor out, new_tensor(ctx, DType::kF32, x.shape()));
   const float* src = x.data<float>();

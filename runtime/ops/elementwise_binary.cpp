@@ -3,6 +3,7 @@
 // -inf, mod with the divisor's sign, division by zero gives 0 as numpy does). Comparisons and
 // logical ops produce bool.
 #include "ops/broadcast.h"
+#include "ops/float_rows.h"
 #include "ops/kernel_util.h"
 #include "ops/kernels.h"
 
@@ -32,6 +33,13 @@ bool both_intlike(const Operands& o) { return kern::is_intlike(o.x) && kern::is_
 
 template <typename F>
 Status float_binary(OpContext& ctx, const Operands& o, F f) {
+  if (kern::float_rows_dtype(o.x.dtype()) && kern::float_rows_dtype(o.y.dtype())) {
+    // fp16/fp32 operands are read in place, row by row (ops/float_rows.h).
+    SG_ASSIGN_OR_RETURN(Tensor out, kern::new_tensor(ctx, DType::kF32, o.out));
+    kern::float_rows_binary(o.out, o.x, o.y, out.mutable_data<float>(), f);
+    ctx.set_output(0, std::move(out));
+    return Status::ok();
+  }
   SG_ASSIGN_OR_RETURN(Tensor x, to_f32(o.x));
   SG_ASSIGN_OR_RETURN(Tensor y, to_f32(o.y));
   SG_ASSIGN_OR_RETURN(Tensor out, kern::new_tensor(ctx, DType::kF32, o.out));

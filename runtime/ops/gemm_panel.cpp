@@ -9,7 +9,8 @@
 //     for each K block of kKBlock 8-k chunks:
 //       for each group of kR row pairs (its K-block slice, 16 KiB, stays in L1):
 //         for each block of kT tokens (streamed from L2): 24 accumulators over the K block,
-//         loaded from and stored to the partial sums;
+//         loaded from and stored to the partial sums, while asking L2 for the activations of
+//         the next K block one line per k-chunk step;
 //     the tree reduction, bias, and the store to y.
 // Accumulation of each lane runs in k order whatever the blocking, so the bits are those of
 // the skinny kernel (avx2::dot_tokens / avx512::dot_rows8 in linear_kernel.cpp).

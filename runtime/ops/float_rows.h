@@ -50,6 +50,22 @@ void float_rows_unary(const Tensor& x, float* d, F f) {
   }
 }
 
+// x (fp16 or fp32) as rows of `row` values in order: f(row index, values as fp32, count) is
+// called for consecutive blocks of each row (a row longer than kBlock comes in several calls).
+template <typename F>
+void float_rows_unary_blocks(const Tensor& x, int64_t row, F f) {
+  namespace fr = float_rows_detail;
+  alignas(64) float buf[fr::kBlock];
+  if (row <= 0) return;
+  const int64_t rows = x.numel() / row;
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t j0 = 0; j0 < row; j0 += fr::kBlock) {
+      const int64_t m = std::min(fr::kBlock, row - j0);
+      f(r, fr::span(x, r * row + j0, m, buf), m);
+    }
+  }
+}
+
 // d[o] = f(x[.], y[.]) with numpy broadcasting to `out` (broadcast_shapes of x and y), x and y
 // fp16 or fp32: one broadcast step per row of the last dim, then the row itself, where each
 // operand either runs along the row or repeats one value.

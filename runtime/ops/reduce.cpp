@@ -2,6 +2,7 @@
 // `keep_dims`. Float inputs accumulate in double in input order and produce fp32; integer inputs
 // produce int32. reduce_argmax/argmin take one `axis` (default -1) and return the first index of
 // the extreme (a NaN counts as the extreme, like numpy).
+#include "ops/float_rows.h"
 #include "ops/kernel_util.h"
 #include "ops/kernels.h"
 
@@ -21,7 +22,9 @@ struct Plan {
   int64_t group = 1;               // input elements per output element
 };
 
-Result<Plan> plan(OpContext& ctx, const Shape& in, const std::vector<bool>& reduced, bool keep_dims) {
+// with_index: fill out_index (the fast path of trailing axes does not need it).
+Result<Plan> plan(OpContext& ctx, const Shape& in, const std::vector<bool>& reduced, bool keep_dims,
+                  bool with_index = true) {
   Plan p;
   const size_t rank = in.size();
   Shape kept_shape;
@@ -35,6 +38,7 @@ Result<Plan> plan(OpContext& ctx, const Shape& in, const std::vector<bool>& redu
     }
   }
   p.out_count = numel(kept_shape);
+  if (!with_index) return p;
   const int64_t n = numel(in);
   p.out_index.resize(static_cast<size_t>(n));
   const std::vector<int64_t> kept_strides = kern::strides_of(kept_shape);
@@ -59,6 +63,18 @@ Result<Plan> plan(OpContext& ctx, const Shape& in, const std::vector<bool>& redu
 double nan_max(double a, double e) { return std::isnan(a) ? a : (std::isnan(e) || e > a ? e : a); }
 double nan_min(double a, double e) { return std::isnan(a) ? a : (std::isnan(e) || e < a ? e : a); }
 
+// One input element into its output's accumulator.
+inline void fold(Kind kind, double& a, double e) {
+  switch (kind) {
+    case Kind::kSum: case Kind::kMean: case Kind::kLogSum: a += e; break;
+    case Kind::kMax: case Kind::kLogSumExp: a = nan_max(a, e); break;
+    case Kind::kMin: a = nan_min(a, e); break;
+    case Kind::kProd: a *= e; break;
+    case Kind::kL1: a += std::fabs(e); break;
+    case Kind::kL2: case Kind::kSumSquare: a += e * e; break;
+  }
+}
+
 Result<std::vector<bool>> reduced_axes(OpContext& ctx, int64_t rank) {
   std::vector<bool> reduced(static_cast<size_t>(rank), true);
   if (!ctx.has("axes")) return reduced;
@@ -74,29 +90,31 @@ Status reduce(OpContext& ctx, Kind kind) {
   SG_OP_CHECK(ctx, x.dtype() != DType::kString, ErrorCode::kShape, "x must be numeric");
   SG_ASSIGN_OR_RETURN(std::vector<bool> reduced, reduced_axes(ctx, x.rank()));
   SG_ASSIGN_OR_RETURN(bool keep_dims, ctx.get_bool_or("keep_dims", false));
-  SG_ASSIGN_OR_RETURN(Plan p, plan(ctx, x.shape(), reduced, keep_dims));
+  // Trailing axes reduced (rmsnorm's mean over the last dim): each output's inputs are one
+  // contiguous run, read in place below instead of through a per-element index and a double
+  // copy of x (~2% of a 512-token MoE layer). Same values, same order, same double arithmetic.
+  bool trailing = kind != Kind::kLogSumExp && kern::float_rows_dtype(x.dtype());
+  for (size_t d = 1; trailing && d < reduced.size(); ++d) trailing = !reduced[d - 1] || reduced[d];
+  SG_ASSIGN_OR_RETURN(Plan p, plan(ctx, x.shape(), reduced, keep_dims, !trailing));
   if ((kind == Kind::kMax || kind == Kind::kMin) && p.group == 0 && p.out_count > 0) {
     return ctx.error(ErrorCode::kShape, fmt::format("cannot take the {} of an empty axis of {}",
                                                     kind == Kind::kMax ? "max" : "min",
                                                     shape_str(x.shape())));
   }
-  SG_ASSIGN_OR_RETURN(std::vector<double> v, to_double_vector(x));
   const size_t m = static_cast<size_t>(p.out_count);
   constexpr double kInf = std::numeric_limits<double>::infinity();
   std::vector<double> acc(m, kind == Kind::kProd ? 1.0
                              : kind == Kind::kMax || kind == Kind::kLogSumExp ? -kInf
                              : kind == Kind::kMin ? kInf : 0.0);
-  for (size_t i = 0; i < v.size(); ++i) {
-    double& a = acc[static_cast<size_t>(p.out_index[i])];
-    const double e = v[i];
-    switch (kind) {
-      case Kind::kSum: case Kind::kMean: case Kind::kLogSum: a += e; break;
-      case Kind::kMax: case Kind::kLogSumExp: a = nan_max(a, e); break;
-      case Kind::kMin: a = nan_min(a, e); break;
-      case Kind::kProd: a *= e; break;
-      case Kind::kL1: a += std::fabs(e); break;
-      case Kind::kL2: case Kind::kSumSquare: a += e * e; break;
-    }
+  std::vector<double> v;
+  if (trailing) {
+    kern::float_rows_unary_blocks(x, p.group, [&](int64_t row, const float* a, int64_t n) {
+      double& r = acc[static_cast<size_t>(row)];
+      for (int64_t j = 0; j < n; ++j) fold(kind, r, a[j]);
+    });
+  } else {
+    SG_ASSIGN_OR_RETURN(v, to_double_vector(x));
+    for (size_t i = 0; i < v.size(); ++i) fold(kind, acc[static_cast<size_t>(p.out_index[i])], v[i]);
   }
   if (kind == Kind::kLogSumExp) {
     // Second pass: sum of exp(x - max) per output, max-subtracted so exp never overflows.

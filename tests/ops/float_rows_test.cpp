@@ -110,5 +110,28 @@ TEST(FloatRows, UnaryMatchesTheWidenedPathBitForBit) {
   }
 }
 
+TEST(FloatRows, RowBlocksCoverEveryRowInOrder) {
+  // Rows shorter than, equal to and longer than one 1024-value block; empty.
+  for (const Shape& s : {Shape{4, 7}, Shape{3, 1024}, Shape{2, 2500}, Shape{5, 1}, Shape{0, 3}}) {
+    for (DType dt : {DType::kF16, DType::kF32}) {
+      const Tensor x = make(s, dt, 7);
+      const Tensor a = *to_f32(x);
+      const int64_t row = s.back();
+      std::vector<float> seen;
+      int64_t last_row = -1;
+      kern::float_rows_unary_blocks(x, row, [&](int64_t r, const float* v, int64_t n) {
+        ASSERT_GE(r, last_row);
+        if (r != last_row) ASSERT_EQ(static_cast<int64_t>(seen.size()), r * row) << "row " << r << " starts late";
+        last_row = r;
+        seen.insert(seen.end(), v, v + n);
+      });
+      ASSERT_EQ(static_cast<int64_t>(seen.size()), x.numel()) << shape_str(s);
+      for (int64_t i = 0; i < x.numel(); ++i) {
+        ASSERT_EQ(bits(seen[static_cast<size_t>(i)]), bits(a.data<float>()[i])) << shape_str(s) << " element " << i;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace sg

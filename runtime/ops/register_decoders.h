@@ -73,9 +73,10 @@ SG_REGDEC_TARGET inline __m128i nibbles(const std::byte* a, const std::byte* b) 
 // the scale by 16 instead, which is exact (a power of two on a fp16 value held in fp32), so
 // (scale / 16) · (16 · code) is the same fp32 product as scale · code.
 SG_REGDEC_TARGET inline __m128i nibbles_x16(const std::byte* a, const std::byte* b) {
-  __m128i packed = _mm_cvtsi32_si128(0);
-  std::memcpy(&packed, a, 4);
-  packed = _mm_insert_epi32(packed, *reinterpret_cast<const int*>(b), 1);
+  uint32_t lo, hi;
+  std::memcpy(&lo, a, sizeof lo);
+  std::memcpy(&hi, b, sizeof hi);
+  const __m128i packed = _mm_insert_epi32(_mm_cvtsi32_si128(static_cast<int>(lo)), static_cast<int>(hi), 1);
   const __m128i high = _mm_set1_epi8(static_cast<char>(0xf0));
   return _mm_unpacklo_epi8(_mm_and_si128(_mm_slli_epi16(packed, 4), high), _mm_and_si128(packed, high));
 }

@@ -121,7 +121,9 @@ TEST(FloatRows, RowBlocksCoverEveryRowInOrder) {
       int64_t last_row = -1;
       kern::float_rows_unary_blocks(x, row, [&](int64_t r, const float* v, int64_t n) {
         ASSERT_GE(r, last_row);
-        if (r != last_row) ASSERT_EQ(static_cast<int64_t>(seen.size()), r * row) << "row " << r << " starts late";
+        if (r != last_row) {
+          ASSERT_EQ(static_cast<int64_t>(seen.size()), r * row) << "row " << r << " starts late";
+        }
         last_row = r;
         seen.insert(seen.end(), v, v + n);
       });

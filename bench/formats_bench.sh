@@ -27,12 +27,13 @@ gb=(--benchmark_repetitions="$runs" --benchmark_report_aggregates_only=true)
 "$build/bench/exec_bench" "${args[@]}" --threads 1 --precision fp16 --mode steady "${gb[@]}" \
   --benchmark_out="$out/exec.json" --benchmark_out_format=json > /dev/null
 echo "loadavg after: $(cut -d' ' -f1-3 /proc/loadavg)"
-python3 - "$out" <<'PY'
+python3 - "$out" "$(dirname "$0")" <<'PY'
 import json, sys
 out = sys.argv[1]
+sys.path.insert(0, sys.argv[2])
+from summarize_exec_bench import load_gbench  # the one reader of Google Benchmark medians
 def medians(name):
-    rows = json.load(open(f"{out}/{name}.json"))["benchmarks"]
-    return {r["run_name"]: r for r in rows if r.get("aggregate_name") == "median"}
+    return load_gbench(f"{out}/{name}.json")[1]
 fl = medians("floors")
 peak = next(r["flop_per_s_cpu"] for n, r in fl.items() if "fma_peak" in n)
 bw = next(r["read_bytes_per_s_cpu"] for n, r in fl.items() if "read_bw" in n)

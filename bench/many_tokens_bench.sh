@@ -40,12 +40,13 @@ OMP_WAIT_POLICY=PASSIVE "$torch_py" bench/torch_peer.py time "$out/moe.npz" --in
   --compare "$out/ours/hidden_out.npy" --threads 1 --runs "$runs" --weights fp32 > "$out/torch.jsonl"
 echo "loadavg after: $(cut -d' ' -f1-3 /proc/loadavg)"
 
-python3 - "$out" <<'EOF'
+python3 - "$out" "$(dirname "$0")" <<'EOF'
 import json, sys
 out = sys.argv[1]
+sys.path.insert(0, sys.argv[2])
+from summarize_exec_bench import load_gbench  # the one reader of Google Benchmark medians
 def medians(name):
-    rows = json.load(open(f"{out}/{name}.json"))["benchmarks"]
-    return {r["run_name"]: r for r in rows if r.get("aggregate_name") == "median"}
+    return load_gbench(f"{out}/{name}.json")[1]
 peak = next(iter(medians("floors").values()))["flop_per_s_cpu"]
 print(f"peak FMA, 1 thread (CPU time): {peak / 1e9:.1f} GFLOP/s")
 print(f"{'shape (tokens/rows/K)':<36} {'GFLOP/s':>8} {'of peak':>8} {'ms':>8}")

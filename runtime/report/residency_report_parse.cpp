@@ -6,6 +6,7 @@
 
 #include "core/json.h"
 #include "report/envelope_json.h"
+#include "report/residency_report_read.h"
 
 namespace sg {
 namespace {
@@ -219,6 +220,10 @@ Result<ShardCheck> parse_shard(const Reader& r) {
 Result<ResidencyReport> parse_residency_report_json(std::string_view json_text,
                                                     const std::string& path) {
   SG_ASSIGN_OR_RETURN(Json root, json_util::parse(json_text, path));
+  return residency_report_from_json(root, path);
+}
+
+Result<ResidencyReport> residency_report_from_json(const Json& root, const std::string& path) {
   const Reader r(root, path, "");
   SG_TRY(r.object());
   SG_ASSIGN_OR_RETURN(ReportEnvelope envelope,

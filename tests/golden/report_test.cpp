@@ -2,6 +2,7 @@
 // the numpy-expected per-position values, round-trips through parse (regate), and the HTML,
 // JUnit, Markdown and table renderings show what they promise.
 #include "shardgate/golden.h"
+#include "shardgate/gate_report.h"
 #include "shardgate/golden_report.h"
 #include "shardgate/io.h"
 #include "support/json_schema_lite.h"
@@ -116,6 +117,37 @@ TEST(GoldenReport, RegateRoundTripRecomputesTheSameVerdicts) {
   EXPECT_EQ(passed->evaluation.summary.verdict, Verdict::kPass);
   EXPECT_EQ(report_exit_code(*passed), kExitPass);
   EXPECT_EQ(report_exit_code(*parsed), kExitGateFailed);
+}
+
+// merge reads either tool's gate report from one parse of the file, by the envelope's kind.
+TEST(GateReport, EitherToolsReportIsReadByItsKindAndOtherKindsAreRefusedByName) {
+  const GoldenReport golden = report_for("cand_fail");
+  auto g = parse_gate_report_json(golden_report_json(golden), "g.json");
+  ASSERT_TRUE(g.is_ok()) << g.status().to_string();
+  ASSERT_TRUE(std::holds_alternative<GoldenReport>(*g));
+  EXPECT_EQ(std::get<GoldenReport>(*g).run.checks.size(), golden.run.checks.size());
+
+  ResidencyReport ane;
+  ane.tool_version = "t";
+  ane.gate_file = "gates/x.json";
+  auto a = parse_gate_report_json(residency_report_json(ane), "a.json");
+  ASSERT_TRUE(a.is_ok()) << a.status().to_string();
+  ASSERT_TRUE(std::holds_alternative<ResidencyReport>(*a));
+  EXPECT_EQ(std::get<ResidencyReport>(*a).gate_file, "gates/x.json");
+
+  Json other = Json::parse(golden_report_json(golden));
+  other["schema_version"] = "shardgate/probe-report@1";
+  other["command"] = "probe";
+  auto o = parse_gate_report_json(other.dump(), "p.json");
+  ASSERT_FALSE(o.is_ok());
+  EXPECT_EQ(o.status().code(), ErrorCode::kUsage) << o.status().to_string();
+  EXPECT_NE(o.status().message().find("p.json is a probe-report report of golden-validator probe"),
+            std::string::npos) << o.status().message();
+
+  Json broken = Json::parse(golden_report_json(golden));
+  broken.erase("checks");
+  EXPECT_FALSE(parse_gate_report_json(broken.dump(), "b.json").is_ok());
+  EXPECT_FALSE(parse_gate_report_json("{", "c.json").is_ok());
 }
 
 TEST(GoldenReport, NonFiniteValuesRoundTripAsStrings) {

@@ -7,6 +7,7 @@
 #include "common/args.h"
 #include "common/golden_args.h"
 #include "golden/commands.h"
+#include "shardgate/gate_report.h"
 #include "shardgate/io.h"
 #include "shardgate/limits.h"
 #include "shardgate/golden_report.h"
@@ -19,6 +20,7 @@
 
 #include <iostream>
 #include <memory>
+#include <variant>
 
 namespace sg::golden_cli {
 namespace {
@@ -33,15 +35,6 @@ struct MergeOptions {
 enum class Kind { kGolden, kAne };
 
 const char* kind_name(Kind k) { return k == Kind::kGolden ? "golden-validator" : "ane-validator"; }
-
-Result<Kind> report_kind(const std::string& text, const std::string& path) {
-  SG_ASSIGN_OR_RETURN(ReportEnvelope e, parse_report_envelope(text, path));
-  SG_CHECK(e.kind == kGoldenReportKind || e.kind == kResidencyReportKind, ErrorCode::kUsage,
-           "merge: {} is a {} report of {} {}: merge takes the gate reports of run "
-           "--teacher-forced slices or ane-validator slices",
-           path, e.kind, e.tool, e.command);
-  return e.kind == kResidencyReportKind ? Kind::kAne : Kind::kGolden;
-}
 
 int merge_ane(const SliceReports<ResidencyReport>& slices, const MergeOptions& o) {
   auto merged = merge_residency_reports(slices);
@@ -73,18 +66,14 @@ int run_merge(const MergeOptions& o) {
   for (const std::string& path : o.reports) {
     auto text = read_file(path, limits::kReportBytes, "report");
     if (!text) return cli::report_error(text.status());
-    auto kind = report_kind(*text, path);
-    if (!kind) return cli::report_error(kind.status());
-    first_of_kind[static_cast<int>(*kind)] =
-        first_of_kind[static_cast<int>(*kind)].empty() ? path : first_of_kind[static_cast<int>(*kind)];
-    if (*kind == Kind::kGolden) {
-      auto r = parse_golden_report_json(*text, path);
-      if (!r) return cli::report_error(r.status());
-      golden.emplace_back(path, std::move(*r));
+    auto report = parse_gate_report_json(*text, path);
+    if (!report) return cli::report_error(report.status());
+    const Kind kind = std::holds_alternative<GoldenReport>(*report) ? Kind::kGolden : Kind::kAne;
+    if (first_of_kind[static_cast<int>(kind)].empty()) first_of_kind[static_cast<int>(kind)] = path;
+    if (auto* g = std::get_if<GoldenReport>(&*report)) {
+      golden.emplace_back(path, std::move(*g));
     } else {
-      auto r = parse_residency_report_json(*text, path);
-      if (!r) return cli::report_error(r.status());
-      ane.emplace_back(path, std::move(*r));
+      ane.emplace_back(path, std::move(std::get<ResidencyReport>(*report)));
     }
   }
   if (!golden.empty() && !ane.empty()) {

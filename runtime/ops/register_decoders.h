@@ -33,6 +33,14 @@ SG_REGDEC_TARGET inline __m512 round_f16(__m512 v) {
   return _mm512_cvtph_ps(_mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
 }
 
+// The first parameter of row r: row r / row_block of the parameters, without a division for
+// the usual blockings (one parameter row per weight row, or one for all), since every row
+// group of a call asks for six.
+inline int64_t param_row_start(const RegisterDecode& d, int64_t r) {
+  const int64_t pr = d.row_block == 1 ? r : d.row_block >= d.rows ? 0 : r / d.row_block;
+  return pr * d.param_cols;
+}
+
 // The byte offset of column c (a multiple of 8) in row r, for codes of `bits` bits.
 inline int64_t code_byte(const RegisterDecode& d, int64_t r, int64_t c, int bits) {
   return (r * d.cols + c) * bits / 8;
@@ -96,7 +104,7 @@ class ShiftScale {
     for (int i = 0; i < kRows; ++i) {
       const int64_t r = row + i;
       rows_[i] = d.codes + code_byte(d, r, 0, Bits);
-      param_[i] = (r / d.row_block) * d.param_cols;
+      param_[i] = param_row_start(d, r);
     }
     if constexpr (!Blocked) {
       for (int p = 0; p < kPairs; ++p) params(p, 0, scale_[p], offs_[p]);
@@ -175,7 +183,7 @@ class Lut4 {
     for (int i = 0; i < kRows; ++i) {
       const int64_t r = row + i;
       rows_[i] = d.codes + code_byte(d, r, 0, 4);
-      table_[i] = d.tables + (r / d.row_block) * d.param_cols * 16;
+      table_[i] = d.tables + param_row_start(d, r) * 16;
     }
   }
 

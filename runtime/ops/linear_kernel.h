@@ -6,7 +6,9 @@
 // fp32. A compressed weight (LUT indices, int8/int4 with scales) arrives as a StreamedWeight
 // and is decoded here, one L2-sized block of rows at a time, right before the block is
 // multiplied: this is where a weight's decoding meets the product that consumes it, and a
-// shard's weights are never expanded to a dense copy. Accumulation is fp32 with a fixed summation order per output element (8 lane-partial
+// shard's weights are never expanded to a dense copy. Below 16 tokens at the avx512 level, a
+// stream that offers a register form (RegisterDecode) skips even the block: each 6-row group is
+// decoded 8 columns at a time into the registers the FMAs read (register_decoders.h). Accumulation is fp32 with a fixed summation order per output element (8 lane-partial
 // sums over k ≡ lane mod 8, combined in a fixed tree), so the result does not depend on the
 // thread count or on how the output is partitioned.
 #pragma once

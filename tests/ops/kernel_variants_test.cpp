@@ -147,6 +147,7 @@ TEST(KernelVariants, LevelsClampToTheCpuAndNameTheirVariants) {
   if (cpu_level_detected() == CpuLevel::kAvx512) {
     set_cpu_level(CpuLevel::kAvx512);
     EXPECT_EQ(active_kernel_variants().front(), "gemm_x_wt_8x6__avx512f");
+    EXPECT_EQ(active_kernel_variants().back(), "gemm_x_wt_8x6_regdecode__avx512f");
   }
   EXPECT_EQ(parse_cpu_level("avx2"), CpuLevel::kAvx2);
   EXPECT_FALSE(parse_cpu_level("sse9").has_value());

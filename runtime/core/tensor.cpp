@@ -115,7 +115,8 @@ Tensor build(DType dtype, const Shape& shape, std::span<const T> values) {
   Result<Tensor> r = Tensor::zeros(dtype, shape);
   assert(r.is_ok() && static_cast<size_t>(r->numel()) == values.size());
   Tensor t = std::move(r).value();
-  std::memcpy(t.mutable_raw(), values.data(), values.size() * sizeof(T));
+  // An empty span may have a null data(), which memcpy must not be given even for 0 bytes.
+  if (!values.empty()) std::memcpy(t.mutable_raw(), values.data(), values.size() * sizeof(T));
   return t;
 }
 }  // namespace

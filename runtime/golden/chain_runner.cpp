@@ -4,7 +4,7 @@
 #include "shardgate/chain.h"
 #include "shardgate/ops.h"
 
-#include "core/prefetch.h"
+#include "golden/shard_prefetch.h"
 #include "shardgate/golden.h"
 #include "shardgate/half.h"
 #include "shardgate/npy.h"
@@ -300,28 +300,35 @@ Result<ChainRunResult> run_chain(const ChainManifest& chain, const ChainRunOptio
         }
         inputs[name] = std::move(*g);
       }
-      // While this step runs, the next one's files come into the page cache.
-      if (prefetcher) {
-        if (const ChainStep* next = next_shard_step(chain, i, options.only_steps)) {
-          prefetcher->request(next->shard);
-          result.prefetched.push_back(next->shard);
-        }
-      }
-      // The shard lives only for this step: its mapping and decoded weights go with it.
+      // The shard lives only for this step: its mapping and decoded weights go with it. With
+      // prefetch the helper opened it while the step before computed (the same Shard, or the
+      // same error, handed over only now), and it releases them while the next step computes.
       RunResult run;
       {
-        auto shard = Shard::open(step.shard);
-        if (!shard) return std::move(shard).take_status().with_context(step_place(chain, i));
+        auto opened = prefetcher ? prefetcher->take(step.shard) : Shard::open(step.shard);
+        if (!opened) return std::move(opened).take_status().with_context(step_place(chain, i));
+        std::shared_ptr<Shard> shard = std::move(*opened);
+        // While this step runs, the helper opens the next one (parse, fingerprint when the
+        // report needs one it has not got, weight pages faulted in).
+        if (prefetcher) {
+          if (const ChainStep* next = next_shard_step(chain, i, options.only_steps)) {
+            const bool fingerprint = options.fingerprints != nullptr &&
+                                     options.fingerprints->count(next->shard) == 0 &&
+                                     next->shard != step.shard;
+            prefetcher->open_ahead(next->shard, next->function, fingerprint);
+            result.prefetched.push_back(next->shard);
+          }
+        }
         if (options.fingerprints) {
           auto known = options.fingerprints->find(step.shard);
           if (known == options.fingerprints->end()) {
-            auto fp = (*shard)->fingerprint();
+            auto fp = shard->fingerprint();
             if (!fp) return std::move(fp).take_status().with_context(step_place(chain, i));
             known = options.fingerprints->emplace(step.shard, std::move(*fp)).first;
           }
           record.shard_fingerprint = known->second;
         }
-        Executor exec(*shard);
+        auto exec = std::make_shared<Executor>(shard);
         StateStore states;
         for (const auto& [name, key] : step.state) {
           auto it = state_buffers.find(key);
@@ -334,9 +341,9 @@ Result<ChainRunResult> run_chain(const ChainManifest& chain, const ChainRunOptio
           auto o = options.weight_overrides->find(step.shard);
           if (o != options.weight_overrides->end()) ro.weight_overrides = &o->second;
         }
-        auto r = exec.run(step.function, inputs, ro, &states);
+        auto r = exec->run(step.function, inputs, ro, &states);
         if (!r) return std::move(r).take_status().with_context(step_place(chain, i));
-        if (const Function* fn = (*shard)->program().function(step.function)) {
+        if (const Function* fn = shard->program().function(step.function)) {
           // What the device would not reproduce: this shard's own random ops, and what it
           // computes from chain tensors that already depend on one (not from a golden fed in
           // their place).
@@ -363,6 +370,11 @@ Result<ChainRunResult> run_chain(const ChainManifest& chain, const ChainRunOptio
                    "{}: state '{}' (chain key '{}') is not a state of function '{}'",
                    step_place(chain, i), name, key, step.function);
           state_buffers[key] = it->second;
+        }
+        if (prefetcher) {
+          // The last references: freeing decoded weights and unmapping happen on the helper.
+          prefetcher->dispose(std::move(exec));
+          prefetcher->dispose(std::move(shard));
         }
       }
       record.stats = run.stats;

@@ -1,9 +1,9 @@
-// Prefetch of the next shard in a chain (ChainRunOptions::prefetch, core/prefetch.h): the
-// results are the same bytes with and without it, it asks for exactly the next shard step that
-// runs (never past the chain's last step, never a step a CI slice skips), SG_PREFETCH=0 turns
-// it off, an unreadable next shard is left to that step's own open to report, a FIFO in a
-// shard directory never blocks the helper thread, and a request never drops an earlier one.
-#include "../../runtime/core/prefetch.h"
+// Prefetch of the next shard in a chain (ChainRunOptions::prefetch, golden/shard_prefetch.h):
+// the results are the same bytes with and without it, it asks for exactly the next shard step
+// that runs (never past the chain's last step, never a step a CI slice skips), SG_PREFETCH=0
+// turns it off, and an unreadable next shard is left to that step's own open to report. The
+// helper's own tests (fingerprints, errors it must not move, disposal) are in
+// shard_prefetch_test.cpp.
 #include "shardgate/chain.h"
 #include "shardgate/golden.h"
 #include "shardgate/io.h"
@@ -140,57 +140,6 @@ TEST(ChainPrefetch, AMissingNextShardIsReportedByItsOwnStepAlone) {
   }
   EXPECT_EQ(messages[0], messages[1]);
   EXPECT_NE(messages[1].find("steps[2]"), std::string::npos) << messages[1];
-}
-
-TEST(ShardPrefetcher, SkipsAFifoAndReadsTheRegularFiles) {
-  const fs::path dir = fs::temp_directory_path() / ("sg_prefetch_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir / "weights");
-  {
-    std::ofstream out(dir / "weights" / "weight.bin", std::ios::binary);
-    const std::string block(1 << 16, 'w');
-    for (int i = 0; i < 20; ++i) out << block;
-  }
-  // A FIFO with no writer: opening it without O_NONBLOCK would wait forever.
-  ASSERT_EQ(::mkfifo((dir / "weights" / "fifo").c_str(), 0600), 0) << std::strerror(errno);
-  const uint64_t expected = 20u << 16;
-  {
-    ShardPrefetcher p;
-    p.request(dir.string());
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    while (p.bytes_requested() < expected && std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    EXPECT_EQ(p.bytes_requested(), expected) << "the regular file must be read ahead in full";
-  }  // joins the helper: a helper blocked on the FIFO would hang here
-  fs::remove_all(dir);
-}
-
-TEST(ShardPrefetcher, ALaterRequestNeverDropsAnEarlierOne) {
-  // Two shard directories asked back to back (a 3 ms step asking for the shard after next while
-  // the helper still queues the next one): both are read ahead in full.
-  const fs::path dir = fs::temp_directory_path() / ("sg_prefetch2_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  uint64_t expected = 0;
-  for (const char* shard : {"a", "b"}) {
-    fs::create_directories(dir / shard / "weights");
-    for (int f = 0; f < 30; ++f) {
-      std::ofstream out(dir / shard / "weights" / ("w" + std::to_string(f)), std::ios::binary);
-      out << std::string(1 << 16, 'w');
-      expected += 1 << 16;
-    }
-  }
-  {
-    ShardPrefetcher p;
-    p.request((dir / "a").string());
-    p.request((dir / "b").string());
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    while (p.bytes_requested() < expected && std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    EXPECT_EQ(p.bytes_requested(), expected) << "the first request was dropped";
-  }
-  fs::remove_all(dir);
 }
 
 }  // namespace

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,9 @@ class BlobFile {
   const std::string& path() const { return file_->path(); }
   uint64_t file_size() const { return file_->size(); }
   uint32_t count() const { return count_; }
+  // The whole mapped file (read-only): the chain's helper thread faults its pages in before
+  // the step that reads them runs (runtime/golden/shard_pipeline.h).
+  std::span<const std::byte> bytes() const { return file_->bytes(); }
 
   // Reads and checks the metadata record at `metadata_offset`: alignment, sentinel, dtype
   // code, data range inside the file, padding consistent with the dtype.

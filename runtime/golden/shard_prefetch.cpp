@@ -1,0 +1,167 @@
+#include "golden/shard_prefetch.h"
+
+#include "shardgate/blob.h"
+
+#include <algorithm>
+#include <set>
+#include <vector>
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+// MADV_POPULATE_READ is Linux 5.14; older headers lack it. An older kernel answers EINVAL and the
+// helper falls back to MADV_WILLNEED (the pages are read, the compute thread still maps them).
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22
+#endif
+
+namespace sg {
+namespace {
+
+// Pages are faulted in by chunks so that the end of a chain (or its failure) stops the helper
+// soon rather than after a whole 150 MB weight file.
+constexpr size_t kChunkBytes = size_t{8} << 20;
+
+void collect_blobs(const Value& v, std::vector<BlobRef>& out) {
+  if (v.blob) out.push_back(*v.blob);
+  for (const Value& e : v.elements) collect_blobs(e, out);
+  for (const DictEntry& e : v.entries) {
+    collect_blobs(e.first, out);
+    collect_blobs(e.second, out);
+  }
+}
+
+void collect_blobs(const Block& block, std::vector<BlobRef>& out) {
+  for (const Op& op : block.ops) {
+    for (const auto& [name, value] : op.attributes) collect_blobs(value, out);
+    for (const auto& [name, arg] : op.inputs) {
+      for (const Binding& b : arg.bindings) {
+        if (b.literal) collect_blobs(*b.literal, out);
+      }
+    }
+    for (const Block& nested : op.blocks) collect_blobs(nested, out);
+  }
+}
+
+}  // namespace
+
+ShardPrefetcher::~ShardPrefetcher() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+  // jobs_ and pending_ go with the members: queued disposals are released here, and the
+  // promises of unopened requests are dropped unread.
+}
+
+void ShardPrefetcher::push(std::function<void()> job) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!thread_.joinable()) {
+      try {
+        thread_ = std::thread([this] { loop(); });
+      } catch (...) {
+        // No helper thread: the job runs here, as it would without prefetch.
+      }
+    }
+    if (thread_.joinable()) {
+      jobs_.push_back(std::move(job));
+      job = nullptr;
+    }
+  }
+  if (job) {
+    job();
+    return;
+  }
+  cv_.notify_all();
+}
+
+void ShardPrefetcher::open_ahead(const std::string& path, const std::string& function,
+                                 bool fingerprint) {
+  auto promise = std::make_shared<std::promise<Result<std::shared_ptr<Shard>>>>();
+  pending_.push_back({path, promise->get_future()});
+  push([this, promise, path, function, fingerprint] {
+    Result<std::shared_ptr<Shard>> shard = Shard::open(path);
+    if (shard) {
+      // Computed once and cached by the Shard; a failure is not cached, so the step's own
+      // fingerprint() meets it again and reports it in its place.
+      if (fingerprint && !stopping()) (void)(*shard)->fingerprint();
+      if (!stopping()) populate(**shard, function);
+    }
+    promise->set_value(std::move(shard));
+  });
+}
+
+Result<std::shared_ptr<Shard>> ShardPrefetcher::take(const std::string& path) {
+  if (!pending_.empty() && pending_.front().path == path) {
+    auto result = pending_.front().result.get();
+    pending_.pop_front();
+    return result;
+  }
+  return Shard::open(path);
+}
+
+void ShardPrefetcher::dispose(std::shared_ptr<const void> object) {
+  // The job owns the only reference the caller hands over: running it releases the object.
+  push([object = std::move(object)]() mutable { object.reset(); });
+}
+
+uint64_t ShardPrefetcher::bytes_populated() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return populated_;
+}
+
+bool ShardPrefetcher::stopping() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return stop_;
+}
+
+void ShardPrefetcher::loop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    cv_.wait(lock, [this] { return stop_ || !jobs_.empty(); });
+    if (stop_) return;
+    std::function<void()> job = std::move(jobs_.front());
+    jobs_.pop_front();
+    lock.unlock();
+    job();
+    job = nullptr;  // a disposal's object is released here, on the helper
+    lock.lock();
+  }
+}
+
+void ShardPrefetcher::populate(const Shard& shard, const std::string& function) {
+  const Function* fn = shard.program().function(function);
+  if (fn == nullptr) return;  // the executor names the missing function
+  std::vector<BlobRef> refs;
+  collect_blobs(fn->block, refs);
+  std::set<const BlobFile*> seen;
+  std::vector<std::shared_ptr<const BlobFile>> files;
+  for (const BlobRef& ref : refs) {
+    // Shard::blob_file caches what it opens, so the executor reads the mapping faulted in here.
+    auto blob = shard.blob_file(ref);
+    if (blob && seen.insert(blob->get()).second) files.push_back(*blob);
+  }
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  for (const auto& file : files) {
+    const std::span<const std::byte> bytes = file->bytes();
+    // mmap returns page-aligned mappings; madvise wants the start aligned.
+    auto* start = const_cast<std::byte*>(bytes.data());
+    if (bytes.empty() || reinterpret_cast<uintptr_t>(start) % page != 0) continue;
+    // Asks for the whole file at once (the kernel queues the reads), then faults it in.
+    (void)::madvise(start, bytes.size(), MADV_WILLNEED);
+    for (size_t off = 0; off < bytes.size(); off += kChunkBytes) {
+      if (stopping()) return;
+      const size_t len = std::min(kChunkBytes, bytes.size() - off);
+      // EINVAL: a kernel before 5.14 (WILLNEED above read the pages; the step maps them).
+      // EFAULT/EIO: the file shrank or cannot be read; the executor meets and reports it.
+      if (::madvise(start + off, len, MADV_POPULATE_READ) != 0) break;
+      std::lock_guard<std::mutex> lock(mu_);
+      populated_ += len;
+    }
+  }
+}
+
+}  // namespace sg

@@ -1,0 +1,83 @@
+// Opening the next shard of a chain, and closing the last one, on a helper thread.
+//
+// A chain runs its shards one after another. Besides its computation every step opens its shard
+// (parse the program), maps its weight files and takes a page fault on every weight page it
+// touches first, fingerprints the shard when a report is written (sha256 of every weight byte),
+// and unmaps it all afterwards. None of that depends on the step before, so while step i
+// computes, the helper opens step i+1's shard, fingerprints it if asked, maps its weight files
+// and faults their pages in (MADV_POPULATE_READ), and destroys what step i-1 left behind.
+//
+// Results cannot change: the compute thread gets the same Shard object it would have opened
+// itself, whose weight views point into the same mappings. Errors cannot move: the result of
+// the early open (a Shard, or the error Shard::open returned) is handed over only when the chain
+// reaches that step, and the fingerprint and mapping errors are not reported by the helper at
+// all. Shard caches neither a failed fingerprint nor a failed blob file, so the step's own
+// fingerprint() and its executor meet the same error with the same message as without the
+// helper. A request for a step the chain never reaches is dropped with the prefetcher.
+#pragma once
+
+#include "shardgate/shard.h"
+#include "shardgate/status.h"
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+namespace sg {
+
+class ShardPrefetcher {
+ public:
+  ShardPrefetcher() = default;
+  // Stops the helper between two jobs (a populate stops between two chunks), joins it, then
+  // drops what is still queued: unopened requests are never reported, and objects waiting to be
+  // disposed of are released on the calling thread.
+  ~ShardPrefetcher();
+  ShardPrefetcher(const ShardPrefetcher&) = delete;
+  ShardPrefetcher& operator=(const ShardPrefetcher&) = delete;
+
+  // Queues the open of the shard at `path` for a later take(): parse, fingerprint when
+  // `fingerprint` (cached in the Shard), map every weight file that function `function` reads
+  // and fault its pages in. The helper thread starts on the first job.
+  void open_ahead(const std::string& path, const std::string& function, bool fingerprint);
+
+  // The shard at `path`: the result of the oldest open_ahead() when it was for `path` (waiting
+  // for it if the helper is still at it), else Shard::open(path) on the calling thread.
+  Result<std::shared_ptr<Shard>> take(const std::string& path);
+
+  // Releases `object` on the helper thread after the jobs before it (a finished step's executor
+  // and shard: freeing decoded weights and unmapping weight files costs the compute thread
+  // nothing). Held until then; released by the destructor if the helper never got to it.
+  void dispose(std::shared_ptr<const void> object);
+
+  // Bytes of weight mappings faulted in so far (tests and the bench).
+  uint64_t bytes_populated() const;
+
+ private:
+  struct Pending {
+    std::string path;
+    std::future<Result<std::shared_ptr<Shard>>> result;
+  };
+
+  void push(std::function<void()> job);
+  void loop();
+  // Maps the weight files `function` of `shard` reads and faults their pages in; every failure
+  // is left to the executor, which opens the same files and reports it.
+  void populate(const Shard& shard, const std::string& function);
+  bool stopping() const;  // the destructor has asked the helper to stop (mu_ unlocked)
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::thread thread_;
+  std::deque<std::function<void()>> jobs_;
+  bool stop_ = false;
+  uint64_t populated_ = 0;
+  std::deque<Pending> pending_;  // opens asked for, oldest first (used by the caller only)
+};
+
+}  // namespace sg

@@ -3,14 +3,18 @@
 #include "shardgate/blob.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <set>
+#include <system_error>
 #include <vector>
 
+#include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
-// MADV_POPULATE_READ is Linux 5.14; older headers lack it. An older kernel answers EINVAL and the
-// helper falls back to MADV_WILLNEED (the pages are read, the compute thread still maps them).
+// MADV_POPULATE_READ is Linux 5.14; older headers lack it. An older kernel answers EINVAL: the
+// pages were still read ahead, the compute thread maps them at first touch as without prefetch.
 #ifndef MADV_POPULATE_READ
 #define MADV_POPULATE_READ 22
 #endif
@@ -21,6 +25,36 @@ namespace {
 // Pages are faulted in by chunks so that the end of a chain (or its failure) stops the helper
 // soon rather than after a whole 150 MB weight file.
 constexpr size_t kChunkBytes = size_t{8} << 20;
+
+// Queues the reads of every regular file under the shard directory, 8 MiB at a time (one
+// readahead(2) or MADV_WILLNEED is capped at the device's readahead window, 8 MiB here, so one
+// call for a whole 150 MB file would read only its start). Returns at once: the disk works
+// while the helper parses the program and hashes the files from the start. Failures are
+// ignored (a FIFO is skipped, O_NONBLOCK); the step's own open reads the same files.
+void read_ahead(const std::string& root) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> files;
+  std::error_code ec;
+  fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, ec);
+  const fs::recursive_directory_iterator end;
+  for (; !ec && it != end; it.increment(ec)) {
+    std::error_code fec;
+    if (it->is_regular_file(fec)) files.push_back(it->path().string());
+  }
+  for (const std::string& file : files) {
+    const int fd = ::open(file.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) continue;
+    struct stat st {};
+    if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+      const uint64_t size = static_cast<uint64_t>(st.st_size);
+      for (uint64_t off = 0; off < size; off += kChunkBytes) {
+        const uint64_t len = std::min<uint64_t>(kChunkBytes, size - off);
+        if (::readahead(fd, static_cast<off64_t>(off), static_cast<size_t>(len)) != 0) break;
+      }
+    }
+    ::close(fd);
+  }
+}
 
 void collect_blobs(const Value& v, std::vector<BlobRef>& out) {
   if (v.blob) out.push_back(*v.blob);
@@ -83,6 +117,7 @@ void ShardPrefetcher::open_ahead(const std::string& path, const std::string& fun
   auto promise = std::make_shared<std::promise<Result<std::shared_ptr<Shard>>>>();
   pending_.push_back({path, promise->get_future()});
   push([this, promise, path, function, fingerprint] {
+    if (!stopping()) read_ahead(path);
     Result<std::shared_ptr<Shard>> shard = Shard::open(path);
     if (shard) {
       // Computed once and cached by the Shard; a failure is not cached, so the step's own
@@ -150,12 +185,11 @@ void ShardPrefetcher::populate(const Shard& shard, const std::string& function) 
     // mmap returns page-aligned mappings; madvise wants the start aligned.
     auto* start = const_cast<std::byte*>(bytes.data());
     if (bytes.empty() || reinterpret_cast<uintptr_t>(start) % page != 0) continue;
-    // Asks for the whole file at once (the kernel queues the reads), then faults it in.
-    (void)::madvise(start, bytes.size(), MADV_WILLNEED);
+    // read_ahead() queued the reads; this maps the pages (waiting for those not yet read).
     for (size_t off = 0; off < bytes.size(); off += kChunkBytes) {
       if (stopping()) return;
       const size_t len = std::min(kChunkBytes, bytes.size() - off);
-      // EINVAL: a kernel before 5.14 (WILLNEED above read the pages; the step maps them).
+      // EINVAL: a kernel before 5.14 (the pages were read ahead; the step maps them).
       // EFAULT/EIO: the file shrank or cannot be read; the executor meets and reports it.
       if (::madvise(start + off, len, MADV_POPULATE_READ) != 0) break;
       std::lock_guard<std::mutex> lock(mu_);

@@ -4,8 +4,9 @@
 // (parse the program), maps its weight files and takes a page fault on every weight page it
 // touches first, fingerprints the shard when a report is written (sha256 of every weight byte),
 // and unmaps it all afterwards. None of that depends on the step before, so while step i
-// computes, the helper opens step i+1's shard, fingerprints it if asked, maps its weight files
-// and faults their pages in (MADV_POPULATE_READ), and destroys what step i-1 left behind.
+// computes, the helper queues the reads of step i+1's files (readahead(2) by 8 MiB), opens its
+// shard, fingerprints it if asked, maps its weight files and faults their pages in
+// (MADV_POPULATE_READ), and destroys what step i-1 left behind.
 //
 // Results cannot change: the compute thread gets the same Shard object it would have opened
 // itself, whose weight views point into the same mappings. Errors cannot move: the result of
@@ -41,7 +42,7 @@ class ShardPrefetcher {
   ShardPrefetcher(const ShardPrefetcher&) = delete;
   ShardPrefetcher& operator=(const ShardPrefetcher&) = delete;
 
-  // Queues the open of the shard at `path` for a later take(): parse, fingerprint when
+  // Queues the open of the shard at `path` for a later take(): read ahead, parse, fingerprint when
   // `fingerprint` (cached in the Shard), map every weight file that function `function` reads
   // and fault its pages in. The helper thread starts on the first job.
   void open_ahead(const std::string& path, const std::string& function, bool fingerprint);

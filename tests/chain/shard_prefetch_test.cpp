@@ -1,8 +1,9 @@
 // The helper that opens the next shard of a chain and disposes of the last one
 // (golden/shard_prefetch.h): a chain's fingerprints are the same bytes with and without it,
 // errors it meets early are reported by their own step with today's message and never for a
-// step the chain does not reach, the shard it hands over has its weight pages faulted in, and
-// what it is given to dispose of is released on the helper thread (or by its destructor).
+// step the chain does not reach, the shard it hands over has its weight pages faulted in, a
+// FIFO in a shard never blocks it, and what it is given to dispose of is released on the helper
+// thread (or by its destructor).
 #include "../../runtime/golden/shard_prefetch.h"
 #include "shardgate/chain.h"
 #include "shardgate/golden.h"
@@ -11,11 +12,14 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <string>
 #include <thread>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 namespace sg {
@@ -171,6 +175,32 @@ TEST(ShardPrefetch, HandsOverTheShardItOpenedWithItsWeightPagesFaultedIn) {
   auto other = p.take(chain->steps[2].shard);
   ASSERT_TRUE(other.is_ok()) << other.status().to_string();
   EXPECT_EQ((*other)->path(), chain->steps[2].shard);
+}
+
+TEST(ShardPrefetch, AFifoInTheShardNeverBlocksTheHelper) {
+  // A FIFO with no writer among the weight files: opening it to read ahead without O_NONBLOCK
+  // would wait forever, and take() with it.
+  auto chain = load_chain_manifest(kManifest);
+  ASSERT_TRUE(chain.is_ok()) << chain.status().to_string();
+  const fs::path dir = fs::temp_directory_path() / ("sg_fifo_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const fs::path copy = dir / "shard.mlpackage";
+  fs::copy(chain->steps[1].shard, copy, fs::copy_options::recursive);
+  fs::path weights;
+  for (const auto& e : fs::recursive_directory_iterator(copy)) {
+    if (e.is_directory() && e.path().filename() == "weights") weights = e.path();
+  }
+  ASSERT_FALSE(weights.empty());
+  ASSERT_EQ(::mkfifo((weights / "fifo").c_str(), 0600), 0) << std::strerror(errno);
+  {
+    ShardPrefetcher p;
+    p.open_ahead(copy.string(), chain->steps[1].function, true);
+    auto shard = p.take(copy.string());
+    ASSERT_TRUE(shard.is_ok()) << shard.status().to_string();
+    EXPECT_GT(p.bytes_populated(), 0u);
+  }
+  fs::remove_all(dir);
 }
 
 // Records the thread that releases it.

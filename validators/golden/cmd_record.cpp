@@ -170,7 +170,7 @@ void add_record_command(CLI::App& app, CommandResult& result) {
   sub->add_option("--model", options->model, "Model name in the manifest (default: the chain's name)");
   options->exec.add_to(*sub);
   sub->add_flag("--no-prefetch", options->no_prefetch,
-                "Do not read the next shard's files into the page cache while a step runs (the prefetch only saves time on a cold cache; also SG_PREFETCH=0)");
+                "Do not open the next shard (parse, fingerprint, fault in its weights) on a helper thread while a step runs, nor release the finished one there (the results are the same; also SG_PREFETCH=0)");
   options->log.add_to(*sub);
   sub->callback([&result, options] {
     result.run = [options] {

@@ -156,7 +156,7 @@ void add_run_command(CLI::App& app, CommandResult& result) {
   options->baseline.add_to(*sub);
   options->exec.add_to(*sub);
   sub->add_flag("--no-prefetch", options->no_prefetch,
-                "Do not read the next shard's files into the page cache while a step runs (the prefetch only saves time on a cold cache; also SG_PREFETCH=0)");
+                "Do not open the next shard (parse, fingerprint, fault in its weights) on a helper thread while a step runs, nor release the finished one there (the results are the same; also SG_PREFETCH=0)");
   options->input.add_to(*sub);
   options->common.add_to(*sub);
   sub->callback([&result, options] { result.run = [options] { return run_run(*options); }; });

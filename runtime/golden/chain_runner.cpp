@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <memory>
 #include <set>
 
@@ -56,16 +57,24 @@ bool prefetch_allowed_by_environment() {
   return v == nullptr || std::string_view(v) != "0";
 }
 
-// The shard step after step i that this run will execute (a slice skips steps), if any.
-const ChainStep* next_shard_step(const ChainManifest& chain, size_t i,
-                                 const std::optional<std::set<std::string>>& only_steps) {
+// The index of the shard step after step i that this run will execute (a slice skips steps);
+// the number of steps when there is none.
+size_t next_shard_step(const ChainManifest& chain, size_t i,
+                       const std::optional<std::set<std::string>>& only_steps) {
   for (size_t j = i + 1; j < chain.steps.size(); ++j) {
     const ChainStep& s = chain.steps[j];
     if (s.is_combine || (only_steps && !only_steps->count(s.id))) continue;
-    return &s;
+    return j;
   }
-  return nullptr;
+  return chain.steps.size();
 }
+
+// How many shard steps ahead of the running one the helper opens. Two: a 3 ms attention step
+// leaves too little time to read ahead, map and fault in the 151 MB MoE shard after it, so
+// that shard is asked for while the MoE before the attention still computes (on the loaded
+// 2-core VM, depth 1 and 2 measured alike warm: bench/README.md). At most this many shards
+// wait, opened and mapped, besides the running one.
+constexpr size_t kPrefetchDepth = 2;
 
 }  // namespace
 
@@ -250,6 +259,7 @@ Result<ChainRunResult> run_chain(const ChainManifest& chain, const ChainRunOptio
   if (options.prefetch && prefetch_allowed_by_environment()) {
     prefetcher = std::make_unique<ShardPrefetcher>();
   }
+  std::deque<size_t> asked;  // shard steps the helper was asked to open, not yet taken
   for (size_t i = 0; i < chain.steps.size(); ++i) {
     const ChainStep& step = chain.steps[i];
     if (options.only_steps && !options.only_steps->count(step.id)) continue;
@@ -308,15 +318,23 @@ Result<ChainRunResult> run_chain(const ChainManifest& chain, const ChainRunOptio
         auto opened = prefetcher ? prefetcher->take(step.shard) : Shard::open(step.shard);
         if (!opened) return std::move(opened).take_status().with_context(step_place(chain, i));
         std::shared_ptr<Shard> shard = std::move(*opened);
-        // While this step runs, the helper opens the next one (parse, fingerprint when the
+        // While this step runs, the helper opens the next ones (parse, fingerprint when the
         // report needs one it has not got, weight pages faulted in).
         if (prefetcher) {
-          if (const ChainStep* next = next_shard_step(chain, i, options.only_steps)) {
-            const bool fingerprint = options.fingerprints != nullptr &&
-                                     options.fingerprints->count(next->shard) == 0 &&
-                                     next->shard != step.shard;
-            prefetcher->open_ahead(next->shard, next->function, fingerprint);
-            result.prefetched.push_back(next->shard);
+          if (!asked.empty() && asked.front() == i) asked.pop_front();
+          while (asked.size() < kPrefetchDepth) {
+            const size_t j = next_shard_step(chain, asked.empty() ? i : asked.back(),
+                                             options.only_steps);
+            if (j == chain.steps.size()) break;
+            const ChainStep& next = chain.steps[j];
+            // A shard path already running or asked for gets its fingerprint from that step.
+            bool fingerprint = options.fingerprints != nullptr &&
+                               options.fingerprints->count(next.shard) == 0 &&
+                               next.shard != step.shard;
+            for (size_t k : asked) fingerprint = fingerprint && chain.steps[k].shard != next.shard;
+            prefetcher->open_ahead(next.shard, next.function, fingerprint);
+            result.prefetched.push_back(next.shard);
+            asked.push_back(j);
           }
         }
         if (options.fingerprints) {

@@ -85,7 +85,7 @@ ShardPrefetcher::~ShardPrefetcher() {
     stop_ = true;
   }
   cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
+  for (std::thread& t : threads_) t.join();
   // jobs_ and pending_ go with the members: queued disposals are released here, and the
   // promises of unopened requests are dropped unread.
 }
@@ -93,14 +93,15 @@ ShardPrefetcher::~ShardPrefetcher() {
 void ShardPrefetcher::push(std::function<void()> job) {
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (!thread_.joinable()) {
+    if (threads_.empty() && !no_threads_) {
       try {
-        thread_ = std::thread([this] { loop(); });
+        for (int k = 0; k < kHelperThreads; ++k) threads_.emplace_back([this] { loop(); });
       } catch (...) {
-        // No helper thread: the job runs here, as it would without prefetch.
+        // Fewer helpers than asked (none: the jobs run here, as they would without prefetch).
+        no_threads_ = threads_.empty();
       }
     }
-    if (thread_.joinable()) {
+    if (!threads_.empty()) {
       jobs_.push_back(std::move(job));
       job = nullptr;
     }

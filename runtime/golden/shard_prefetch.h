@@ -1,4 +1,4 @@
-// Opening the next shard of a chain, and closing the last one, on a helper thread.
+// Opening the next shards of a chain, and closing the last one, on helper threads.
 //
 // A chain runs its shards one after another. Besides its computation every step opens its shard
 // (parse the program), maps its weight files and takes a page fault on every weight page it
@@ -29,13 +29,14 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace sg {
 
 class ShardPrefetcher {
  public:
   ShardPrefetcher() = default;
-  // Stops the helper between two jobs (a populate stops between two chunks), joins it, then
+  // Stops the helpers between two jobs (a populate stops between two chunks), joins them, then
   // drops what is still queued: unopened requests are never reported, and objects waiting to be
   // disposed of are released on the calling thread.
   ~ShardPrefetcher();
@@ -44,14 +45,15 @@ class ShardPrefetcher {
 
   // Queues the open of the shard at `path` for a later take(): read ahead, parse, fingerprint when
   // `fingerprint` (cached in the Shard), map every weight file that function `function` reads
-  // and fault its pages in. The helper thread starts on the first job.
+  // and fault its pages in. The helper threads start on the first job; jobs run in the order
+  // asked, two at a time.
   void open_ahead(const std::string& path, const std::string& function, bool fingerprint);
 
   // The shard at `path`: the result of the oldest open_ahead() when it was for `path` (waiting
   // for it if the helper is still at it), else Shard::open(path) on the calling thread.
   Result<std::shared_ptr<Shard>> take(const std::string& path);
 
-  // Releases `object` on the helper thread after the jobs before it (a finished step's executor
+  // Releases `object` on a helper thread once a helper is free (a finished step's executor
   // and shard: freeing decoded weights and unmapping weight files costs the compute thread
   // nothing). Held until then; released by the destructor if the helper never got to it.
   void dispose(std::shared_ptr<const void> object);
@@ -74,7 +76,12 @@ class ShardPrefetcher {
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  std::thread thread_;
+  // Two helpers: with two shards asked for ahead (chain_runner.cpp), the fingerprints of both
+  // are hashed at once; sha256 of one file is one sequential stream at ~1 GB/s, and it is
+  // what a fingerprinted chain waits for.
+  static constexpr int kHelperThreads = 2;
+  std::vector<std::thread> threads_;
+  bool no_threads_ = false;  // starting them failed
   std::deque<std::function<void()>> jobs_;
   bool stop_ = false;
   uint64_t populated_ = 0;

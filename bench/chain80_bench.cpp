@@ -19,8 +19,10 @@
 //  - cold chain: the same after evicting every file of the chain from the page cache
 //    (posix_fadvise(POSIX_FADV_DONTNEED) on each, after sync), prefetch on and off;
 //  - --fingerprints: the warm chain with every shard's fingerprint computed, as
-//    `golden-validator run` and `record` do.
-// Wall time and process CPU time (all threads) of each.
+//    `golden-validator run` and `record` do, prefetch on and off.
+// Of each: wall time, the CPU time of the thread that runs run_chain (the compute thread:
+// what prefetch takes off it shows here) and of the whole process (the prefetch helper
+// included), each also as a multiple of the steps' summed compute CPU time.
 #include "shardgate/chain.h"
 #include "shardgate/executor.h"
 #include "shardgate/io.h"
@@ -167,7 +169,8 @@ void read_all(const std::vector<std::string>& files) {
 
 struct Timing {
   double wall = 0;
-  double cpu = 0;
+  double cpu = 0;     // the process: compute thread, prefetch helper, pool
+  double thread = 0;  // the compute thread alone (CLOCK_THREAD_CPUTIME_ID; run_chain runs here)
 };
 
 // Seconds of every step of the last timed chain run (ChainStepRecord::seconds: open, map, run,
@@ -185,10 +188,11 @@ Timing time_chain(const sg::ChainManifest& chain, const Args& a, bool prefetch, 
   std::map<std::string, std::string> fps;
   if (fingerprints) o.fingerprints = &fps;
   const double c0 = process_cpu_seconds();
+  const double h0 = thread_cpu_seconds();
   const auto t0 = std::chrono::steady_clock::now();
   sg::ChainRunResult r = check(sg::run_chain(chain, o), "run_chain");
   Timing t{std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(),
-           process_cpu_seconds() - c0};
+           process_cpu_seconds() - c0, thread_cpu_seconds() - h0};
   if (r.tensors.count(last) == 0) die("the chain's last output is missing");
   return t;
 }
@@ -292,21 +296,25 @@ int main(int argc, char** argv) {
   std::printf("compute (sum of the %d steps' medians): wall %.3f s, cpu %.3f s\n", a.steps,
               compute_wall, compute_cpu);
 
-  // 2. Warm chain, prefetch on and off (alternating, so both see the same load).
-  std::vector<double> wall_on, cpu_on, wall_off, cpu_off;
-  for (int r = 0; r < a.runs; ++r) {
-    Timing on = time_chain(chain, a, true, false, last);
-    Timing off = time_chain(chain, a, false, false, last);
-    wall_on.push_back(on.wall);
-    cpu_on.push_back(on.cpu);
-    wall_off.push_back(off.wall);
-    cpu_off.push_back(off.cpu);
-  }
-  std::printf("warm chain, prefetch on:  wall %.3f s (%.2fx compute wall), cpu %.3f s (%.2fx compute cpu)\n",
-              median(wall_on), median(wall_on) / compute_wall, median(cpu_on),
-              median(cpu_on) / compute_cpu);
-  if (a.compute) {
-    // Where a warm chain step's time goes beyond its compute, per shard kind (last run, off).
+  // 2.-4. Each measured figure alternates prefetch on and off, so both see the same load.
+  struct Series {
+    std::vector<double> wall, cpu, thread;
+    void add(const Timing& t) {
+      wall.push_back(t.wall);
+      cpu.push_back(t.cpu);
+      thread.push_back(t.thread);
+    }
+  };
+  auto report = [&](const char* what, const Series& s) {
+    std::printf("%s: wall %.3f s (%.2fx compute), compute thread cpu %.3f s (%.2fx), process cpu "
+                "%.3f s (%.2fx)  [x the compute sum's cpu %.3f s]\n",
+                what, median(s.wall), median(s.wall) / compute_cpu, median(s.thread),
+                median(s.thread) / compute_cpu, median(s.cpu), median(s.cpu) / compute_cpu,
+                compute_cpu);
+  };
+  // Where a warm chain step's time goes beyond its compute, per shard kind (the last run).
+  auto per_step = [&](const char* what) {
+    if (!a.compute) return;
     for (int kind = 0; kind < 2; ++kind) {
       std::vector<double> extra, comp, open, first;
       for (int i = kind; i < a.steps; i += 2) {
@@ -315,46 +323,53 @@ int main(int argc, char** argv) {
         extra.push_back(g_step_seconds[static_cast<size_t>(i)] - step_compute[static_cast<size_t>(i)]);
         comp.push_back(step_compute[static_cast<size_t>(i)]);
       }
-      std::printf("  %s steps: compute median %.2f ms, chain step minus compute median %.2f ms "
-                  "(open %.2f ms, first run %.2f ms)\n",
-                  kinds[kind], 1e3 * median(comp), 1e3 * median(extra), 1e3 * median(open),
+      std::printf("  %s, %s steps: compute median %.2f ms, chain step minus compute median "
+                  "%.2f ms (alone: open %.2f ms, first run %.2f ms)\n",
+                  what, kinds[kind], 1e3 * median(comp), 1e3 * median(extra), 1e3 * median(open),
                   1e3 * median(first));
     }
+  };
+
+  Series warm_on, warm_off;
+  std::vector<double> steps_on, steps_off;
+  for (int r = 0; r < a.runs; ++r) {
+    warm_on.add(time_chain(chain, a, true, false, last));
+    steps_on = g_step_seconds;
+    warm_off.add(time_chain(chain, a, false, false, last));
+    steps_off = g_step_seconds;
   }
-  std::printf("warm chain, prefetch off: wall %.3f s (%.2fx compute wall), cpu %.3f s (%.2fx compute cpu)\n",
-              median(wall_off), median(wall_off) / compute_wall, median(cpu_off),
-              median(cpu_off) / compute_cpu);
+  report("warm chain, prefetch on ", warm_on);
+  g_step_seconds = steps_on;
+  per_step("prefetch on");
+  report("warm chain, prefetch off", warm_off);
+  g_step_seconds = steps_off;
+  per_step("prefetch off");
 
   if (a.fingerprints) {
-    std::vector<double> w, c;
+    Series fp_on, fp_off;
     for (int r = 0; r < a.runs; ++r) {
-      Timing t = time_chain(chain, a, true, true, last);
-      w.push_back(t.wall);
-      c.push_back(t.cpu);
+      fp_on.add(time_chain(chain, a, true, true, last));
+      fp_off.add(time_chain(chain, a, false, true, last));
     }
-    std::printf("warm chain with fingerprints (as golden-validator run): wall %.3f s, cpu %.3f s\n",
-                median(w), median(c));
+    report("warm chain with fingerprints (as golden-validator run), prefetch on ", fp_on);
+    report("warm chain with fingerprints (as golden-validator run), prefetch off", fp_off);
   }
 
-  // 3. Cold chain: every file evicted before each run.
+  // Cold chain: every file evicted before each run.
   if (a.cold) {
     if (a.links) std::printf("note: hard links share pages; only the first use of each is cold\n");
-    std::vector<double> cw_on, cc_on, cw_off, cc_off;
+    Series cold_on, cold_off;
     for (int r = 0; r < a.runs; ++r) {
       evict(files);
-      Timing on = time_chain(chain, a, true, false, last);
+      cold_on.add(time_chain(chain, a, true, false, last));
       evict(files);
-      Timing off = time_chain(chain, a, false, false, last);
-      cw_on.push_back(on.wall);
-      cc_on.push_back(on.cpu);
-      cw_off.push_back(off.wall);
-      cc_off.push_back(off.cpu);
+      cold_off.add(time_chain(chain, a, false, false, last));
     }
-    std::printf("cold chain, prefetch on:  wall %.3f s, cpu %.3f s\n", median(cw_on), median(cc_on));
-    std::printf("cold chain, prefetch off: wall %.3f s, cpu %.3f s\n", median(cw_off), median(cc_off));
+    report("cold chain, prefetch on ", cold_on);
+    report("cold chain, prefetch off", cold_off);
     std::printf("prefetch saves %.3f s of %.3f s cold wall (%.0f%%)\n",
-                median(cw_off) - median(cw_on), median(cw_off),
-                100.0 * (median(cw_off) - median(cw_on)) / median(cw_off));
+                median(cold_off.wall) - median(cold_on.wall), median(cold_off.wall),
+                100.0 * (median(cold_off.wall) - median(cold_on.wall)) / median(cold_off.wall));
   }
   std::printf("load at the end %s\n", load_average().c_str());
   return 0;

@@ -151,9 +151,9 @@ struct ChainRunOptions {
   // Per shard step, compile-time values replaced in memory (RunOptions::weight_overrides), keyed
   // by the step's resolved shard path (ChainStep::shard). Not owned; may be null.
   const std::map<std::string, std::map<std::string, Tensor>>* weight_overrides = nullptr;
-  // While a shard step runs, a helper thread opens the next shard step's shard, fingerprints
-  // it when `fingerprints` needs it, maps its weight files and faults their pages in, and then
-  // destroys the finished step's executor and shard (runtime/golden/shard_prefetch.h): the
+  // While a shard step runs, two helper threads open the next two shard steps' shards,
+  // fingerprint them when `fingerprints` needs it, map their weight files and fault their pages
+  // in, and then destroy the finished step's executor and shard (golden/shard_prefetch.h): the
   // compute thread neither waits for the disk nor parses, hashes, faults or unmaps. Never
   // changes results or errors: an early open's result (or error) is handed over only when the
   // chain reaches that step. Off when false or when the environment holds SG_PREFETCH=0.
@@ -172,7 +172,8 @@ struct ChainRunResult {
   // a tensor (a step input wired to it, a sum or concat of it). A teacher-forced input fed from
   // the goldens breaks the dependency. Checks on these tensors are excluded from the gate.
   std::map<std::string, std::string> nonreproducible;
-  // Shard paths the helper was asked to open, in order (each the next shard step that runs).
+  // Shard paths the helpers were asked to open, in order: every shard step that runs after the
+  // first, each asked for while one of the two steps before it ran.
   std::vector<std::string> prefetched;
 };
 

@@ -311,8 +311,8 @@ Result<ChainRunResult> run_chain(const ChainManifest& chain, const ChainRunOptio
         inputs[name] = std::move(*g);
       }
       // The shard lives only for this step: its mapping and decoded weights go with it. With
-      // prefetch the helper opened it while the step before computed (the same Shard, or the
-      // same error, handed over only now), and it releases them while the next step computes.
+      // prefetch a helper opened it while a step before computed (the same Shard, or the same
+      // error, handed over only now), and a helper unmaps it while the next step computes.
       RunResult run;
       {
         auto opened = prefetcher ? prefetcher->take(step.shard) : Shard::open(step.shard);
@@ -389,11 +389,12 @@ Result<ChainRunResult> run_chain(const ChainManifest& chain, const ChainRunOptio
                    step_place(chain, i), name, key, step.function);
           state_buffers[key] = it->second;
         }
-        if (prefetcher) {
-          // The last references: freeing decoded weights and unmapping happen on the helper.
-          prefetcher->dispose(std::move(exec));
-          prefetcher->dispose(std::move(shard));
-        }
+        // The executor goes here, on this thread, as without prefetch: the weights it keeps
+        // decoded are owned tensors counted in the memory budget's live bytes, and the next
+        // step's allocations must see them gone. The shard's mappings (views, not counted) are
+        // unmapped on a helper.
+        exec.reset();
+        if (prefetcher) prefetcher->dispose(std::move(shard));
       }
       record.stats = run.stats;
       result.peak_step_bytes = std::max(result.peak_step_bytes, run.stats.peak_value_bytes);

@@ -6,7 +6,7 @@
 // and unmaps it all afterwards. None of that depends on the step before, so while step i
 // computes, the helper queues the reads of step i+1's files (readahead(2) by 8 MiB), opens its
 // shard, fingerprints it if asked, maps its weight files and faults their pages in
-// (MADV_POPULATE_READ), and destroys what step i-1 left behind.
+// (MADV_POPULATE_READ), and unmaps and destroys step i-1's shard.
 //
 // Results cannot change: the compute thread gets the same Shard object it would have opened
 // itself, whose weight views point into the same mappings. Errors cannot move: the result of
@@ -53,9 +53,10 @@ class ShardPrefetcher {
   // for it if the helper is still at it), else Shard::open(path) on the calling thread.
   Result<std::shared_ptr<Shard>> take(const std::string& path);
 
-  // Releases `object` on a helper thread once a helper is free (a finished step's executor
-  // and shard: freeing decoded weights and unmapping weight files costs the compute thread
-  // nothing). Held until then; released by the destructor if the helper never got to it.
+  // Releases `object` on a helper thread once a helper is free (a finished step's shard:
+  // unmapping its weight files costs the compute thread nothing). Not for owned tensors the
+  // memory budget counts: the next step must see those gone. Held until then; released by
+  // the destructor if no helper got to it.
   void dispose(std::shared_ptr<const void> object);
 
   // Bytes of weight mappings faulted in so far (tests and the bench).

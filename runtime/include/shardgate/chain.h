@@ -153,10 +153,12 @@ struct ChainRunOptions {
   const std::map<std::string, std::map<std::string, Tensor>>* weight_overrides = nullptr;
   // While a shard step runs, two helper threads open the next two shard steps' shards,
   // fingerprint them when `fingerprints` needs it, map their weight files and fault their pages
-  // in, and then destroy the finished step's executor and shard (golden/shard_prefetch.h): the
+  // in, and then unmap the finished step's shard (golden/shard_prefetch.h): the
   // compute thread neither waits for the disk nor parses, hashes, faults or unmaps. Never
   // changes results or errors: an early open's result (or error) is handed over only when the
-  // chain reaches that step. Off when false or when the environment holds SG_PREFETCH=0.
+  // chain reaches that step. (The shards held ahead keep their inline literals, which count in
+  // the memory budget's live bytes.) Off when false or when the environment holds
+  // SG_PREFETCH=0.
   bool prefetch = true;
 };
 

@@ -44,7 +44,7 @@ const std::map<std::string, std::string> kPublicHeaderFolder = {
     {"advise.h", "diagnose"},    {"advice_report.h", "report"}, {"culprit_report.h", "report"},
     {"golden_report.h", "report"}, {"report_diff.h", "report"}, {"report_envelope.h", "report"},
     {"report_formats.h", "report"}, {"report_formats.def", "report"},
-    {"report_output.h", "report"}, {"residency_report.h", "report"},
+    {"report_output.h", "report"}, {"residency_report.h", "report"}, {"gate_report.h", "report"},
     {"weight_report.h", "report"},
 };
 

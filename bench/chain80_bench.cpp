@@ -200,6 +200,7 @@ Timing time_chain(const sg::ChainManifest& chain, const Args& a, bool prefetch, 
 }  // namespace
 
 int main(int argc, char** argv) {
+  sg::keep_freed_tensor_memory();  // as golden-validator does
   const Args a = parse_args(argc, argv);
   const fs::path work(a.work);
   fs::create_directories(work / "shards");

@@ -195,6 +195,7 @@ int usage(const char* argv0, const std::string& why) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  sg::keep_freed_tensor_memory();  // as golden-validator does
   benchmark::Initialize(&argc, argv);
   std::vector<std::string> shards;
   std::vector<int> threads;

@@ -5,6 +5,7 @@
 #include "common/golden_args.h"
 #include "common/help_text.h"
 #include "golden/commands.h"
+#include "shardgate/executor.h"
 #include "shardgate/status.h"
 
 #include <CLI/CLI.hpp>
@@ -13,6 +14,8 @@
 #include <iostream>
 
 int main(int argc, char** argv) {
+  // A short-lived process that runs shards: keep freed activation memory for reuse.
+  sg::keep_freed_tensor_memory();
   try {
     CLI::App app{"golden-validator: fidelity of Core ML shards against FP16 golden dumps"};
     app.name("golden-validator");

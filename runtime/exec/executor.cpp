@@ -19,7 +19,6 @@
 #include "shardgate/executor.h"
 
 #include "exec/exec_util.h"
-#include "exec/heap_policy.h"
 #include "exec/shard_op_context.h"
 #include "exec/weight_plan.h"
 #include "ops/constexpr_stream.h"
@@ -926,7 +925,6 @@ Result<RunResult> Executor::run(std::string_view function,
                                 const std::map<std::string, Tensor>& inputs,
                                 const RunOptions& options, StateStore* states) const {
   const auto start = std::chrono::steady_clock::now();
-  exec::keep_freed_tensor_memory();
   SG_TRY(validate(function));
   const Function& fn = *shard_->program().function(function);
   Plan plan = make_plan(fn);

@@ -1,12 +1,13 @@
-// keep_freed_tensor_memory: the executor frees each activation after its last use and the next
+// keep_freed_tensor_memory (shardgate/executor.h): the executor frees each activation after its last use and the next
 // op allocates one of the same size (a 512-token MoE layer: several 25 MB tensors per layer).
 // glibc serves such sizes by mmap and returns them to the kernel on free (or trims the heap
 // top), so every op's output faulted in fresh zeroed pages: 181k page faults and ~6% of that
 // layer's CPU time (perf; bench/README.md, Many tokens). Fixing the mmap threshold at glibc's
 // 32 MB maximum and never trimming keeps that memory in the process for reuse. The peak is
 // unchanged (the same tensors are live at once); what changes is that the process does not
-// shrink after it. Without glibc this does nothing.
-#include "exec/heap_policy.h"
+// shrink after it. The command-line tools and benches ask for it; the runtime does not (a library
+// must not change its host process's allocator). Without glibc this does nothing.
+#include "shardgate/executor.h"
 
 #include <mutex>
 
@@ -14,7 +15,7 @@
 #include <malloc.h>
 #endif
 
-namespace sg::exec {
+namespace sg {
 
 void keep_freed_tensor_memory() {
 #if defined(__GLIBC__)
@@ -26,4 +27,4 @@ void keep_freed_tensor_memory() {
 #endif
 }
 
-}  // namespace sg::exec
+}  // namespace sg

@@ -1,11 +1,12 @@
 // Tensors for kernel outputs and dtype conversions are not zero-filled (new_tensor, to_f32,
-// cast_tensor), and the executor keeps freed tensor memory in the heap
-// (exec/heap_policy.h), so a new tensor usually starts with the bytes of the last one freed.
+// cast_tensor), and golden-validator keeps freed tensor memory in the heap
+// (keep_freed_tensor_memory, shardgate/executor.h; these tests too), so a new tensor usually
+// starts with the bytes of the last one freed.
 // These tests hand each conversion such memory, filled with all bits set (a NaN in every
 // float dtype), and check that every element and the zeroed padding past the end come out
 // right. Under glibc the freed block of the same size is the one reused; elsewhere the tests
 // still check the values, only less sharply.
-#include "exec/heap_policy.h"
+#include "shardgate/executor.h"
 #include "shardgate/half.h"
 #include "shardgate/tensor.h"
 
@@ -24,7 +25,7 @@ constexpr int64_t kN = 300000;
 // Allocates and frees a tensor of `dtype` with every byte 0xFF, so the next one of that size
 // is likely to start in the same memory.
 void leave_garbage(DType dtype) {
-  exec::keep_freed_tensor_memory();
+  keep_freed_tensor_memory();
   auto t = Tensor::uninitialized(dtype, {kN});
   ASSERT_TRUE(t.is_ok());
   std::memset(t->mutable_raw(), 0xFF, t->nbytes() + 64);  // the padding too (64 B always fit)

@@ -4,6 +4,7 @@
 // turns it off, and an unreadable next shard is left to that step's own open to report. The
 // helper's own tests (fingerprints, errors it must not move, disposal) are in
 // shard_prefetch_test.cpp.
+#include "chain/prefetch_failures.h"
 #include "shardgate/chain.h"
 #include "shardgate/golden.h"
 #include "shardgate/io.h"
@@ -126,18 +127,7 @@ TEST(ChainPrefetch, AMissingNextShardIsReportedByItsOwnStepAlone) {
   text->replace(at + 1, third.size(), third + ".missing");
   auto chain = parse_chain_manifest(*text, kSample + "chains/chain_lut4.json", false);
   ASSERT_TRUE(chain.is_ok()) << chain.status().to_string();
-  auto g = open_golden_source(kSample + "goldens");
-  ASSERT_TRUE(g.is_ok());
-  std::string messages[2];
-  for (int prefetch = 0; prefetch < 2; ++prefetch) {
-    ChainRunOptions o;
-    o.goldens = g->get();
-    o.prefetch = prefetch == 1;
-    auto r = run_chain(*chain, o);
-    ASSERT_FALSE(r.is_ok());
-    EXPECT_EQ(r.status().code(), ErrorCode::kIO) << r.status().to_string();
-    messages[prefetch] = r.status().to_string();
-  }
+  const auto messages = testing::failures_without_and_with_prefetch(*chain, ErrorCode::kIO);
   EXPECT_EQ(messages[0], messages[1]);
   EXPECT_NE(messages[1].find("steps[2]"), std::string::npos) << messages[1];
 }

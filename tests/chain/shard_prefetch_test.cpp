@@ -4,7 +4,8 @@
 // step the chain does not reach, the shard it hands over has its weight pages faulted in, a
 // FIFO in a shard never blocks it, and what it is given to dispose of is released on the helper
 // thread (or by its destructor).
-#include "../../runtime/golden/shard_prefetch.h"
+#include "chain/prefetch_failures.h"
+#include "golden/shard_prefetch.h"
 #include "shardgate/chain.h"
 #include "shardgate/golden.h"
 #include "shardgate/io.h"
@@ -142,18 +143,7 @@ TEST(ShardPrefetch, AnErrorOfAStepTheChainNeverReachesIsNeverReported) {
   t.replace(t.find(third), third.size(), "\"" + chain->steps[3].shard_written + ".missing\"");
   auto broken = parse_chain_manifest(t, kManifest, false);
   ASSERT_TRUE(broken.is_ok()) << broken.status().to_string();
-  auto g = open_golden_source(kSample + "goldens");
-  ASSERT_TRUE(g.is_ok());
-  std::string messages[2];
-  for (int prefetch = 0; prefetch < 2; ++prefetch) {
-    ChainRunOptions o;
-    o.goldens = g->get();
-    o.prefetch = prefetch == 1;
-    auto r = run_chain(*broken, o);
-    ASSERT_FALSE(r.is_ok());
-    EXPECT_EQ(r.status().code(), ErrorCode::kShape) << r.status().to_string();
-    messages[prefetch] = r.status().to_string();
-  }
+  const auto messages = testing::failures_without_and_with_prefetch(*broken, ErrorCode::kShape);
   EXPECT_EQ(messages[0], messages[1]);
   EXPECT_NE(messages[1].find("steps[2]"), std::string::npos) << messages[1];
   EXPECT_EQ(messages[1].find(".missing"), std::string::npos) << messages[1];

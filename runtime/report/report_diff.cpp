@@ -24,6 +24,20 @@ namespace {
 
 using Json = nlohmann::json;
 
+// A field of a JSON object as a string or an integer, or `fallback` when the value is not an
+// object, lacks the field or holds another type. diff reads reports it did not write: Json's
+// value() throws on a field of another type (fuzz_reports found `"verdict": {}`).
+std::string str_field(const Json& j, const char* key, const std::string& fallback) {
+  if (!j.is_object()) return fallback;
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : fallback;
+}
+int64_t int_field(const Json& j, const char* key, int64_t fallback) {
+  if (!j.is_object()) return fallback;
+  auto it = j.find(key);
+  return it != j.end() && it->is_number_integer() ? it->get<int64_t>() : fallback;
+}
+
 // Every fidelity metric (metrics.def), and the two ane-validator quantities.
 const std::set<std::string>& known_tolerances() {
   static const std::set<std::string> keys = [] {
@@ -151,7 +165,7 @@ Status diff_ane(ReportDiff& d, const Json& oj, const Json& nj, const RegressionP
     }
     const Json& os = *o->second;
     ++d.compared;
-    const std::string ov = os.value("verdict", ""), nv = ns->value("verdict", "");
+    const std::string ov = str_field(os, "verdict", ""), nv = str_field(*ns, "verdict", "");
     if (ov != nv) {
       const bool worse = ov == "pass";
       d.rows.push_back({name, "verdict", ov, nv, worse ? 1.0 : 0.0, worse,
@@ -173,8 +187,8 @@ Status diff_ane(ReportDiff& d, const Json& oj, const Json& nj, const RegressionP
       const std::string out = o.contains("outputs") && o["outputs"].is_array() && !o["outputs"].empty() &&
                                       o["outputs"][0].is_string()
                                   ? o["outputs"][0].get<std::string>()
-                                  : "#" + std::to_string(o.value("index", -1));
-      return o.value("function", std::string("main")) + ":" + out;
+                                  : "#" + std::to_string(int_field(o, "index", -1));
+      return str_field(o, "function", "main") + ":" + out;
     };
     if (os.contains("ops") && os["ops"].is_array()) {
       for (const Json& o : os["ops"]) old_ops[op_key(o)] = &o;
@@ -184,15 +198,15 @@ Status diff_ane(ReportDiff& d, const Json& oj, const Json& nj, const RegressionP
     for (const Json& o : (*ns)["ops"]) {
       auto prev = old_ops.find(op_key(o));
       if (prev == old_ops.end()) continue;
-      const std::string before = prev->second->value("placement", ""), after = o.value("placement", "");
+      const std::string before = str_field(*prev->second, "placement", ""), after = str_field(o, "placement", "");
       ++d.compared;
       if (before == after) continue;
       const int moved = placement_rank(after) - placement_rank(before);
-      DiffRow r{name, fmt::format("op {} {}", op_key(o), o.value("type", "")), before, after,
+      DiffRow r{name, fmt::format("op {} {}", op_key(o), str_field(o, "type", "")), before, after,
                 static_cast<double>(std::max(moved, 0)), false, ""};
       if (moved > 0 && tol != p.tolerances.end() && moved > tol->second.value) {
         r.regression = true;
-        r.why = fmt::format("moved away from the ANE ({} -> {}, rule {})", before, after, o.value("rule", "?"));
+        r.why = fmt::format("moved away from the ANE ({} -> {}, rule {})", before, after, str_field(o, "rule", "?"));
       }
       d.rows.push_back(std::move(r));
     }
@@ -222,7 +236,7 @@ Result<RegressionPolicy> load_regression_policy(const std::string& path) {
   SG_ASSIGN_OR_RETURN(p.sha256, sha256_file(path));
   const Json& j = doc;
   SG_CHECK(j.is_object(), ErrorCode::kFormat, "{}: a regression gate is a JSON object", path);
-  SG_CHECK(j.value("schema", "") == kRegressionGateSchema, ErrorCode::kFormat,
+  SG_CHECK(str_field(j, "schema", "") == kRegressionGateSchema, ErrorCode::kFormat,
            "{}: 'schema' must be \"{}\"", path, kRegressionGateSchema);
   for (const auto& [key, v] : j.items()) {
     SG_CHECK(key == "schema" || key == "description" || key == "tolerances" || key == "baseline",

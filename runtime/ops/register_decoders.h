@@ -41,9 +41,9 @@ inline int64_t param_row_start(const RegisterDecode& d, int64_t r) {
   return pr * d.param_cols;
 }
 
-// The byte offset of column c (a multiple of 8) in row r, for codes of `bits` bits.
-inline int64_t code_byte(const RegisterDecode& d, int64_t r, int64_t c, int bits) {
-  return (r * d.cols + c) * bits / 8;
+// Where row r's codes start (rows are a multiple of 8 codes long, so 4-bit rows start on a byte).
+inline const std::byte* row_codes(const RegisterDecode& d, int64_t r, int bits) {
+  return d.codes + r * d.cols * bits / 8;
 }
 
 // The codes 8 steps ahead of column k of a row: the kernel reads 6 rows at a time, 8 codes of
@@ -103,7 +103,7 @@ class ShiftScale {
       : scale_tab_(d.scale), offset_tab_(d.offset), shift_(d.block_shift) {
     for (int i = 0; i < kRows; ++i) {
       const int64_t r = row + i;
-      rows_[i] = d.codes + code_byte(d, r, 0, Bits);
+      rows_[i] = row_codes(d, r, Bits);
       param_[i] = param_row_start(d, r);
     }
     if constexpr (!Blocked) {
@@ -182,7 +182,7 @@ class Lut4 {
   SG_REGDEC_TARGET Lut4(const RegisterDecode& d, int64_t row) : shift_(d.block_shift) {
     for (int i = 0; i < kRows; ++i) {
       const int64_t r = row + i;
-      rows_[i] = d.codes + code_byte(d, r, 0, 4);
+      rows_[i] = row_codes(d, r, 4);
       table_[i] = d.tables + param_row_start(d, r) * 16;
     }
   }

@@ -22,12 +22,6 @@
 namespace sg {
 namespace {
 
-float reference_dot(const float* x, const float* w, int64_t K) {
-  float acc[8] = {};
-  for (int64_t k = 0; k < K; ++k) acc[k % 8] = std::fma(w[k], x[k], acc[k % 8]);
-  return ((acc[0] + acc[4]) + (acc[2] + acc[6])) + ((acc[1] + acc[5]) + (acc[3] + acc[7]));
-}
-
 struct Case {
   int64_t M, N, K;
   bool f16, streamed;
@@ -74,7 +68,7 @@ TEST(GemmPanel, EqualsTheSkinnyKernelAndTheReferenceBitForBitOnAnyThreadCount) {
             ASSERT_EQ(y[i], -7.0f) << what << " wrote past N at m=" << m << " n=" << n;
             continue;
           }
-          const float want = reference_dot(x.data() + m * ldx, w32.data() + n * c.K, c.K) + bias[static_cast<size_t>(n)];
+          const float want = testing::reference_dot(x.data() + m * ldx, w32.data() + n * c.K, c.K) + bias[static_cast<size_t>(n)];
           ASSERT_EQ(std::bit_cast<uint32_t>(y[i]), std::bit_cast<uint32_t>(want))
               << what << " threads=" << threads << " m=" << m << " n=" << n << ": " << y[i] << " vs " << want;
           ASSERT_EQ(std::bit_cast<uint32_t>(y[i]), std::bit_cast<uint32_t>(skinny[i])) << what;

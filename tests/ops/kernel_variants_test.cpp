@@ -28,16 +28,6 @@ std::vector<CpuLevel> runnable_levels() {
   return levels;
 }
 
-// y[m, n] for one (m, n): 8 lane accumulators over k, then ((0+4)+(2+6))+((1+5)+(3+7)).
-float reference_dot(const float* x, const std::vector<float>& w_row, int64_t K, bool fused) {
-  float acc[8] = {};
-  for (int64_t k = 0; k < K; ++k) {
-    float& a = acc[k % 8];
-    a = fused ? std::fma(w_row[static_cast<size_t>(k)], x[k], a) : a + w_row[static_cast<size_t>(k)] * x[k];
-  }
-  return ((acc[0] + acc[4]) + (acc[2] + acc[6])) + ((acc[1] + acc[5]) + (acc[3] + acc[7]));
-}
-
 struct GemmCase {
   int64_t M, N, K;
   bool f16;
@@ -84,7 +74,7 @@ TEST(KernelVariants, GemmEveryVariantEqualsItsReferenceOnEdgeShapes) {
       for (int64_t m = 0; m < c.M; ++m) {
         for (int64_t n = 0; n < c.N; ++n) {
           const std::vector<float> w_row(w32.begin() + n * c.K, w32.begin() + (n + 1) * c.K);
-          const float want = reference_dot(x.data() + m * ldx, w_row, c.K, fused) + bias[static_cast<size_t>(n)];
+          const float want = testing::reference_dot(x.data() + m * ldx, w_row.data(), c.K, fused) + bias[static_cast<size_t>(n)];
           const float got = y[static_cast<size_t>(m * ldy + n)];
           ASSERT_EQ(std::bit_cast<uint32_t>(got), std::bit_cast<uint32_t>(want))
               << describe(c, level) << " at m=" << m << " n=" << n << ": " << got << " vs " << want;

@@ -10,6 +10,7 @@
 // whose parameter is not a function of row / row_block) are checked to fall back.
 #include "core/parallel.h"
 #include "ops/constexpr_stream.h"
+#include "ops/gemm_test_weight.h"
 #include "ops/linear_kernel.h"
 #include "shardgate/cpu.h"
 #include "shardgate/half.h"
@@ -26,12 +27,6 @@
 
 namespace sg::testing {
 namespace {
-
-float reference_dot(const float* x, const float* w, int64_t K) {
-  float acc[8] = {};
-  for (int64_t k = 0; k < K; ++k) acc[k % 8] = std::fma(w[k], x[k], acc[k % 8]);
-  return ((acc[0] + acc[4]) + (acc[2] + acc[6])) + ((acc[1] + acc[5]) + (acc[3] + acc[7]));
-}
 
 Tensor codes(DType dtype, const Shape& shape, std::mt19937& rng) {
   Tensor t = Tensor::zeros(dtype, shape).value();

@@ -31,6 +31,18 @@ namespace fs = std::filesystem;
 const std::string kSample = SG_SOURCE_DIR "/goldens/sample/";
 const std::string kManifest = kSample + "chains/chain_lut4.json";
 
+// Copies a sample shard to `copy` (its parent made afresh) and returns the copy's weights
+// folder, where a test plants a file the helper must survive; empty if there is none.
+fs::path copy_shard(const std::string& shard, const fs::path& copy) {
+  fs::remove_all(copy.parent_path());
+  fs::create_directories(copy.parent_path());
+  fs::copy(shard, copy, fs::copy_options::recursive);
+  for (const auto& e : fs::recursive_directory_iterator(copy)) {
+    if (e.is_directory() && e.path().filename() == "weights") return e.path();
+  }
+  return {};
+}
+
 // The sample chain's manifest with `from` replaced by `to` (once).
 ChainManifest edited(const std::string& from, const std::string& to) {
   auto text = read_file(kManifest);
@@ -100,14 +112,8 @@ TEST(ShardPrefetch, AFingerprintErrorIsReportedByItsOwnStepWithTodaysMessage) {
   auto chain = load_chain_manifest(kManifest);
   ASSERT_TRUE(chain.is_ok()) << chain.status().to_string();
   const fs::path dir = fs::temp_directory_path() / ("sg_fp_error_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
   const fs::path copy = dir / "L0_moe_p0_lut4.mlpackage";
-  fs::copy(chain->steps[2].shard, copy, fs::copy_options::recursive);
-  fs::path weights;
-  for (const auto& e : fs::recursive_directory_iterator(copy)) {
-    if (e.is_directory() && e.path().filename() == "weights") weights = e.path();
-  }
+  const fs::path weights = copy_shard(chain->steps[2].shard, copy);
   ASSERT_FALSE(weights.empty());
   fs::create_symlink("/etc/hostname", weights / "outside.bin");
   const ChainManifest broken =
@@ -173,14 +179,8 @@ TEST(ShardPrefetch, AFifoInTheShardNeverBlocksTheHelper) {
   auto chain = load_chain_manifest(kManifest);
   ASSERT_TRUE(chain.is_ok()) << chain.status().to_string();
   const fs::path dir = fs::temp_directory_path() / ("sg_fifo_" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
   const fs::path copy = dir / "shard.mlpackage";
-  fs::copy(chain->steps[1].shard, copy, fs::copy_options::recursive);
-  fs::path weights;
-  for (const auto& e : fs::recursive_directory_iterator(copy)) {
-    if (e.is_directory() && e.path().filename() == "weights") weights = e.path();
-  }
+  const fs::path weights = copy_shard(chain->steps[1].shard, copy);
   ASSERT_FALSE(weights.empty());
   ASSERT_EQ(::mkfifo((weights / "fifo").c_str(), 0600), 0) << std::strerror(errno);
   {

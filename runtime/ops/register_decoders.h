@@ -5,7 +5,10 @@
 // (constexpr.cpp), widened to fp32, so the product is the same bits as decoding into a tile
 // first: the codes are widened exactly, scaled and offset in fp32 in the same order, rounded to
 // fp16 where ShiftScale::apply rounds (vcvtps2ph rounds to nearest even like f32_to_f16), and
-// palette entries are the widened fp16 entries themselves.
+// palette entries are the widened fp16 entries themselves. 8-bit codes are decoded value by
+// value (ShiftScale8); 4-bit codes are looked up in 16-entry tables (Table4): a palette's own,
+// or for shift-scale codes the 16 values each scale (and offset) gives, computed by those same
+// steps before the loop (ShiftScale4).
 //
 // Only for x86 with AVX-512F, chosen at run time (cpu_level() == kAvx512) by the caller.
 #pragma once
@@ -14,6 +17,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -31,6 +35,11 @@ SG_REGDEC_TARGET inline __m512 halves(float a, float b) {
 
 SG_REGDEC_TARGET inline __m512 round_f16(__m512 v) {
   return _mm512_cvtph_ps(_mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+}
+// The same through the zero-masked forms with every lane selected (the same instructions): in
+// a loop GCC 12 warns that the unmasked forms' undefined pass-through is used uninitialised.
+SG_REGDEC_TARGET inline __m512 round_f16_in_loop(__m512 v) {
+  return _mm512_maskz_cvtph_ps(0xFFFF, _mm512_maskz_cvtps_ph(0xFFFF, v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
 }
 
 // The first parameter of row r: row r / row_block of the parameters, without a division for
@@ -58,52 +67,21 @@ SG_REGDEC_TARGET inline void prefetch(const std::byte* row, int64_t k, int bits)
 // too, or (fp32 offset with a fp16 scale) in fp32.
 enum class Offset { kNone, kRounded, kWider };
 
-// 8 packed 4-bit codes of row a then 8 of row b, as 16 bytes in element order (element 2i in
-// the low nibble of byte i), sign-extended from 4 bits when the codes are signed.
-template <bool Signed>
-SG_REGDEC_TARGET inline __m128i nibbles(const std::byte* a, const std::byte* b) {
-  uint32_t lo, hi;
-  std::memcpy(&lo, a, sizeof lo);
-  std::memcpy(&hi, b, sizeof hi);
-  const __m128i packed = _mm_cvtsi64_si128(static_cast<long long>((uint64_t{hi} << 32) | lo));
-  const __m128i nibble = _mm_set1_epi8(0x0f);
-  __m128i codes = _mm_unpacklo_epi8(_mm_and_si128(packed, nibble),
-                                    _mm_and_si128(_mm_srli_epi16(packed, 4), nibble));
-  if constexpr (Signed) {
-    const __m128i eight = _mm_set1_epi8(8);
-    codes = _mm_sub_epi8(_mm_xor_si128(codes, eight), eight);
-  }
-  return codes;
-}
-
-// The same 16 codes, each in the high nibble of its byte: the byte is the code times 16, as a
-// signed byte for signed codes (no sign extension step) or an unsigned one. The caller divides
-// the scale by 16 instead, which is exact (a power of two on a fp16 value held in fp32), so
-// (scale / 16) · (16 · code) is the same fp32 product as scale · code.
-SG_REGDEC_TARGET inline __m128i nibbles_x16(const std::byte* a, const std::byte* b) {
-  uint32_t lo, hi;
-  std::memcpy(&lo, a, sizeof lo);
-  std::memcpy(&hi, b, sizeof hi);
-  const __m128i packed = _mm_insert_epi32(_mm_cvtsi32_si128(static_cast<int>(lo)), static_cast<int>(hi), 1);
-  const __m128i high = _mm_set1_epi8(static_cast<char>(0xf0));
-  return _mm_unpacklo_epi8(_mm_and_si128(_mm_slli_epi16(packed, 4), high), _mm_and_si128(packed, high));
-}
-
-// Integer codes (8 or 4 bits, signed or not) scaled per parameter block, with an offset or
-// none: constexpr_blockwise_shift_scale. Everything that selects an instruction is a template
+// 8-bit integer codes (signed or not) scaled per parameter block, with an offset or none:
+// constexpr_blockwise_shift_scale (4-bit codes go through ShiftScale4's tables instead). Everything that selects an instruction is a template
 // parameter, so the kernel's loop holds no branch and its accumulators stay in registers.
 //
 // Blocked: the parameters change along a row every 2^block_shift columns and are looked up
 // at every step; otherwise one parameter serves a whole row and is loaded once. (The kernel
 // must not branch to reload them: GCC then keeps its accumulators on the stack.)
-template <int Bits, bool Signed, Offset Off, bool Blocked>
-class ShiftScale {
+template <bool Signed, Offset Off, bool Blocked>
+class ShiftScale8 {
  public:
-  SG_REGDEC_TARGET ShiftScale(const RegisterDecode& d, int64_t row)
+  SG_REGDEC_TARGET ShiftScale8(const RegisterDecode& d, int64_t row)
       : scale_tab_(d.scale), offset_tab_(d.offset), shift_(d.block_shift) {
     for (int i = 0; i < kRows; ++i) {
       const int64_t r = row + i;
-      rows_[i] = row_codes(d, r, Bits);
+      rows_[i] = row_codes(d, r, 8);
       param_[i] = param_row_start(d, r);
     }
     if constexpr (!Blocked) {
@@ -122,17 +100,10 @@ class ShiftScale {
     }
     const std::byte* ra = rows_[2 * p];
     const std::byte* rb = rows_[2 * p + 1];
-    prefetch(ra, k, Bits);
-    prefetch(rb, k, Bits);
-    __m128i codes;
-    if constexpr (Bits == 8) {
-      codes = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(ra + k));
-      codes = _mm_castpd_si128(_mm_loadh_pd(_mm_castsi128_pd(codes), reinterpret_cast<const double*>(rb + k)));
-    } else if constexpr (kTimes16) {
-      codes = nibbles_x16(ra + k / 2, rb + k / 2);
-    } else {
-      codes = nibbles<Signed>(ra + k / 2, rb + k / 2);
-    }
+    prefetch(ra, k, 8);
+    prefetch(rb, k, 8);
+    __m128i codes = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(ra + k));
+    codes = _mm_castpd_si128(_mm_loadh_pd(_mm_castsi128_pd(codes), reinterpret_cast<const double*>(rb + k)));
     const __m512i wide = Signed ? _mm512_cvtepi8_epi32(codes) : _mm512_cvtepu8_epi32(codes);
     const __m512 x = _mm512_cvtepi32_ps(wide);
     __m512 v;
@@ -147,16 +118,10 @@ class ShiftScale {
   }
 
  private:
-  // 4-bit codes without an offset are read as code · 16 (nibbles_x16). With an offset the
-  // difference code - offset is rounded to fp16 on the way, which scaling could change near
-  // fp16's smallest values, so those keep the plain codes.
-  static constexpr bool kTimes16 = Bits == 4 && Off == Offset::kNone;
-
   // The scale (and offset) of pair p's two rows in parameter column q.
   SG_REGDEC_TARGET void params(int p, int64_t q, __m512& scale, __m512& offs) const {
     const int64_t ia = param_[2 * p] + q, ib = param_[2 * p + 1] + q;
     scale = halves(scale_tab_[ia], scale_tab_[ib]);
-    if constexpr (kTimes16) scale = _mm512_mul_ps(scale, _mm512_set1_ps(1.0f / 16));
     if constexpr (Off != Offset::kNone) {
       offs = halves(offset_tab_[ia], offset_tab_[ib]);
     } else {
@@ -173,34 +138,101 @@ class ShiftScale {
   __m512 offs_[kPairs];
 };
 
-// 4-bit indices into 16-entry fp16 palettes: constexpr_lut_to_dense's scalar form. One
-// two-table permute looks up a row pair (row b's indices offset by 16 select the second table).
-// Blocked as for ShiftScale: the palette changes along a row every 2^block_shift columns.
+// The calling thread's scratch for the tables a Table4 decoder looks weights up in (reused
+// across calls, grown to the largest row group seen: 6 rows x 16 floats per column block).
+inline float* table_scratch(size_t floats) {
+  thread_local std::vector<float> scratch;
+  if (scratch.size() < floats) scratch.resize(floats);
+  return scratch.data();
+}
+
+// 4-bit codes looked up in 16-entry tables of widened fp16 values: one table per row, and per
+// column block when Blocked (the table changes along a row every 2^block_shift columns). The
+// subclass fills the tables of the group's 6 rows into the thread's scratch before the k loop,
+// block by block ([block][row][16]), so the loop finds any row's table from one pointer.
+//
+// Per row pair and 8 columns the lookup is 4 vector instructions and the permute: row a's 8
+// codes (one dword) broadcast to all lanes and row b's merged into the high half, each lane
+// shifted to its own nibble, masked to it with the table-select bit set in row b's lanes
+// (one ternary-logic op), and one two-table permute (it reads only the low 5 bits).
 template <bool Blocked>
-class Lut4 {
+class Table4 {
  public:
-  SG_REGDEC_TARGET Lut4(const RegisterDecode& d, int64_t row) : shift_(d.block_shift) {
+  SG_REGDEC_TARGET __m512 pair(int p, int64_t k) const {
+    const std::byte* ra = rows_[2 * p];
+    const std::byte* rb = rows_[2 * p + 1];
+    prefetch(ra, k, 4);
+    prefetch(rb, k, 4);
+    int32_t a, b;
+    std::memcpy(&a, ra + k / 2, sizeof a);
+    std::memcpy(&b, rb + k / 2, sizeof b);
+    const __m512i both = _mm512_mask_set1_epi32(_mm512_set1_epi32(a), 0xFF00, b);
+    const __m512i shift = _mm512_set_epi32(28, 24, 20, 16, 12, 8, 4, 0, 28, 24, 20, 16, 12, 8, 4, 0);
+    const __m512i select = _mm512_set_epi32(16, 16, 16, 16, 16, 16, 16, 16, 0, 0, 0, 0, 0, 0, 0, 0);
+    // (shifted & 15) | select: ternary-logic truth table 0xEA is (A & B) | C.
+    const __m512i idx =
+        _mm512_ternarylogic_epi32(_mm512_srlv_epi32(both, shift), _mm512_set1_epi32(15), select, 0xEA);
+    const float* t = tables_ + (Blocked ? (k >> shift_) * (kRows * 16) : 0) + p * 32;
+    return _mm512_permutex2var_ps(_mm512_loadu_ps(t), idx, _mm512_loadu_ps(t + 16));
+  }
+
+ protected:
+  SG_REGDEC_TARGET Table4(const RegisterDecode& d, int64_t row)
+      : shift_(d.block_shift), blocks_(Blocked ? d.param_cols : 1),
+        tables_(table_scratch(static_cast<size_t>(kRows * 16 * blocks_))) {
+    for (int i = 0; i < kRows; ++i) rows_[i] = row_codes(d, row + i, 4);
+  }
+  // Where row i's table for column block q goes.
+  float* table(int i, int64_t q) { return tables_ + (q * kRows + i) * 16; }
+
+  int shift_;
+  int64_t blocks_;
+  float* tables_;
+  const std::byte* rows_[kRows];
+};
+
+// constexpr_lut_to_dense's scalar form: the tables are the weight's own palettes, copied.
+template <bool Blocked>
+class Lut4 : public Table4<Blocked> {
+ public:
+  SG_REGDEC_TARGET Lut4(const RegisterDecode& d, int64_t row) : Table4<Blocked>(d, row) {
     for (int i = 0; i < kRows; ++i) {
-      const int64_t r = row + i;
-      rows_[i] = row_codes(d, r, 4);
-      table_[i] = d.tables + param_row_start(d, r) * 16;
+      const float* palettes = d.tables + param_row_start(d, row + i) * 16;
+      for (int64_t q = 0; q < this->blocks_; ++q) {
+        _mm512_storeu_ps(this->table(i, q), _mm512_loadu_ps(palettes + q * 16));
+      }
     }
   }
+};
 
-  SG_REGDEC_TARGET __m512 pair(int p, int64_t k) const {
-    prefetch(rows_[2 * p], k, 4);
-    prefetch(rows_[2 * p + 1], k, 4);
-    const __m128i codes = nibbles<false>(rows_[2 * p] + k / 2, rows_[2 * p + 1] + k / 2);
-    const __m512i second = _mm512_set_epi32(16, 16, 16, 16, 16, 16, 16, 16, 0, 0, 0, 0, 0, 0, 0, 0);
-    const __m512i idx = _mm512_or_si512(_mm512_cvtepu8_epi32(codes), second);
-    const int64_t at = Blocked ? (k >> shift_) * 16 : 0;
-    return _mm512_permutex2var_ps(_mm512_loadu_ps(table_[2 * p] + at), idx, _mm512_loadu_ps(table_[2 * p + 1] + at));
+// 4-bit constexpr_blockwise_shift_scale codes: a 4-bit code takes 16 values per parameter
+// (scale, offset), so before the k loop the decoder evaluates ShiftScale::apply's steps once
+// on the 16 codes of each parameter of its 6 rows (the same fp32 operations and fp16
+// roundings, element by element, as decoding each weight), and the loop looks weights up like
+// a palette. Decoding each weight instead cost about twice the FMAs it fed.
+template <bool Signed, Offset Off, bool Blocked>
+class ShiftScale4 : public Table4<Blocked> {
+ public:
+  SG_REGDEC_TARGET ShiftScale4(const RegisterDecode& d, int64_t row) : Table4<Blocked>(d, row) {
+    // The code each nibble holds, as apply() widens it (exact in fp16 and fp32).
+    const __m512 code = Signed ? _mm512_set_ps(-1, -2, -3, -4, -5, -6, -7, -8, 7, 6, 5, 4, 3, 2, 1, 0)
+                               : _mm512_set_ps(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+    for (int i = 0; i < kRows; ++i) {
+      const int64_t first = param_row_start(d, row + i);
+      for (int64_t q = 0; q < this->blocks_; ++q) {
+        const __m512 scale = _mm512_set1_ps(d.scale[first + q]);
+        __m512 v;
+        if constexpr (Off == Offset::kNone) {
+          v = _mm512_mul_ps(scale, code);
+        } else if constexpr (Off == Offset::kWider) {
+          v = _mm512_mul_ps(scale, _mm512_sub_ps(code, _mm512_set1_ps(d.offset[first + q])));
+        } else {
+          v = _mm512_mul_ps(scale, round_f16_in_loop(_mm512_sub_ps(code, _mm512_set1_ps(d.offset[first + q]))));
+        }
+        _mm512_storeu_ps(this->table(i, q), round_f16_in_loop(v));
+      }
+    }
   }
-
- private:
-  int shift_;
-  const std::byte* rows_[kRows];
-  const float* table_[kRows];
 };
 
 }  // namespace sg::regdec

@@ -19,7 +19,7 @@ for s in $shards; do
 done
 echo "loadavg before: $(cut -d' ' -f1-3 /proc/loadavg)"
 "$build/bench/floors_bench" "${gb[@]}" --benchmark_filter='BM_fma_peak/1' 2>/dev/null | grep -E "median"
-for level in scalar avx2 avx512; do
+for level in scalar avx2 avx512 avx512fp16; do  # a level above the CPU's runs as the CPU's
   echo "== SG_CPU_LEVEL=$level"
   SG_CPU_LEVEL=$level "$build/bench/exec_bench" "${args[@]}" --threads 1 --precision fp16 --mode steady \
     "${gb[@]}" 2>/dev/null | grep -E "median"

@@ -29,9 +29,17 @@ CpuLevel detect() {
   const bool avx2 = (b & (1u << 5)) != 0;
   const bool avx512f = (b & (1u << 16)) != 0;
   const bool avx512vl = (b & (1u << 31)) != 0;
+  const bool avx512bw = (b & (1u << 30)) != 0;
+  const bool avx512fp16 = (d & (1u << 23)) != 0;
   if (!(ymm_saved && avx2 && fma && f16c)) return CpuLevel::kScalar;
-  if (zmm_saved && avx512f && avx512vl) return CpuLevel::kAvx512;
-  return CpuLevel::kAvx2;
+  if (!(zmm_saved && avx512f && avx512vl)) return CpuLevel::kAvx2;
+#if SG_HAVE_AVX512FP16
+  if (avx512bw && avx512fp16) return CpuLevel::kAvx512Fp16;
+#else
+  (void)avx512bw;
+  (void)avx512fp16;
+#endif
+  return CpuLevel::kAvx512;
 }
 #else
 CpuLevel detect() { return CpuLevel::kScalar; }
@@ -60,12 +68,13 @@ const char* cpu_level_name(CpuLevel level) {
     case CpuLevel::kScalar: return "scalar";
     case CpuLevel::kAvx2: return "avx2";
     case CpuLevel::kAvx512: return "avx512";
+    case CpuLevel::kAvx512Fp16: return "avx512fp16";
   }
   return "scalar";
 }
 
 std::optional<CpuLevel> parse_cpu_level(std::string_view name) {
-  for (CpuLevel l : {CpuLevel::kScalar, CpuLevel::kAvx2, CpuLevel::kAvx512}) {
+  for (CpuLevel l : {CpuLevel::kScalar, CpuLevel::kAvx2, CpuLevel::kAvx512, CpuLevel::kAvx512Fp16}) {
     if (name == cpu_level_name(l)) return l;
   }
   return std::nullopt;

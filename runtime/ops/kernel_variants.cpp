@@ -13,9 +13,9 @@ std::vector<std::string> active_kernel_variants() {
   std::vector<std::string> names = {gemm_x_wt_variant_name(level), half_span_variant_name(level),
                                      weight_decode_variant_name(level)};
   // From gemm_panel::kMinTokens tokens on, the avx512 level multiplies from a packed panel.
-  if (level == CpuLevel::kAvx512) names.push_back(gemm_panel::kVariantName);
+  if (level >= CpuLevel::kAvx512) names.push_back(gemm_panel::kVariantName);
   // Below that, a compressed weight with a register form is decoded inside the 8-token kernel.
-  if (level == CpuLevel::kAvx512) names.push_back(gemm_x_wt_registers_variant_name);
+  if (const char* registers = gemm_x_wt_registers_variant_name(level)) names.push_back(registers);
   return names;
 }
 

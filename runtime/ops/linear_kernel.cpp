@@ -211,41 +211,19 @@ SG_TARGET_AVX512 void dot_rows8(const float* xp, int64_t K, const WT* w, int64_t
   }
 }
 
-// The same product as dot_rows8 for MB tokens (MB ≤ 8), with the 6 rows decoded in registers
-// by `dec` (register_decoders.h) instead of widened from fp16 rows: the same lanes, k order and
-// reduction tree, so the bits equal decoding the rows into a tile and calling dot_rows8.
-// out[r · 8 + t] for row r < 6 and token t < MB.
-template <int MB, class Dec>
-SG_TARGET_AVX512 void dot_rows_registers(const float* xp, int64_t K, const RegisterDecode& reg, int64_t row,
-                                         float* out) {
-  Dec dec(reg, row);
-  __m512 a0[MB], a1[MB], a2[MB];
-#pragma GCC unroll 8
-  for (int t = 0; t < MB; ++t) a0[t] = a1[t] = a2[t] = _mm512_setzero_ps();
-  // One loop over k with no branch in it: with a loop per column block, or a branch to load a
-  // block's parameters, GCC 12 stored all 24 accumulators to the stack at every step.
-  const float* xb = xp;
-  for (int64_t k = 0; k < K; k += kLanes, xb += MB * kLanes) {
-    const __m512 v0 = dec.pair(0, k);
-    const __m512 v1 = dec.pair(1, k);
-    const __m512 v2 = dec.pair(2, k);
-#pragma GCC unroll 8
-    for (int t = 0; t < MB; ++t) {
-      const __m512 xv = broadcast8(xb + t * kLanes);
-      a0[t] = _mm512_fmadd_ps(v0, xv, a0[t]);
-      a1[t] = _mm512_fmadd_ps(v1, xv, a1[t]);
-      a2[t] = _mm512_fmadd_ps(v2, xv, a2[t]);
-    }
-  }
-  // Unrolled so that no accumulator is indexed at run time (GCC would keep the arrays on the
-  // stack and store them at every step of the loop above).
-#pragma GCC unroll 8
-  for (int t = 0; t < MB; ++t) {
-    hsum8_pair(a0[t], &out[0 * 8 + t], &out[1 * 8 + t]);
-    hsum8_pair(a1[t], &out[2 * 8 + t], &out[3 * 8 + t]);
-    hsum8_pair(a2[t], &out[4 * 8 + t], &out[5 * 8 + t]);
-  }
-}
+#define SG_REGISTER_KERNEL dot_rows_registers
+#define SG_REGISTER_KERNEL_TARGET SG_TARGET_AVX512
+#include "ops/register_kernel.inc"
+#undef SG_REGISTER_KERNEL
+#undef SG_REGISTER_KERNEL_TARGET
+#if SG_HAVE_AVX512FP16
+// The same kernel for decoders that use AVX512-FP16 arithmetic (the avx512fp16 level).
+#define SG_REGISTER_KERNEL dot_rows_registers_fp16
+#define SG_REGISTER_KERNEL_TARGET SG_REGDEC_TARGET_FP16
+#include "ops/register_kernel.inc"
+#undef SG_REGISTER_KERNEL
+#undef SG_REGISTER_KERNEL_TARGET
+#endif
 
 }  // namespace avx512
 #endif
@@ -397,8 +375,27 @@ bool use_registers(const WeightRows& w, int64_t M) {
 
 int token_stride(int mb) { return mb <= 1 ? 1 : mb <= 4 ? 4 : 8; }
 
+// Whether a decoder uses AVX512-FP16 instructions (and so needs the kernel compiled for them).
+template <class Dec>
+constexpr bool uses_fp16() {
+  if constexpr (requires { Dec::kFp16; }) {
+    return Dec::kFp16;
+  } else {
+    return false;
+  }
+}
+
 template <class Dec>
 void rows_registers(int stride, const float* xp, int64_t K, const RegisterDecode& reg, int64_t row, float* out) {
+#if SG_HAVE_AVX512FP16
+  if constexpr (uses_fp16<Dec>()) {
+    switch (stride) {
+      case 1: return avx512::dot_rows_registers_fp16<1, Dec>(xp, K, reg, row, out);
+      case 4: return avx512::dot_rows_registers_fp16<4, Dec>(xp, K, reg, row, out);
+      default: return avx512::dot_rows_registers_fp16<8, Dec>(xp, K, reg, row, out);
+    }
+  }
+#endif
   switch (stride) {
     case 1: avx512::dot_rows_registers<1, Dec>(xp, K, reg, row, out); break;
     case 4: avx512::dot_rows_registers<4, Dec>(xp, K, reg, row, out); break;
@@ -485,26 +482,47 @@ void gemm_shift_scale(const float* x, int64_t M, int64_t ldx, const WeightRows& 
   gemm_registers<Dec<Signed, Offset::kRounded, Blocked>>(x, M, ldx, w, bias, y, ldy);
 }
 
+// 8-bit codes: with fp16 arithmetic at the avx512fp16 level where the form allows it (one
+// parameter per row, no offset or an fp16 one), else in fp32.
+template <bool Signed, bool Blocked>
+void gemm_shift_scale8(bool fp16, const float* x, int64_t M, int64_t ldx, const WeightRows& w, const float* bias,
+                       float* y, int64_t ldy) {
+#if SG_HAVE_AVX512FP16
+  const RegisterDecode& reg = *w.stream->registers;
+  if (fp16 && !Blocked && !reg.offset_wider) {
+    using regdec::Offset;
+    if (reg.offset == nullptr) {
+      return gemm_registers<regdec::ShiftScale8Fp16<Signed, Offset::kNone>>(x, M, ldx, w, bias, y, ldy);
+    }
+    return gemm_registers<regdec::ShiftScale8Fp16<Signed, Offset::kRounded>>(x, M, ldx, w, bias, y, ldy);
+  }
+#else
+  (void)fp16;
+#endif
+  gemm_shift_scale<regdec::ShiftScale8, Signed, Blocked>(x, M, ldx, w, bias, y, ldy);
+}
+
 template <bool Blocked>
-void gemm_registers_blocked(const float* x, int64_t M, int64_t ldx, const WeightRows& w, const float* bias,
-                            float* y, int64_t ldy) {
+void gemm_registers_blocked(bool fp16, const float* x, int64_t M, int64_t ldx, const WeightRows& w,
+                            const float* bias, float* y, int64_t ldy) {
   const RegisterDecode& reg = *w.stream->registers;
   if (reg.kind == RegisterDecode::Kind::kLut4) {
     return gemm_registers<regdec::Lut4<Blocked>>(x, M, ldx, w, bias, y, ldy);
   }
   switch (reg.codes_dtype) {
-    case DType::kI8: return gemm_shift_scale<regdec::ShiftScale8, true, Blocked>(x, M, ldx, w, bias, y, ldy);
-    case DType::kU8: return gemm_shift_scale<regdec::ShiftScale8, false, Blocked>(x, M, ldx, w, bias, y, ldy);
+    case DType::kI8: return gemm_shift_scale8<true, Blocked>(fp16, x, M, ldx, w, bias, y, ldy);
+    case DType::kU8: return gemm_shift_scale8<false, Blocked>(fp16, x, M, ldx, w, bias, y, ldy);
     case DType::kI4: return gemm_shift_scale<regdec::ShiftScale4, true, Blocked>(x, M, ldx, w, bias, y, ldy);
     default: return gemm_shift_scale<regdec::ShiftScale4, false, Blocked>(x, M, ldx, w, bias, y, ldy);
   }
 }
 
-void gemm_registers_any(const float* x, int64_t M, int64_t ldx, const WeightRows& w, const float* bias,
-                        float* y, int64_t ldy) {
+void gemm_registers_any(CpuLevel level, const float* x, int64_t M, int64_t ldx, const WeightRows& w,
+                        const float* bias, float* y, int64_t ldy) {
   const RegisterDecode& reg = *w.stream->registers;
-  if (reg.col_block != reg.cols) return gemm_registers_blocked<true>(x, M, ldx, w, bias, y, ldy);
-  gemm_registers_blocked<false>(x, M, ldx, w, bias, y, ldy);
+  const bool fp16 = level >= CpuLevel::kAvx512Fp16;
+  if (reg.col_block != reg.cols) return gemm_registers_blocked<true>(fp16, x, M, ldx, w, bias, y, ldy);
+  gemm_registers_blocked<false>(fp16, x, M, ldx, w, bias, y, ldy);
 }
 #endif
 
@@ -512,12 +530,18 @@ void gemm_registers_any(const float* x, int64_t M, int64_t ldx, const WeightRows
 
 const char* gemm_x_wt_variant_name(CpuLevel level) {
 #if SG_GEMM_X86
-  if (level == CpuLevel::kAvx512) return "gemm_x_wt_8x6__avx512f";
+  if (level >= CpuLevel::kAvx512) return "gemm_x_wt_8x6__avx512f";
   if (level == CpuLevel::kAvx2) return "gemm_x_wt_8x1__avx2_fma_f16c";
 #else
   (void)level;
 #endif
   return "gemm_x_wt_8x1__scalar";
+}
+
+const char* gemm_x_wt_registers_variant_name(CpuLevel level) {
+  if (level >= CpuLevel::kAvx512Fp16) return "gemm_x_wt_8x6_regdecode__avx512fp16";
+  if (level >= CpuLevel::kAvx512) return "gemm_x_wt_8x6_regdecode__avx512f";
+  return nullptr;
 }
 
 void gemm_x_wt_at(CpuLevel level, const float* x, int64_t M, int64_t ldx, const WeightRows& w,
@@ -530,11 +554,11 @@ void gemm_x_wt_at(CpuLevel level, const float* x, int64_t M, int64_t ldx, const 
     return;
   }
 #if SG_GEMM_X86
-  if (level == CpuLevel::kAvx512) {
+  if (level >= CpuLevel::kAvx512) {
     // Many tokens: widen each weight once into a panel instead of once per 8 tokens. Same
     // bits as the skinny kernel (gemm_panel.h), so the switch point is a speed choice only.
     if (M >= gemm_panel::kMinTokens) return gemm_panel::gemm(x, M, ldx, w, bias, y, ldy);
-    if (use_registers(w, M)) return gemm_registers_any(x, M, ldx, w, bias, y, ldy);
+    if (use_registers(w, M)) return gemm_registers_any(level, x, M, ldx, w, bias, y, ldy);
     return gemm_variant<Avx512Variant>(x, M, ldx, w, bias, y, ldy);
   }
   if (level == CpuLevel::kAvx2) return gemm_variant<Avx2Variant>(x, M, ldx, w, bias, y, ldy);

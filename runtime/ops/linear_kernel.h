@@ -49,8 +49,10 @@ void gemm_x_wt_at(CpuLevel level, const float* x, int64_t M, int64_t ldx, const 
                   const float* bias, float* y, int64_t ldy);
 // "gemm_x_wt_8x6__avx512f": tokens per block x weight rows per group, then the ISA.
 const char* gemm_x_wt_variant_name(CpuLevel level);
-// The avx512 8-token kernel with a compressed weight decoded in its registers (RegisterDecode).
-inline constexpr const char* gemm_x_wt_registers_variant_name = "gemm_x_wt_8x6_regdecode__avx512f";
+// The avx512 8-token kernel with a compressed weight decoded in its registers (RegisterDecode):
+// "gemm_x_wt_8x6_regdecode__avx512f", or "..__avx512fp16" where 8-bit codes are decoded with
+// fp16 arithmetic; null below the avx512 level.
+const char* gemm_x_wt_registers_variant_name(CpuLevel level);
 
 // dst[c, r] = src[r, c] for a [rows, cols] matrix whose rows are lds elements apart; dst is
 // dense [cols, rows]. Used to bring a [K, N] operand into the [N, K] rows gemm_x_wt reads.

@@ -22,6 +22,9 @@
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #define SG_REGDEC_TARGET __attribute__((target("avx512f,avx512vl,avx2,fma,f16c")))
+#if SG_HAVE_AVX512FP16
+#define SG_REGDEC_TARGET_FP16 __attribute__((target("avx512f,avx512vl,avx512bw,avx512fp16,avx2,fma,f16c")))
+#endif
 
 namespace sg::regdec {
 
@@ -137,6 +140,57 @@ class ShiftScale8 {
   __m512 scale_[kPairs];
   __m512 offs_[kPairs];
 };
+
+#if SG_HAVE_AVX512FP16
+// ShiftScale8 with fp16 arithmetic (the avx512fp16 level), for one parameter per row and no
+// offset or an fp16 one: the codes convert to fp16 exactly (|code| < 2048), the offset is
+// subtracted and the scale applied by fp16 instructions, each rounding once to nearest even,
+// which is what the fp32 steps followed by a rounding to fp16 give (the fp32 product of two
+// fp16 values is exact; the fp32 difference of a code and an fp16 offset may round, but
+// rounding to 24 bits and then to 11 is the same as rounding once to 11, since 24 >= 2·11 + 2).
+// Per row pair and 8 columns: 1 widening, 1 conversion, 1 multiply (and 1 subtraction), and
+// the widening of the fp16 result, against ShiftScale8's conversion, multiply and round trip.
+template <bool Signed, Offset Off>
+class ShiftScale8Fp16 {
+  static_assert(Off != Offset::kWider, "an fp32 offset is subtracted in fp32: ShiftScale8");
+
+ public:
+  static constexpr bool kFp16 = true;
+
+  SG_REGDEC_TARGET_FP16 ShiftScale8Fp16(const RegisterDecode& d, int64_t row) {
+    for (int i = 0; i < kRows; ++i) rows_[i] = row_codes(d, row + i, 8);
+    for (int p = 0; p < kPairs; ++p) {
+      const int64_t ia = param_row_start(d, row + 2 * p), ib = param_row_start(d, row + 2 * p + 1);
+      scale_[p] = halves_f16(d.scale[ia], d.scale[ib]);
+      if constexpr (Off == Offset::kRounded) offs_[p] = halves_f16(d.offset[ia], d.offset[ib]);
+    }
+  }
+
+  SG_REGDEC_TARGET_FP16 __m512 pair(int p, int64_t k) const {
+    const std::byte* ra = rows_[2 * p];
+    const std::byte* rb = rows_[2 * p + 1];
+    prefetch(ra, k, 8);
+    prefetch(rb, k, 8);
+    __m128i codes = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(ra + k));
+    codes = _mm_castpd_si128(_mm_loadh_pd(_mm_castsi128_pd(codes), reinterpret_cast<const double*>(rb + k)));
+    __m256h v = _mm256_cvtepi16_ph(Signed ? _mm256_cvtepi8_epi16(codes) : _mm256_cvtepu8_epi16(codes));
+    if constexpr (Off == Offset::kRounded) v = _mm256_sub_ph(v, offs_[p]);
+    return _mm512_cvtxph_ps(_mm256_mul_ph(v, scale_[p]));
+  }
+
+ private:
+  // a (an fp16 value held in fp32) in the low 8 fp16 lanes, b in the high 8: exact.
+  SG_REGDEC_TARGET_FP16 static __m256h halves_f16(float a, float b) {
+    const __m128i ha = _mm256_cvtps_ph(_mm256_set1_ps(a), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const __m128i hb = _mm256_cvtps_ph(_mm256_set1_ps(b), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    return _mm256_castsi256_ph(_mm256_inserti128_si256(_mm256_castsi128_si256(ha), hb, 1));
+  }
+
+  const std::byte* rows_[kRows];
+  __m256h scale_[kPairs];
+  __m256h offs_[kPairs];
+};
+#endif
 
 // The calling thread's scratch for the tables a Table4 decoder looks weights up in (reused
 // across calls, grown to the largest row group seen: 6 rows x 16 floats per column block).

@@ -22,7 +22,7 @@ namespace {
 
 std::vector<CpuLevel> runnable_levels() {
   std::vector<CpuLevel> levels;
-  for (CpuLevel l : {CpuLevel::kScalar, CpuLevel::kAvx2, CpuLevel::kAvx512}) {
+  for (CpuLevel l : {CpuLevel::kScalar, CpuLevel::kAvx2, CpuLevel::kAvx512, CpuLevel::kAvx512Fp16}) {
     if (static_cast<int>(l) <= static_cast<int>(cpu_level_detected())) levels.push_back(l);
   }
   return levels;
@@ -129,17 +129,23 @@ TEST(KernelVariants, HalfConversionsAreTheSameBitsAtEveryLevel) {
 
 TEST(KernelVariants, LevelsClampToTheCpuAndNameTheirVariants) {
   const CpuLevel before = cpu_level();
-  EXPECT_EQ(set_cpu_level(CpuLevel::kAvx512), cpu_level_detected());
+  EXPECT_EQ(set_cpu_level(CpuLevel::kAvx512Fp16), cpu_level_detected());
   EXPECT_EQ(set_cpu_level(CpuLevel::kScalar), CpuLevel::kScalar);
   const std::vector<std::string> scalar = active_kernel_variants();
   ASSERT_FALSE(scalar.empty());
   for (const std::string& v : scalar) EXPECT_NE(v.find("__scalar"), std::string::npos) << v;
-  if (cpu_level_detected() == CpuLevel::kAvx512) {
+  if (cpu_level_detected() >= CpuLevel::kAvx512) {
     set_cpu_level(CpuLevel::kAvx512);
     EXPECT_EQ(active_kernel_variants().front(), "gemm_x_wt_8x6__avx512f");
     EXPECT_EQ(active_kernel_variants().back(), "gemm_x_wt_8x6_regdecode__avx512f");
   }
+  if (cpu_level_detected() >= CpuLevel::kAvx512Fp16) {
+    set_cpu_level(CpuLevel::kAvx512Fp16);
+    EXPECT_EQ(active_kernel_variants().front(), "gemm_x_wt_8x6__avx512f");  // fp16 weights: same kernel
+    EXPECT_EQ(active_kernel_variants().back(), "gemm_x_wt_8x6_regdecode__avx512fp16");
+  }
   EXPECT_EQ(parse_cpu_level("avx2"), CpuLevel::kAvx2);
+  EXPECT_EQ(parse_cpu_level("avx512fp16"), CpuLevel::kAvx512Fp16);
   EXPECT_FALSE(parse_cpu_level("sse9").has_value());
   set_cpu_level(before);
 }

@@ -103,7 +103,11 @@ std::vector<Form> forms(std::mt19937& rng) {
 }
 
 TEST(RegisterDecode, EqualsDecodingIntoATileAndTheReferenceBitForBit) {
-  if (cpu_level_detected() != CpuLevel::kAvx512) GTEST_SKIP() << "no AVX-512 on this CPU";
+  if (cpu_level_detected() < CpuLevel::kAvx512) GTEST_SKIP() << "no AVX-512 on this CPU";
+  // Every level with a register path this CPU runs: avx512, and avx512fp16 (8-bit codes decoded
+  // in fp16 arithmetic) where present.
+  std::vector<CpuLevel> levels = {CpuLevel::kAvx512};
+  if (cpu_level_detected() >= CpuLevel::kAvx512Fp16) levels.push_back(CpuLevel::kAvx512Fp16);
   std::mt19937 rng(5);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
   int offered = 0;
@@ -146,18 +150,18 @@ TEST(RegisterDecode, EqualsDecodingIntoATileAndTheReferenceBitForBit) {
         std::vector<float> want(static_cast<size_t>(M * ldy), -7.0f);
         w.stream = &tile;
         gemm_x_wt_at(CpuLevel::kAvx512, x.data(), M, ldx, w, bias.data(), want.data(), ldy);
-        for (int threads : {1, 2}) {
+        for (auto [level, threads] : {std::pair{levels.front(), 1}, {levels.back(), 1}, {levels.back(), 2}}) {
           ParallelScope scope(threads);
           std::vector<float> got(static_cast<size_t>(M * ldy), -7.0f);
           w.stream = &with;
-          gemm_x_wt_at(CpuLevel::kAvx512, x.data(), M, ldx, w, bias.data(), got.data(), ldy);
+          gemm_x_wt_at(level, x.data(), M, ldx, w, bias.data(), got.data(), ldy);
           for (int64_t m = 0; m < M; ++m) {
             for (int64_t j = 0; j < n; ++j) {
               const size_t at = static_cast<size_t>(m * ldy + j);
               const float ref = reference_dot(&x[static_cast<size_t>(m * ldx)],
                                               &dense[static_cast<size_t>((row0 + j) * K)], K) + bias[static_cast<size_t>(j)];
               ASSERT_EQ(std::bit_cast<uint32_t>(got[at]), std::bit_cast<uint32_t>(want[at]))
-                  << what << " threads=" << threads << " at token " << m << " row " << j << ": registers "
+                  << what << " " << cpu_level_name(level) << " threads=" << threads << " at token " << m << " row " << j << ": registers "
                   << got[at] << ", tile " << want[at];
               ASSERT_EQ(std::bit_cast<uint32_t>(got[at]), std::bit_cast<uint32_t>(ref))
                   << what << " at token " << m << " row " << j << ": " << got[at] << " vs reference " << ref;

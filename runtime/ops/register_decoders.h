@@ -65,6 +65,14 @@ SG_REGDEC_TARGET inline void prefetch(const std::byte* row, int64_t k, int bits)
   _mm_prefetch(reinterpret_cast<const char*>(row + k * bits / 8 + kPrefetchBytes), _MM_HINT_T0);
 }
 
+// 8 codes of 8-bit row a at column k, then 8 of row b, prefetching both rows ahead.
+SG_REGDEC_TARGET inline __m128i code_bytes(const std::byte* a, const std::byte* b, int64_t k) {
+  prefetch(a, k, 8);
+  prefetch(b, k, 8);
+  const __m128i lo = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(a + k));
+  return _mm_castpd_si128(_mm_loadh_pd(_mm_castsi128_pd(lo), reinterpret_cast<const double*>(b + k)));
+}
+
 // How a shift-scale weight's codes are offset before scaling (ShiftScale::apply in
 // constexpr.cpp): not at all, by an offset rounded to fp16 with the difference rounded to fp16
 // too, or (fp32 offset with a fp16 scale) in fp32.
@@ -101,12 +109,7 @@ class ShiftScale8 {
       scale = scale_[p];
       offs = offs_[p];
     }
-    const std::byte* ra = rows_[2 * p];
-    const std::byte* rb = rows_[2 * p + 1];
-    prefetch(ra, k, 8);
-    prefetch(rb, k, 8);
-    __m128i codes = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(ra + k));
-    codes = _mm_castpd_si128(_mm_loadh_pd(_mm_castsi128_pd(codes), reinterpret_cast<const double*>(rb + k)));
+    const __m128i codes = code_bytes(rows_[2 * p], rows_[2 * p + 1], k);
     const __m512i wide = Signed ? _mm512_cvtepi8_epi32(codes) : _mm512_cvtepu8_epi32(codes);
     const __m512 x = _mm512_cvtepi32_ps(wide);
     __m512 v;
@@ -167,12 +170,7 @@ class ShiftScale8Fp16 {
   }
 
   SG_REGDEC_TARGET_FP16 __m512 pair(int p, int64_t k) const {
-    const std::byte* ra = rows_[2 * p];
-    const std::byte* rb = rows_[2 * p + 1];
-    prefetch(ra, k, 8);
-    prefetch(rb, k, 8);
-    __m128i codes = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(ra + k));
-    codes = _mm_castpd_si128(_mm_loadh_pd(_mm_castsi128_pd(codes), reinterpret_cast<const double*>(rb + k)));
+    const __m128i codes = code_bytes(rows_[2 * p], rows_[2 * p + 1], k);
     __m256h v = _mm256_cvtepi16_ph(Signed ? _mm256_cvtepi8_epi16(codes) : _mm256_cvtepu8_epi16(codes));
     if constexpr (Off == Offset::kRounded) v = _mm256_sub_ph(v, offs_[p]);
     return _mm512_cvtxph_ps(_mm256_mul_ph(v, scale_[p]));

@@ -25,7 +25,7 @@ constexpr int64_t kMinTokens = 16;
 constexpr const char* kVariantName = "gemm_x_wt_6x8__avx512f";
 
 // Same contract as gemm_x_wt (linear_kernel.h); w.dtype is kF16 or kF32. Only call on a CPU
-// with AVX-512F (cpu_level() == kAvx512). Splits row blocks over parallel_threads().
+// with AVX-512F (cpu_level() >= kAvx512). Splits row blocks over parallel_threads().
 void gemm(const float* x, int64_t M, int64_t ldx, const WeightRows& w, const float* bias, float* y,
           int64_t ldy);
 

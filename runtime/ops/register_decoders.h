@@ -10,7 +10,8 @@
 // or for shift-scale codes the 16 values each scale (and offset) gives, computed by those same
 // steps before the loop (ShiftScale4).
 //
-// Only for x86 with AVX-512F, chosen at run time (cpu_level() == kAvx512) by the caller.
+// Only for x86 with AVX-512F, chosen at run time (cpu_level() >= kAvx512) by the caller;
+// ShiftScale8Fp16 only at kAvx512Fp16, in builds whose compiler has its intrinsics.
 #pragma once
 
 #include "shardgate/op_context.h"
@@ -79,8 +80,9 @@ SG_REGDEC_TARGET inline __m128i code_bytes(const std::byte* a, const std::byte* 
 enum class Offset { kNone, kRounded, kWider };
 
 // 8-bit integer codes (signed or not) scaled per parameter block, with an offset or none:
-// constexpr_blockwise_shift_scale (4-bit codes go through ShiftScale4's tables instead). Everything that selects an instruction is a template
-// parameter, so the kernel's loop holds no branch and its accumulators stay in registers.
+// constexpr_blockwise_shift_scale (4-bit codes go through ShiftScale4's tables instead).
+// Everything that selects an instruction is a template parameter, so the kernel's loop holds no
+// branch and its accumulators stay in registers.
 //
 // Blocked: the parameters change along a row every 2^block_shift columns and are looked up
 // at every step; otherwise one parameter serves a whole row and is loaded once. (The kernel

@@ -37,12 +37,10 @@ SG_REGDEC_TARGET inline __m512 halves(float a, float b) {
   return _mm512_mask_blend_ps(0xFF00, _mm512_set1_ps(a), _mm512_set1_ps(b));
 }
 
+// To fp16 and back (vcvtps2ph rounds to nearest even, like f32_to_f16). Written with the
+// zero-masked forms, every lane selected (the same instructions): in a loop GCC 12 warns that
+// the unmasked forms' undefined pass-through is used uninitialised.
 SG_REGDEC_TARGET inline __m512 round_f16(__m512 v) {
-  return _mm512_cvtph_ps(_mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
-}
-// The same through the zero-masked forms with every lane selected (the same instructions): in
-// a loop GCC 12 warns that the unmasked forms' undefined pass-through is used uninitialised.
-SG_REGDEC_TARGET inline __m512 round_f16_in_loop(__m512 v) {
   return _mm512_maskz_cvtph_ps(0xFFFF, _mm512_maskz_cvtps_ph(0xFFFF, v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
 }
 
@@ -281,9 +279,9 @@ class ShiftScale4 : public Table4<Blocked> {
         } else if constexpr (Off == Offset::kWider) {
           v = _mm512_mul_ps(scale, _mm512_sub_ps(code, _mm512_set1_ps(d.offset[first + q])));
         } else {
-          v = _mm512_mul_ps(scale, round_f16_in_loop(_mm512_sub_ps(code, _mm512_set1_ps(d.offset[first + q]))));
+          v = _mm512_mul_ps(scale, round_f16(_mm512_sub_ps(code, _mm512_set1_ps(d.offset[first + q]))));
         }
-        _mm512_storeu_ps(this->table(i, q), round_f16_in_loop(v));
+        _mm512_storeu_ps(this->table(i, q), round_f16(v));
       }
     }
   }

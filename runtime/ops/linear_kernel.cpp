@@ -386,20 +386,20 @@ constexpr bool uses_fp16() {
 }
 
 template <class Dec>
-void rows_registers(int stride, const float* xp, int64_t K, const RegisterDecode& reg, int64_t row, float* out) {
+void rows_registers(int stride, const float* xp, int64_t K, const Dec& group, float* out) {
 #if SG_HAVE_AVX512FP16
   if constexpr (uses_fp16<Dec>()) {
     switch (stride) {
-      case 1: return avx512::dot_rows_registers_fp16<1, Dec>(xp, K, reg, row, out);
-      case 4: return avx512::dot_rows_registers_fp16<4, Dec>(xp, K, reg, row, out);
-      default: return avx512::dot_rows_registers_fp16<8, Dec>(xp, K, reg, row, out);
+      case 1: return avx512::dot_rows_registers_fp16<1, Dec>(xp, K, group, out);
+      case 4: return avx512::dot_rows_registers_fp16<4, Dec>(xp, K, group, out);
+      default: return avx512::dot_rows_registers_fp16<8, Dec>(xp, K, group, out);
     }
   }
 #endif
   switch (stride) {
-    case 1: avx512::dot_rows_registers<1, Dec>(xp, K, reg, row, out); break;
-    case 4: avx512::dot_rows_registers<4, Dec>(xp, K, reg, row, out); break;
-    default: avx512::dot_rows_registers<8, Dec>(xp, K, reg, row, out); break;
+    case 1: avx512::dot_rows_registers<1, Dec>(xp, K, group, out); break;
+    case 4: avx512::dot_rows_registers<4, Dec>(xp, K, group, out); break;
+    default: avx512::dot_rows_registers<8, Dec>(xp, K, group, out); break;
   }
 }
 
@@ -454,10 +454,11 @@ void gemm_registers(const float* x, int64_t M, int64_t ldx, const WeightRows& w,
       const int64_t g1 = std::min(groups, g0 + kGroupsPerItem);
       for (int64_t g = g0; g < g1; ++g) {
         const int64_t n = g * kRows;
+        const Dec group(reg, w.row0 + n);  // once for every token block (9-15 tokens: two)
         for (int64_t mbk = 0; mbk < mblocks; ++mbk) {
           const int mb = static_cast<int>(std::min<int64_t>(kTokenBlock, M - mbk * kTokenBlock));
           float vals[kTokenBlock * kRows];
-          rows_registers<Dec>(token_stride(mb), packed.data() + mbk * block_floats, K, reg, w.row0 + n, vals);
+          rows_registers<Dec>(token_stride(mb), packed.data() + mbk * block_floats, K, group, vals);
           store(n, kRows, mbk * kTokenBlock, mb, vals);
         }
       }

@@ -24,20 +24,6 @@ namespace {
 
 using Json = nlohmann::json;
 
-// A field of a JSON object as a string or an integer, or `fallback` when the value is not an
-// object, lacks the field or holds another type. diff reads reports it did not write: Json's
-// value() throws on a field of another type (fuzz_reports found `"verdict": {}`).
-std::string str_field(const Json& j, const char* key, const std::string& fallback) {
-  if (!j.is_object()) return fallback;
-  auto it = j.find(key);
-  return it != j.end() && it->is_string() ? it->get<std::string>() : fallback;
-}
-int64_t int_field(const Json& j, const char* key, int64_t fallback) {
-  if (!j.is_object()) return fallback;
-  auto it = j.find(key);
-  return it != j.end() && it->is_number_integer() ? it->get<int64_t>() : fallback;
-}
-
 // Every fidelity metric (metrics.def), and the two ane-validator quantities.
 const std::set<std::string>& known_tolerances() {
   static const std::set<std::string> keys = [] {
@@ -165,7 +151,12 @@ Status diff_ane(ReportDiff& d, const Json& oj, const Json& nj, const RegressionP
     }
     const Json& os = *o->second;
     ++d.compared;
-    const std::string ov = str_field(os, "verdict", ""), nv = str_field(*ns, "verdict", "");
+    // Fields are read as the report schema types them: another type is a kFormat error naming
+    // the file and the place, like the rest of the report (fuzz_reports found `"verdict": {}`,
+    // on which Json's value() threw and the process aborted).
+    const std::string where = fmt::format("shard '{}'", name);
+    SG_ASSIGN_OR_RETURN(const std::string ov, json_util::get_string_or(os, "verdict", "", d.old_path, where));
+    SG_ASSIGN_OR_RETURN(const std::string nv, json_util::get_string_or(*ns, "verdict", "", d.new_path, where));
     if (ov != nv) {
       const bool worse = ov == "pass";
       d.rows.push_back({name, "verdict", ov, nv, worse ? 1.0 : 0.0, worse,
@@ -181,32 +172,49 @@ Status diff_ane(ReportDiff& d, const Json& oj, const Json& nj, const RegressionP
     if (!std::isnan(op) && !std::isnan(np)) {
       compare_value(d, p, name, "residency_pct", "residency_pct", op, np, op - np);
     }
-    // Ops by function and first output.
-    std::map<std::string, const Json*> old_ops;
-    auto op_key = [](const Json& o) {
-      const std::string out = o.contains("outputs") && o["outputs"].is_array() && !o["outputs"].empty() &&
-                                      o["outputs"][0].is_string()
-                                  ? o["outputs"][0].get<std::string>()
-                                  : "#" + std::to_string(int_field(o, "index", -1));
-      return str_field(o, "function", "main") + ":" + out;
+    // Ops by function and first output (or index).
+    auto op_key = [](const Json& o, const std::string& path, const std::string& place) -> Result<std::string> {
+      SG_TRY(json_util::expect_object(o, path, place));
+      std::string out;
+      auto outs = o.find("outputs");
+      if (outs != o.end() && outs->is_array() && !outs->empty() && (*outs)[0].is_string()) {
+        out = (*outs)[0].get<std::string>();
+      } else {
+        SG_ASSIGN_OR_RETURN(const std::optional<int64_t> index, json_util::get_optional_int(o, "index", path, place));
+        out = "#" + std::to_string(index.value_or(-1));
+      }
+      SG_ASSIGN_OR_RETURN(const std::string function, json_util::get_string_or(o, "function", "main", path, place));
+      return function + ":" + out;
     };
+    const std::string ops_place = json_util::join(where, "ops");
+    std::map<std::string, const Json*> old_ops;
     if (os.contains("ops") && os["ops"].is_array()) {
-      for (const Json& o : os["ops"]) old_ops[op_key(o)] = &o;
+      for (size_t i = 0; i < os["ops"].size(); ++i) {
+        SG_ASSIGN_OR_RETURN(std::string key, op_key(os["ops"][i], d.old_path, json_util::index(ops_place, i)));
+        old_ops[key] = &os["ops"][i];
+      }
     }
     if (!ns->contains("ops") || !(*ns)["ops"].is_array()) continue;
     const auto tol = p.tolerances.find("placement");
-    for (const Json& o : (*ns)["ops"]) {
-      auto prev = old_ops.find(op_key(o));
+    for (size_t i = 0; i < (*ns)["ops"].size(); ++i) {
+      const Json& o = (*ns)["ops"][i];
+      const std::string place = json_util::index(ops_place, i);
+      SG_ASSIGN_OR_RETURN(const std::string key, op_key(o, d.new_path, place));
+      auto prev = old_ops.find(key);
       if (prev == old_ops.end()) continue;
-      const std::string before = str_field(*prev->second, "placement", ""), after = str_field(o, "placement", "");
+      SG_ASSIGN_OR_RETURN(const std::string before,
+                          json_util::get_string_or(*prev->second, "placement", "", d.old_path, fmt::format("{} op {}", where, key)));
+      SG_ASSIGN_OR_RETURN(const std::string after, json_util::get_string_or(o, "placement", "", d.new_path, place));
       ++d.compared;
       if (before == after) continue;
+      SG_ASSIGN_OR_RETURN(const std::string type, json_util::get_string_or(o, "type", "", d.new_path, place));
+      SG_ASSIGN_OR_RETURN(const std::string rule, json_util::get_string_or(o, "rule", "?", d.new_path, place));
       const int moved = placement_rank(after) - placement_rank(before);
-      DiffRow r{name, fmt::format("op {} {}", op_key(o), str_field(o, "type", "")), before, after,
-                static_cast<double>(std::max(moved, 0)), false, ""};
+      DiffRow r{name, fmt::format("op {} {}", key, type), before, after, static_cast<double>(std::max(moved, 0)),
+                false, ""};
       if (moved > 0 && tol != p.tolerances.end() && moved > tol->second.value) {
         r.regression = true;
-        r.why = fmt::format("moved away from the ANE ({} -> {}, rule {})", before, after, str_field(o, "rule", "?"));
+        r.why = fmt::format("moved away from the ANE ({} -> {}, rule {})", before, after, rule);
       }
       d.rows.push_back(std::move(r));
     }
@@ -236,7 +244,8 @@ Result<RegressionPolicy> load_regression_policy(const std::string& path) {
   SG_ASSIGN_OR_RETURN(p.sha256, sha256_file(path));
   const Json& j = doc;
   SG_CHECK(j.is_object(), ErrorCode::kFormat, "{}: a regression gate is a JSON object", path);
-  SG_CHECK(str_field(j, "schema", "") == kRegressionGateSchema, ErrorCode::kFormat,
+  SG_ASSIGN_OR_RETURN(const std::string schema, json_util::get_string_or(j, "schema", "", path, ""));
+  SG_CHECK(schema == kRegressionGateSchema, ErrorCode::kFormat,
            "{}: 'schema' must be \"{}\"", path, kRegressionGateSchema);
   for (const auto& [key, v] : j.items()) {
     SG_CHECK(key == "schema" || key == "description" || key == "tolerances" || key == "baseline",

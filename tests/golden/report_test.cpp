@@ -153,7 +153,7 @@ TEST(GateReport, EitherToolsReportIsReadByItsKindAndOtherKindsAreRefusedByName) 
 
 // diff reads reports it did not write: fields of another type than it reads (fuzz_reports found
 // a shard's "verdict" as an object, which Json's value() throws on) end as a result, not a throw.
-TEST(GateReport, DiffOfAnAneReportWithFieldsOfOtherTypesDoesNotThrow) {
+TEST(GateReport, DiffOfAnAneReportWithFieldsOfOtherTypesDoesNotThrowAndNamesThePlace) {
   ResidencyReport ane;
   ane.tool_version = "t";
   Json j = Json::parse(residency_report_json(ane));
@@ -167,6 +167,18 @@ TEST(GateReport, DiffOfAnAneReportWithFieldsOfOtherTypesDoesNotThrow) {
     auto d = diff_reports(path, path, RegressionPolicy{});
     (void)d;
   });
+  // ... and a field of another type is bad input naming the file and the place (exit 2).
+  const auto d = diff_reports(path, path, RegressionPolicy{});
+  ASSERT_FALSE(d.is_ok());
+  EXPECT_EQ(d.status().code(), ErrorCode::kFormat);
+  EXPECT_NE(d.status().to_string().find(path), std::string::npos) << d.status().to_string();
+  EXPECT_NE(d.status().to_string().find("shard 'a'.verdict"), std::string::npos) << d.status().to_string();
+  // With the verdict a string, the next odd field is found at its op.
+  j["shards"][0]["verdict"] = "pass";
+  ASSERT_TRUE(write_file_atomic(path, j.dump()).is_ok());
+  const auto d2 = diff_reports(path, path, RegressionPolicy{});
+  ASSERT_FALSE(d2.is_ok());
+  EXPECT_NE(d2.status().to_string().find("shard 'a'.ops[0]"), std::string::npos) << d2.status().to_string();
 }
 
 TEST(GoldenReport, NonFiniteValuesRoundTripAsStrings) {

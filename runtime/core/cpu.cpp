@@ -74,7 +74,7 @@ const char* cpu_level_name(CpuLevel level) {
 }
 
 std::optional<CpuLevel> parse_cpu_level(std::string_view name) {
-  for (CpuLevel l : {CpuLevel::kScalar, CpuLevel::kAvx2, CpuLevel::kAvx512, CpuLevel::kAvx512Fp16}) {
+  for (CpuLevel l : kCpuLevels) {
     if (name == cpu_level_name(l)) return l;
   }
   return std::nullopt;

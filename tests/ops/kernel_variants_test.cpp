@@ -22,7 +22,7 @@ namespace {
 
 std::vector<CpuLevel> runnable_levels() {
   std::vector<CpuLevel> levels;
-  for (CpuLevel l : {CpuLevel::kScalar, CpuLevel::kAvx2, CpuLevel::kAvx512, CpuLevel::kAvx512Fp16}) {
+  for (CpuLevel l : kCpuLevels) {
     if (static_cast<int>(l) <= static_cast<int>(cpu_level_detected())) levels.push_back(l);
   }
   return levels;

@@ -24,6 +24,9 @@
 namespace sg {
 
 enum class CpuLevel : uint8_t { kScalar = 0, kAvx2 = 1, kAvx512 = 2, kAvx512Fp16 = 3 };
+// Every level, lowest first (parse_cpu_level, tests that run each level the CPU has).
+inline constexpr CpuLevel kCpuLevels[] = {CpuLevel::kScalar, CpuLevel::kAvx2, CpuLevel::kAvx512,
+                                          CpuLevel::kAvx512Fp16};
 
 const char* cpu_level_name(CpuLevel level);  // "scalar", "avx2", "avx512", "avx512fp16"
 std::optional<CpuLevel> parse_cpu_level(std::string_view name);

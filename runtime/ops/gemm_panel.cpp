@@ -4,9 +4,10 @@
 // K, so the last partial 8-k chunk needs no special case), except for 16 weight rows or fewer
 // (Plan::direct), where they are read in place and only the partial chunk is copied. Then, per thread, over its row
 // blocks of kRowBlock weight rows:
-//   decode (streamed weights) and pack the block's rows into an fp32 panel, once;
+//   decode (streamed weights) the block's rows into a tile, once;
 //   for each chunk of up to kTokenChunk tokens (bounds the partial sums kept in memory):
 //     for each K block of kKBlock 8-k chunks:
+//       widen and pack the block's slice of those rows into an fp32 panel (128 KiB, in L2);
 //       for each group of kR row pairs (its K-block slice, 16 KiB, stays in L1):
 //         for each block of kT tokens (streamed from L2): 24 accumulators over the K block,
 //         loaded from and stored to the partial sums, while asking L2 for the activations of
@@ -81,19 +82,23 @@ SG_TARGET_PANEL inline __m256 chunk(const WT* w, int64_t ld, int64_t row, int64_
   return _mm256_load_ps(t);
 }
 
-// panel[((g · K8 + kb) · kR + r) · 16 + lane]: group g's row pair r at chunk kb; lanes 0-7 are
-// row g·8 + 2r, lanes 8-15 the next row. A group's chunks are contiguous, so the micro-kernel
-// streams kR · 64 bytes per chunk.
+// panel[((g · nkb + kb) · kR + r) · 16 + lane]: group g's row pair r at chunk kb0 + kb; lanes
+// 0-7 are row g·8 + 2r, lanes 8-15 the next row. A group's chunks are contiguous, so the
+// micro-kernel streams kR · 64 bytes per chunk. One K block's slice (128 KiB) is packed just
+// before its micro-kernel calls, so it is read from L2. Packing the whole K once per row block
+// instead wrote up to 3 MiB (K = 12288) per thread and read it back from memory per token
+// chunk; widening the fp16 again per token chunk reads half those bytes. The 512-token layer
+// ran at the same speed either way (within the machine's noise), with 1/24 of the buffer.
 template <typename WT>
-SG_TARGET_PANEL void pack_panel(const WT* w, int64_t ld, int64_t rows, int64_t K, int64_t K8,
-                                int64_t groups, float* panel) {
+SG_TARGET_PANEL void pack_panel(const WT* w, int64_t ld, int64_t rows, int64_t K, int64_t kb0,
+                                int64_t nkb, int64_t groups, float* panel) {
   for (int64_t g = 0; g < groups; ++g) {
-    for (int64_t kb = 0; kb < K8; ++kb) {
-      float* d = panel + ((g * K8 + kb) * kR) * kPairFloats;
+    for (int64_t kb = 0; kb < nkb; ++kb) {
+      float* d = panel + ((g * nkb + kb) * kR) * kPairFloats;
       for (int r = 0; r < kR; ++r) {
         const int64_t row = g * kGroupRows + 2 * r;
-        _mm256_store_ps(d + r * kPairFloats, chunk(w, ld, row, rows, kb, K));
-        _mm256_store_ps(d + r * kPairFloats + kLanes, chunk(w, ld, row + 1, rows, kb, K));
+        _mm256_store_ps(d + r * kPairFloats, chunk(w, ld, row, rows, kb0 + kb, K));
+        _mm256_store_ps(d + r * kPairFloats + kLanes, chunk(w, ld, row + 1, rows, kb0 + kb, K));
       }
     }
   }
@@ -256,7 +261,7 @@ SG_TARGET_PANEL void run_blocks(const Plan& pl, int64_t b0, int64_t b1) {
   const float* bias = pl.bias;
   float* y = pl.y;
   {
-    AlignedFloats panel(static_cast<size_t>(groups * K8 * kR * kPairFloats));
+    AlignedFloats panel(static_cast<size_t>(groups * std::min(K8, kKBlock) * kR * kPairFloats));
     AlignedFloats part(static_cast<size_t>(groups * chunk_tokens * kR * kPairFloats));
     std::vector<WT> tile(w.stream != nullptr ? static_cast<size_t>(block_rows * K) : 0);
     // Direct mode: the last, partial 8-k chunk of each token, zero-padded (never read past x).
@@ -273,7 +278,6 @@ SG_TARGET_PANEL void run_blocks(const Plan& pl, int64_t b0, int64_t b1) {
       } else {
         src = static_cast<const WT*>(w.data) + n0 * w.ld;
       }
-      pack_panel(src, ld, rows, K, K8, groups, panel.data);
       for (int64_t c0 = 0; c0 < M; c0 += chunk_tokens) {
         const int64_t ct = std::min(chunk_tokens, M - c0);
         auto part_at = [&](int64_t g, int64_t t) {
@@ -291,8 +295,9 @@ SG_TARGET_PANEL void run_blocks(const Plan& pl, int64_t b0, int64_t b1) {
           for (int64_t kb0 = 0; kb0 < K8; kb0 += kKBlock) {
             const int64_t nkb = std::min(kKBlock, K8 - kb0);
             const int64_t nfull = std::min(nkb, full8 - kb0);  // the block's whole chunks
+            pack_panel(src, ld, rows, K, kb0, nkb, groups, panel.data);
             for (int64_t g = 0; g < groups; ++g) {
-              const float* pw = panel.data + ((g * K8 + kb0) * kR) * kPairFloats;
+              const float* pw = panel.data + (g * nkb * kR) * kPairFloats;
               for (int64_t t0 = 0; t0 < ct; t0 += kT) {
                 const int tokens = static_cast<int>(std::min<int64_t>(kT, ct - t0));
                 if (nfull > 0) {
@@ -325,11 +330,12 @@ SG_TARGET_PANEL void run_blocks(const Plan& pl, int64_t b0, int64_t b1) {
             next = xp_all + (c0 + ct) * nkb2 * kLanes;
             next_lines = ct2 * nkb2 * kLanes / 16;
           }
+          pack_panel(src, ld, rows, K, kb0, nkb, groups, panel.data);
           const int64_t calls = groups * ((ct + kT - 1) / kT);
           const int64_t per_call = (next_lines + calls - 1) / calls;
           int64_t line = 0;
           for (int64_t g = 0; g < groups; ++g) {
-            const float* pw = panel.data + ((g * K8 + kb0) * kR) * kPairFloats;
+            const float* pw = panel.data + (g * nkb * kR) * kPairFloats;
             for (int64_t t0 = 0; t0 < ct; t0 += kT) {
               const int tokens = static_cast<int>(std::min<int64_t>(kT, ct - t0));
               // Lines beyond one per k-chunk step (never at these sizes) are asked for here.

@@ -2,9 +2,10 @@
 // thousands of tokens, where the skinny kernel of linear_kernel.cpp (weights widened in
 // registers at every use, 8 tokens at a time) re-reads and re-widens each weight M/8 times.
 //
-// Here a block of weight rows is decoded and widened once per call into an fp32 panel that
-// interleaves two rows per 8-k chunk (one zmm = rows n, n+1 × 8 k-lanes), and each activation
-// 8-k chunk is broadcast to both halves. A register block of 4 row pairs × 6 tokens (24 zmm
+// Here a block of weight rows is decoded once per call, and each K block's slice of it is
+// widened (once per chunk of up to 192 tokens) into an fp32 panel that interleaves two rows
+// per 8-k chunk (one zmm = rows n, n+1 × 8 k-lanes); each activation 8-k chunk is broadcast
+// to both halves. A register block of 4 row pairs × 6 tokens (24 zmm
 // accumulators) does 24 FMAs per 10 loads. K is blocked so a panel slice stays in L2; the
 // 8-lane partial sums wait in memory between K blocks. Every output is still the sum of 8
 // lane partials over k ≡ lane (mod 8), accumulated in k order with fused multiply-add and

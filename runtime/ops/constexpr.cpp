@@ -94,10 +94,9 @@ Result<int64_t> count_set_bits(OpContext& ctx, const Tensor& mask, int64_t n, co
   return count;
 }
 
-// Float values of a small parameter (scales, offsets), fp16 widened exactly.
-// fp16 and fp32 (the usual scale dtypes) are read as spans: a per-block int4 weight has one
-// scale per 32 weights (786 k scales per expert bank), and reading them one element_as_double
-// at a time was 9% of a per-block shard's run.
+// Float values of a small parameter (the affine form's scales and zero points, palettes), fp16
+// widened exactly, fp16 and fp32 as spans. Shift-scale parameters, which a per-block weight has
+// one of per 32 weights, are read in place instead (ParamView, op_context.h).
 std::vector<float> floats_of(const Tensor& t) {
   std::vector<float> v(static_cast<size_t>(t.numel()));
   if (t.dtype() == DType::kF16) {
@@ -262,8 +261,8 @@ Result<std::vector<uint8_t>> unpack_indices(OpContext& ctx, const Tensor& indice
 
 struct ShiftScale {
   DType out_dtype = DType::kF32;
-  std::vector<float> scale;
-  std::vector<float> offset;  // empty when absent
+  ParamView scale;            // read in place from the parameter tensor
+  ParamView offset;           // empty when absent
   bool offset_wider = false;  // fp32 offset with a fp16 scale: numpy computes in fp32
   Shape scale_shape;
   std::vector<int64_t> block;
@@ -278,18 +277,18 @@ struct ShiftScale {
   // coremltools: data.astype(scale.dtype); data - offset; scale * data. With a fp16 scale
   // numpy rounds each fp16 step through fp32, which this mirrors.
   float apply(double data_value, int64_t b) const {
-    const float s = scale[static_cast<size_t>(b)];
+    const float s = scale[b];
     if (out_dtype == DType::kF16) {
       const float d = round_to_f16(static_cast<float>(data_value));
       if (offset.empty()) return round_to_f16(s * d);
-      const float o = offset[static_cast<size_t>(b)];
+      const float o = offset[b];
       if (offset_wider) return round_to_f16(s * (d - o));
       const float t = round_to_f16(d - round_to_f16(o));
       return round_to_f16(s * t);
     }
     const float d = static_cast<float>(data_value);
     if (offset.empty()) return s * d;
-    return s * (d - offset[static_cast<size_t>(b)]);
+    return s * (d - offset[b]);
   }
 };
 
@@ -323,7 +322,7 @@ Result<ShiftScale> shift_scale_params(OpContext& ctx, const Shape& data_shape, D
     ss.block[d] = data_shape[d] / s;
   }
   ss.scale_stride = kern::strides_of(scale.shape());
-  ss.scale = floats_of(scale);
+  ss.scale = ParamView(scale);
   if (ctx.has("offset")) {
     SG_ASSIGN_OR_RETURN(Tensor offset, ctx.get("offset"));
     SG_OP_CHECK(ctx, offset.shape() == scale.shape(), ErrorCode::kShape,
@@ -332,7 +331,7 @@ Result<ShiftScale> shift_scale_params(OpContext& ctx, const Shape& data_shape, D
     SG_OP_CHECK(ctx, is_float_weight(offset.dtype()) || offset.dtype() == data_dtype,
                 ErrorCode::kShape, "offset {} must be float or the data dtype {}",
                 type_str(offset), dtype_name(data_dtype));
-    ss.offset = floats_of(offset);
+    ss.offset = ParamView(offset);
     ss.offset_wider = scale.dtype() == DType::kF16 && offset.dtype() == DType::kF32;
   }
   return ss;
@@ -653,13 +652,20 @@ SG_TARGET_F16C inline void shift_scale_store_8(const ShiftScale& ss, bool has_of
   }
 }
 
+// Parameter i of v (read in place) with F16C for fp16, the usual dtype: a block of 32
+// weights decodes in a few nanoseconds, and a scalar fp16 widening per block would add a third.
+SG_TARGET_F16C inline float param_f16c(const ParamView& v, int64_t i) {
+  if (const uint16_t* h = v.f16()) return _cvtsh_ss(h[i]);
+  return v[i];
+}
+
 template <typename T>
 SG_TARGET_F16C int64_t shift_scale_span_f16c(const ShiftScale& ss, int64_t b, const float* d, int64_t n,
                                              T* out) {
   int64_t i = 0;
-  const float sv = ss.scale[static_cast<size_t>(b)];
+  const float sv = param_f16c(ss.scale, b);
   const bool has_offset = !ss.offset.empty();
-  const float ov = has_offset ? ss.offset[static_cast<size_t>(b)] : 0.0f;
+  const float ov = has_offset ? param_f16c(ss.offset, b) : 0.0f;
   const __m256 s = _mm256_set1_ps(sv);
   const __m256 o = _mm256_set1_ps(sizeof(T) == 2 && !ss.offset_wider ? round_to_f16(ov) : ov);
   for (; i + 8 <= n; i += 8) {
@@ -720,9 +726,9 @@ SG_TARGET_AVX2_F16C void shift_scale_row_avx2(const ShiftScale& ss, const std::b
   const __m128i nibble = _mm_set1_epi8(0x0f);
   const __m128i eight = _mm_set1_epi8(8);
   for (int64_t c0 = 0; c0 < cols; c0 += col_block) {
-    const size_t b = static_cast<size_t>(base + (c0 / col_block) * col_stride);
-    const __m256 s = _mm256_set1_ps(ss.scale[b]);
-    const float ov = has_offset ? ss.offset[b] : 0.0f;
+    const int64_t b = base + (c0 / col_block) * col_stride;
+    const __m256 s = _mm256_set1_ps(param_f16c(ss.scale, b));
+    const float ov = has_offset ? param_f16c(ss.offset, b) : 0.0f;
     const __m256 o = _mm256_set1_ps(sizeof(T) == 2 && !ss.offset_wider ? round_to_f16(ov) : ov);
     for (int64_t c = c0; c < c0 + col_block; c += 8) {
       const int64_t e = e0 + c;
@@ -883,7 +889,6 @@ void decode_shift_scale_rows(const ShiftScale& ss, const Tensor& data, int64_t r
 struct ShiftScaleRegisters {
   Tensor data;
   std::shared_ptr<const ShiftScale> params;
-  std::vector<float> offset;  // as the kernel subtracts it: rounded to fp16 unless wider
 };
 
 std::shared_ptr<const RegisterDecode> shift_scale_registers(const Tensor& data,
@@ -895,15 +900,17 @@ std::shared_ptr<const RegisterDecode> shift_scale_registers(const Tensor& data,
   }
   std::optional<RegisterDecode> r = register_layout(data.shape(), ss->block);
   if (!r.has_value()) return nullptr;
+  // The decoders subtract the offset as stored: apply() rounds it to fp16 first unless it is
+  // wider, and with a fp16 scale an offset that is not wider is fp16 or a code (shift_scale_
+  // params), exact in fp16, so that rounding changes nothing.
   auto keep = std::make_shared<ShiftScaleRegisters>();
   keep->data = data;
   keep->params = ss;
-  for (float o : ss->offset) keep->offset.push_back(ss->offset_wider ? o : round_to_f16(o));
   r->kind = RegisterDecode::Kind::kShiftScale;
   r->codes_dtype = t;
   r->codes = data.raw();
-  r->scale = ss->scale.data();
-  r->offset = keep->offset.empty() ? nullptr : keep->offset.data();
+  r->scale = ss->scale;
+  r->offset = ss->offset;
   r->offset_wider = ss->offset_wider;
   r->keep = keep;
   return std::make_shared<const RegisterDecode>(*r);
@@ -1225,7 +1232,7 @@ Result<std::optional<WeightCodes>> shift_scale_codes(OpContext& ctx) {
                                data, t, data.shape());
   c.group_shape = ss.scale_shape;
   c.block = ss.block;
-  for (float s : ss.scale) c.step.push_back(std::fabs(s));
+  for (int64_t i = 0; i < ss.scale.size(); ++i) c.step.push_back(std::fabs(ss.scale[i]));
   auto params = std::make_shared<const ShiftScale>(std::move(ss));
   c.value = [params](int64_t group, int64_t code) {
     return params->apply(static_cast<double>(code), group);

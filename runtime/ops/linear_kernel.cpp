@@ -474,7 +474,7 @@ void gemm_shift_scale(const float* x, int64_t M, int64_t ldx, const WeightRows& 
                       float* y, int64_t ldy) {
   const RegisterDecode& reg = *w.stream->registers;
   using regdec::Offset;
-  if (reg.offset == nullptr) {
+  if (reg.offset.empty()) {
     return gemm_registers<Dec<Signed, Offset::kNone, Blocked>>(x, M, ldx, w, bias, y, ldy);
   }
   if (reg.offset_wider) {
@@ -492,7 +492,7 @@ void gemm_shift_scale8(bool fp16, const float* x, int64_t M, int64_t ldx, const 
   const RegisterDecode& reg = *w.stream->registers;
   if (fp16 && !Blocked && !reg.offset_wider) {
     using regdec::Offset;
-    if (reg.offset == nullptr) {
+    if (reg.offset.empty()) {
       return gemm_registers<regdec::ShiftScale8Fp16<Signed, Offset::kNone>>(x, M, ldx, w, bias, y, ldy);
     }
     return gemm_registers<regdec::ShiftScale8Fp16<Signed, Offset::kRounded>>(x, M, ldx, w, bias, y, ldy);

@@ -72,6 +72,31 @@ SG_REGDEC_TARGET inline __m128i code_bytes(const std::byte* a, const std::byte* 
   return _mm_castpd_si128(_mm_loadh_pd(_mm_castsi128_pd(lo), reinterpret_cast<const double*>(b + k)));
 }
 
+// Parameter i of v (a scale or offset, read in place): one vcvtph2ps for fp16, the usual dtype.
+SG_REGDEC_TARGET inline float param_at(const ParamView& v, int64_t i) {
+  if (const uint16_t* h = v.f16()) return _cvtsh_ss(h[i]);
+  return v[i];
+}
+
+// Parameters first .. first + n - 1 of v widened into out, 16 fp16 values per instruction.
+SG_REGDEC_TARGET inline void widen_params(const ParamView& v, int64_t first, int64_t n, float* out) {
+  int64_t i = 0;
+  if (const uint16_t* h = v.f16()) {
+    for (; i + 16 <= n; i += 16) {
+      _mm512_storeu_ps(out + i, _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(h + first + i))));
+    }
+  }
+  for (; i < n; ++i) out[i] = param_at(v, first + i);
+}
+
+// The calling thread's scratch for a row group's parameters widened to fp32 (reused across
+// calls, grown to the largest seen: 2 x 6 rows x the parameter columns).
+inline float* param_scratch(size_t floats) {
+  thread_local std::vector<float> scratch;
+  if (scratch.size() < floats) scratch.resize(floats);
+  return scratch.data();
+}
+
 // How a shift-scale weight's codes are offset before scaling (ShiftScale::apply in
 // constexpr.cpp): not at all, by an offset rounded to fp16 with the difference rounded to fp16
 // too, or (fp32 offset with a fp16 scale) in fp32.
@@ -88,15 +113,28 @@ enum class Offset { kNone, kRounded, kWider };
 template <bool Signed, Offset Off, bool Blocked>
 class ShiftScale8 {
  public:
-  SG_REGDEC_TARGET ShiftScale8(const RegisterDecode& d, int64_t row)
-      : scale_tab_(d.scale), offset_tab_(d.offset), shift_(d.block_shift) {
-    for (int i = 0; i < kRows; ++i) {
-      const int64_t r = row + i;
-      rows_[i] = row_codes(d, r, 8);
-      param_[i] = param_row_start(d, r);
-    }
-    if constexpr (!Blocked) {
-      for (int p = 0; p < kPairs; ++p) params(p, 0, scale_[p], offs_[p]);
+  SG_REGDEC_TARGET ShiftScale8(const RegisterDecode& d, int64_t row) : shift_(d.block_shift) {
+    for (int i = 0; i < kRows; ++i) rows_[i] = row_codes(d, row + i, 8);
+    if constexpr (Blocked) {
+      // The group's parameter rows widened once into the thread's scratch ([scale | offset]
+      // [row][column]), so the loop reads fp32 parameters at a fixed stride.
+      const int64_t cols = d.param_cols;
+      float* scales = param_scratch(static_cast<size_t>(2 * kRows * cols));
+      float* offsets = scales + kRows * cols;
+      for (int i = 0; i < kRows; ++i) {
+        const int64_t first = param_row_start(d, row + i);
+        param_[i] = i * cols;
+        widen_params(d.scale, first, cols, scales + i * cols);
+        if constexpr (Off != Offset::kNone) widen_params(d.offset, first, cols, offsets + i * cols);
+      }
+      scale_tab_ = scales;
+      offset_tab_ = offsets;
+    } else {
+      for (int p = 0; p < kPairs; ++p) {
+        const int64_t ia = param_row_start(d, row + 2 * p), ib = param_row_start(d, row + 2 * p + 1);
+        scale_[p] = halves(param_at(d.scale, ia), param_at(d.scale, ib));
+        offs_[p] = Off != Offset::kNone ? halves(param_at(d.offset, ia), param_at(d.offset, ib)) : _mm512_setzero_ps();
+      }
     }
   }
 
@@ -135,8 +173,8 @@ class ShiftScale8 {
     }
   }
 
-  const float* scale_tab_;
-  const float* offset_tab_;
+  const float* scale_tab_ = nullptr;   // Blocked: the group's parameters (param_scratch)
+  const float* offset_tab_ = nullptr;
   int shift_;
   const std::byte* rows_[kRows];
   int64_t param_[kRows];
@@ -164,8 +202,8 @@ class ShiftScale8Fp16 {
     for (int i = 0; i < kRows; ++i) rows_[i] = row_codes(d, row + i, 8);
     for (int p = 0; p < kPairs; ++p) {
       const int64_t ia = param_row_start(d, row + 2 * p), ib = param_row_start(d, row + 2 * p + 1);
-      scale_[p] = halves_f16(d.scale[ia], d.scale[ib]);
-      if constexpr (Off == Offset::kRounded) offs_[p] = halves_f16(d.offset[ia], d.offset[ib]);
+      scale_[p] = halves_f16(param_at(d.scale, ia), param_at(d.scale, ib));
+      if constexpr (Off == Offset::kRounded) offs_[p] = halves_f16(param_at(d.offset, ia), param_at(d.offset, ib));
     }
   }
 
@@ -269,17 +307,23 @@ class ShiftScale4 : public Table4<Blocked> {
     // The code each nibble holds, as apply() widens it (exact in fp16 and fp32).
     const __m512 code = Signed ? _mm512_set_ps(-1, -2, -3, -4, -5, -6, -7, -8, 7, 6, 5, 4, 3, 2, 1, 0)
                                : _mm512_set_ps(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+    // Each row's parameters widened first, 16 per instruction (param_scratch).
+    const int64_t blocks = this->blocks_;
+    float* scales = param_scratch(static_cast<size_t>(2 * blocks));
+    float* offsets = scales + blocks;
     for (int i = 0; i < kRows; ++i) {
       const int64_t first = param_row_start(d, row + i);
-      for (int64_t q = 0; q < this->blocks_; ++q) {
-        const __m512 scale = _mm512_set1_ps(d.scale[first + q]);
+      widen_params(d.scale, first, blocks, scales);
+      if constexpr (Off != Offset::kNone) widen_params(d.offset, first, blocks, offsets);
+      for (int64_t q = 0; q < blocks; ++q) {
+        const __m512 scale = _mm512_set1_ps(scales[q]);
         __m512 v;
         if constexpr (Off == Offset::kNone) {
           v = _mm512_mul_ps(scale, code);
         } else if constexpr (Off == Offset::kWider) {
-          v = _mm512_mul_ps(scale, _mm512_sub_ps(code, _mm512_set1_ps(d.offset[first + q])));
+          v = _mm512_mul_ps(scale, _mm512_sub_ps(code, _mm512_set1_ps(offsets[q])));
         } else {
-          v = _mm512_mul_ps(scale, round_f16(_mm512_sub_ps(code, _mm512_set1_ps(d.offset[first + q]))));
+          v = _mm512_mul_ps(scale, round_f16(_mm512_sub_ps(code, _mm512_set1_ps(offsets[q]))));
         }
         _mm512_storeu_ps(this->table(i, q), round_f16(v));
       }

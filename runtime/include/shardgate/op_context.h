@@ -8,6 +8,7 @@
 // fp16 mode), so kernels never round by themselves.
 #pragma once
 
+#include "shardgate/half.h"
 #include "shardgate/program.h"
 #include "shardgate/status.h"
 #include "shardgate/tensor.h"
@@ -39,6 +40,37 @@ inline bool stores_fp16(Precision p) { return p != Precision::kFp32; }
 // weight to dst in `dtype` (fp16 bits or fp32), exactly the values the constexpr op would
 // produce; first and count are multiples of shape.back(). It is safe to call from several
 // threads at once and cannot fail: everything was validated when the stream was made.
+// A parameter tensor of a compressed weight (a scale, an offset) read where it is stored:
+// element i widened exactly to float, no copy. (Streams are made at every run; converting
+// each whole parameter tensor to a fresh float vector then was 8% of the 8-token run of an
+// int4-per-block shard, with one fp16 scale per 32 weights.) Holds the tensor, so the storage
+// lives as long as the view.
+class ParamView {
+ public:
+  ParamView() = default;
+  explicit ParamView(Tensor t) : t_(std::move(t)), data_(t_.raw()), n_(t_.numel()) {}
+  float operator[](int64_t i) const {
+    switch (t_.dtype()) {
+      case DType::kF16: return f16_to_f32(reinterpret_cast<const uint16_t*>(data_)[i]);
+      case DType::kF32: return reinterpret_cast<const float*>(data_)[i];
+      case DType::kI8: return static_cast<float>(reinterpret_cast<const int8_t*>(data_)[i]);
+      case DType::kU8: return static_cast<float>(reinterpret_cast<const uint8_t*>(data_)[i]);
+      default: return static_cast<float>(element_as_double(t_, i));
+    }
+  }
+  int64_t size() const { return n_; }
+  bool empty() const { return n_ == 0; }
+  // The stored fp16 values, for readers that widen with F16C; null for other dtypes.
+  const uint16_t* f16() const {
+    return t_.dtype() == DType::kF16 ? reinterpret_cast<const uint16_t*>(data_) : nullptr;
+  }
+
+ private:
+  Tensor t_;
+  const std::byte* data_ = nullptr;
+  int64_t n_ = 0;
+};
+
 // How the 8-token product may decode a streamed fp16 weight in registers, 8 elements of a
 // row at a time, instead of through decode() into a tile (ops/register_decoders.h): the weight
 // viewed as [rows, cols] (cols its last dim), its packed codes, and per parameter block of
@@ -58,8 +90,9 @@ struct RegisterDecode {
   int64_t col_block = 0;              // columns c share parameter c / col_block: cols, or a
   int block_shift = 0;                // power of two 2^block_shift >= 8 below it
   int64_t param_cols = 1;             // cols / col_block
-  const float* scale = nullptr;       // kShiftScale: [rows / row_block, param_cols]
-  const float* offset = nullptr;      // kShiftScale: the same shape, or null for none
+  ParamView scale;                    // kShiftScale: [rows / row_block, param_cols], fp16
+  ParamView offset;                   // kShiftScale: the same shape, or empty for none; its
+                                      // values are exact in fp16 unless offset_wider
   bool offset_wider = false;          // fp32 offset: subtracted without rounding to fp16
   const float* tables = nullptr;      // kLut4: [rows / row_block, param_cols, 16], widened
   std::shared_ptr<const void> keep;   // owns the memory the pointers above point into

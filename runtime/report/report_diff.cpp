@@ -9,6 +9,7 @@
 #include "core/json.h"
 #include "report/envelope_json.h"
 #include "report/golden_report_read.h"
+#include "report/residency_report_read.h"
 #include "shardgate/limits.h"
 
 #include <fmt/format.h>
@@ -128,93 +129,63 @@ int placement_rank(const std::string& p) {
   return 2;                          // CPU, GPU, GPU_OR_CPU, UNKNOWN, ...
 }
 
-Result<std::map<std::string, const Json*>> ane_shards(const Json& j, const std::string& path) {
-  std::map<std::string, const Json*> out;
-  SG_CHECK(j.contains("shards") && j["shards"].is_array(), ErrorCode::kFormat,
-           "{}: an ane-validator report has a 'shards' array", path);
-  for (const Json& s : j["shards"]) {
-    SG_CHECK(s.is_object() && s.contains("name") && s["name"].is_string(), ErrorCode::kFormat,
-             "{}: every shard of an ane-validator report has a 'name'", path);
-    out[s["name"].get<std::string>()] = &s;
-  }
+// An op's identity across two reports: function and first output (or statement index).
+std::string op_key(const OpPlacement& o) {
+  return o.function + ":" + (o.outputs.empty() ? "#" + std::to_string(o.index) : o.outputs[0]);
+}
+
+std::map<std::string, const ShardCheck*> shards_by_name(const ResidencyReport& r) {
+  std::map<std::string, const ShardCheck*> out;
+  for (const ShardCheck& s : r.shards) out[path_basename(s.path)] = &s;
   return out;
 }
 
+// Both reports are read whole by the typed reader merge uses (residency_report_from_json):
+// a report it would refuse (a missing field, a field of another type, an unknown placement)
+// is a kFormat error naming the file and the place, exit 2, and the quantities compared are
+// the ones the report's gate was computed from (the shard verdict from its gate and error,
+// not a free-standing string).
 Status diff_ane(ReportDiff& d, const Json& oj, const Json& nj, const RegressionPolicy& p) {
-  SG_ASSIGN_OR_RETURN(auto old_shards, ane_shards(oj, d.old_path));
-  SG_ASSIGN_OR_RETURN(auto new_shards, ane_shards(nj, d.new_path));
+  SG_ASSIGN_OR_RETURN(const ResidencyReport old_r, residency_report_from_json(oj, d.old_path));
+  SG_ASSIGN_OR_RETURN(const ResidencyReport new_r, residency_report_from_json(nj, d.new_path));
+  const auto old_shards = shards_by_name(old_r);
+  const auto new_shards = shards_by_name(new_r);
+  const auto tol = p.tolerances.find("placement");
   for (const auto& [name, ns] : new_shards) {
     auto o = old_shards.find(name);
     if (o == old_shards.end()) {
       d.rows.push_back({name, "shard", "absent", "present", 0, false, ""});
       continue;
     }
-    const Json& os = *o->second;
+    const ShardCheck& os = *o->second;
     ++d.compared;
-    // Fields are read as the report schema types them: another type is a kFormat error naming
-    // the file and the place, like the rest of the report (fuzz_reports found `"verdict": {}`,
-    // on which Json's value() threw and the process aborted).
-    const std::string where = fmt::format("shard '{}'", name);
-    SG_ASSIGN_OR_RETURN(const std::string ov, json_util::get_string_or(os, "verdict", "", d.old_path, where));
-    SG_ASSIGN_OR_RETURN(const std::string nv, json_util::get_string_or(*ns, "verdict", "", d.new_path, where));
+    const std::string ov = shard_verdict(os), nv = shard_verdict(*ns);
     if (ov != nv) {
       const bool worse = ov == "pass";
       d.rows.push_back({name, "verdict", ov, nv, worse ? 1.0 : 0.0, worse,
                         worse ? "the shard passed and now does not" : ""});
     }
-    auto pct = [](const Json& s) {
-      const Json* v = s.contains("summary") ? &s["summary"] : nullptr;
-      return v != nullptr && v->contains("residency_pct") && (*v)["residency_pct"].is_number()
-                 ? (*v)["residency_pct"].get<double>()
-                 : std::nan("");
-    };
-    const double op = pct(os), np = pct(*ns);
-    if (!std::isnan(op) && !std::isnan(np)) {
+    if (os.summary.residency_pct && ns->summary.residency_pct) {
+      const double op = *os.summary.residency_pct, np = *ns->summary.residency_pct;
       compare_value(d, p, name, "residency_pct", "residency_pct", op, np, op - np);
     }
-    // Ops by function and first output (or index).
-    auto op_key = [](const Json& o, const std::string& path, const std::string& place) -> Result<std::string> {
-      SG_TRY(json_util::expect_object(o, path, place));
-      std::string out;
-      auto outs = o.find("outputs");
-      if (outs != o.end() && outs->is_array() && !outs->empty() && (*outs)[0].is_string()) {
-        out = (*outs)[0].get<std::string>();
-      } else {
-        SG_ASSIGN_OR_RETURN(const std::optional<int64_t> index, json_util::get_optional_int(o, "index", path, place));
-        out = "#" + std::to_string(index.value_or(-1));
-      }
-      SG_ASSIGN_OR_RETURN(const std::string function, json_util::get_string_or(o, "function", "main", path, place));
-      return function + ":" + out;
-    };
-    const std::string ops_place = json_util::join(where, "ops");
-    std::map<std::string, const Json*> old_ops;
-    if (os.contains("ops") && os["ops"].is_array()) {
-      for (size_t i = 0; i < os["ops"].size(); ++i) {
-        SG_ASSIGN_OR_RETURN(std::string key, op_key(os["ops"][i], d.old_path, json_util::index(ops_place, i)));
-        old_ops[key] = &os["ops"][i];
-      }
-    }
-    if (!ns->contains("ops") || !(*ns)["ops"].is_array()) continue;
-    const auto tol = p.tolerances.find("placement");
-    for (size_t i = 0; i < (*ns)["ops"].size(); ++i) {
-      const Json& o = (*ns)["ops"][i];
-      const std::string place = json_util::index(ops_place, i);
-      SG_ASSIGN_OR_RETURN(const std::string key, op_key(o, d.new_path, place));
+    std::map<std::string, const OpPlacement*> old_ops;
+    for (const OpPlacement& op : os.ops) old_ops[op_key(op)] = &op;
+    for (const OpPlacement& op : ns->ops) {
+      const std::string key = op_key(op);
       auto prev = old_ops.find(key);
       if (prev == old_ops.end()) continue;
-      SG_ASSIGN_OR_RETURN(const std::string before,
-                          json_util::get_string_or(*prev->second, "placement", "", d.old_path, fmt::format("{} op {}", where, key)));
-      SG_ASSIGN_OR_RETURN(const std::string after, json_util::get_string_or(o, "placement", "", d.new_path, place));
+      const std::string before = placement_name(prev->second->placement);
+      const std::string after = placement_name(op.placement);
       ++d.compared;
       if (before == after) continue;
-      SG_ASSIGN_OR_RETURN(const std::string type, json_util::get_string_or(o, "type", "", d.new_path, place));
-      SG_ASSIGN_OR_RETURN(const std::string rule, json_util::get_string_or(o, "rule", "?", d.new_path, place));
       const int moved = placement_rank(after) - placement_rank(before);
-      DiffRow r{name, fmt::format("op {} {}", key, type), before, after, static_cast<double>(std::max(moved, 0)),
-                false, ""};
+      DiffRow r{name, fmt::format("op {} {}", key, op.type), before, after,
+                static_cast<double>(std::max(moved, 0)), false, ""};
       if (moved > 0 && tol != p.tolerances.end() && moved > tol->second.value) {
         r.regression = true;
-        r.why = fmt::format("moved away from the ANE ({} -> {}, rule {})", before, after, rule);
+        r.why = fmt::format("moved away from the ANE ({} -> {}, rule {})", before, after,
+                            op.rule_id.empty() ? "?" : op.rule_id);
       }
       d.rows.push_back(std::move(r));
     }

@@ -151,34 +151,69 @@ TEST(GateReport, EitherToolsReportIsReadByItsKindAndOtherKindsAreRefusedByName) 
   EXPECT_FALSE(parse_gate_report_json("{", "c.json").is_ok());
 }
 
-// diff reads reports it did not write: fields of another type than it reads (fuzz_reports found
-// a shard's "verdict" as an object, which Json's value() throws on) end as a result, not a throw.
-TEST(GateReport, DiffOfAnAneReportWithFieldsOfOtherTypesDoesNotThrowAndNamesThePlace) {
+// diff reads ane reports it did not write with the typed reader merge uses: fields of another
+// type (fuzz_reports found a shard's "verdict" as an object, on which Json's value() threw)
+// end as bad input naming the file and the place, never a throw; a valid report's placements
+// are compared.
+TEST(GateReport, DiffReadsAneReportsWithTheTypedReaderAndNamesTheFileAndPlace) {
   ResidencyReport ane;
   ane.tool_version = "t";
+  ShardCheck shard;
+  shard.path = "/shards/a.mlpackage";
+  shard.form = "mlpackage";
+  OpPlacement op;
+  op.function = "main";
+  op.block_path = {-1};
+  op.type = "conv";
+  op.outputs = {"y"};
+  op.placement = Placement::kANE;
+  op.rule_id = "C1";
+  shard.ops.push_back(op);
+  ane.shards.push_back(shard);
   Json j = Json::parse(residency_report_json(ane));
-  j["shards"] = Json::array({Json{{"name", "a"}, {"verdict", Json::object()},
-                                  {"ops", Json::array({Json{{"index", "x"}, {"function", 3}, {"placement", Json::array()},
-                                                            {"type", 1}, {"rule", false}},
-                                                       7})}}});
-  const std::string path = ::testing::TempDir() + "/odd_types_ane.json";
-  ASSERT_TRUE(write_file_atomic(path, j.dump()).is_ok());
+  const std::string old_path = ::testing::TempDir() + "/typed_ane_old.json";
+  const std::string new_path = ::testing::TempDir() + "/typed_ane_new.json";
+  ASSERT_TRUE(write_file_atomic(old_path, j.dump()).is_ok());
+
+  // The op moved to the CPU: a regression naming the op, the move and its rule.
+  Json moved = j;
+  moved["shards"][0]["ops"][0]["placement"] = "CPU";
+  moved["shards"][0]["ops"][0]["rule"] = "C9";
+  ASSERT_TRUE(write_file_atomic(new_path, moved.dump()).is_ok());
+  RegressionPolicy policy;
+  policy.tolerances["placement"] = RegressionTolerance{0, "no op may leave the ANE"};
+  auto d = diff_reports(old_path, new_path, policy);
+  ASSERT_TRUE(d.is_ok()) << d.status().to_string();
+  ASSERT_EQ(d->regressions(), 1);
+  const DiffRow& row = d->rows.front();
+  EXPECT_EQ(row.item, "a.mlpackage");
+  EXPECT_EQ(row.what, "op main:y conv");
+  EXPECT_EQ(row.old_value, "ANE");
+  EXPECT_EQ(row.new_value, "CPU");
+  EXPECT_NE(row.why.find("ANE -> CPU, rule C9"), std::string::npos) << row.why;
+
+  // Fields of another type: kFormat (exit 2) naming the file and the place.
+  for (const auto& [field, value] : {std::pair<std::string, Json>{"placement", Json::array()},
+                                     std::pair<std::string, Json>{"index", "x"},
+                                     std::pair<std::string, Json>{"function", 3}}) {
+    Json odd = j;
+    odd["shards"][0]["ops"][0][field] = value;
+    ASSERT_TRUE(write_file_atomic(new_path, odd.dump()).is_ok());
+    auto bad = diff_reports(old_path, new_path, policy);
+    ASSERT_FALSE(bad.is_ok()) << field;
+    EXPECT_EQ(bad.status().code(), ErrorCode::kFormat) << bad.status().to_string();
+    EXPECT_NE(bad.status().to_string().find(new_path), std::string::npos) << bad.status().to_string();
+    EXPECT_NE(bad.status().to_string().find("shards[0].ops[0]." + field), std::string::npos)
+        << bad.status().to_string();
+  }
+  // The shape fuzz_reports found: a shard object holding only odd types, never a throw.
+  Json odd = j;
+  odd["shards"] = Json::array({Json{{"name", "a"}, {"verdict", Json::object()}, {"ops", Json::array({7})}}});
+  ASSERT_TRUE(write_file_atomic(new_path, odd.dump()).is_ok());
   EXPECT_NO_THROW({
-    auto d = diff_reports(path, path, RegressionPolicy{});
-    (void)d;
+    auto r = diff_reports(old_path, new_path, policy);
+    EXPECT_FALSE(r.is_ok());
   });
-  // ... and a field of another type is bad input naming the file and the place (exit 2).
-  const auto d = diff_reports(path, path, RegressionPolicy{});
-  ASSERT_FALSE(d.is_ok());
-  EXPECT_EQ(d.status().code(), ErrorCode::kFormat);
-  EXPECT_NE(d.status().to_string().find(path), std::string::npos) << d.status().to_string();
-  EXPECT_NE(d.status().to_string().find("shard 'a'.verdict"), std::string::npos) << d.status().to_string();
-  // With the verdict a string, the next odd field is found at its op.
-  j["shards"][0]["verdict"] = "pass";
-  ASSERT_TRUE(write_file_atomic(path, j.dump()).is_ok());
-  const auto d2 = diff_reports(path, path, RegressionPolicy{});
-  ASSERT_FALSE(d2.is_ok());
-  EXPECT_NE(d2.status().to_string().find("shard 'a'.ops[0]"), std::string::npos) << d2.status().to_string();
 }
 
 TEST(GoldenReport, NonFiniteValuesRoundTripAsStrings) {

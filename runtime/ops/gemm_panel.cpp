@@ -24,6 +24,7 @@
 #include <cstring>
 #include <memory>
 #include <new>
+#include <type_traits>
 #include <vector>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -181,19 +182,20 @@ SG_TARGET_PANEL void ukernel_tokens(int tokens, const float* pw, int64_t nkb, co
 // Tokens [0, ct) of x (rows ldx apart), 8-k chunks [kb0, kb0 + nkb), as consecutive blocks of
 // kT tokens, each [nkb][tokens][8], zero past K: one sequential stream per micro-kernel call,
 // and the last partial chunk never reads past a row of x.
-SG_TARGET_PANEL void pack_tokens(const float* x, int64_t ldx, int64_t ct, int64_t kb0, int64_t nkb,
+template <typename XT>
+SG_TARGET_PANEL void pack_tokens(const XT* x, int64_t ldx, int64_t ct, int64_t kb0, int64_t nkb,
                                  int64_t K, float* xp) {
   for (int64_t t0 = 0; t0 < ct; t0 += kT) {
     const int64_t tokens = std::min<int64_t>(kT, ct - t0);
     for (int64_t kb = 0; kb < nkb; ++kb) {
       const int64_t k = (kb0 + kb) * kLanes;
       for (int64_t t = 0; t < tokens; ++t) {
-        const float* src = x + (t0 + t) * ldx + k;
+        const XT* src = x + (t0 + t) * ldx + k;
         float* d = xp + (t0 * nkb + kb * tokens + t) * kLanes;
         if (k + kLanes <= K) {
-          _mm256_store_ps(d, _mm256_loadu_ps(src));
+          _mm256_store_ps(d, load8(src));
         } else {
-          for (int64_t j = 0; j < kLanes; ++j) d[j] = k + j < K ? src[j] : 0.0f;
+          for (int64_t j = 0; j < kLanes; ++j) d[j] = k + j < K ? widen(src[j]) : 0.0f;
         }
       }
     }
@@ -241,14 +243,22 @@ struct Plan {
   int64_t M;
   const WeightRows* w;
   const float* bias;
-  float* y;
+  void* y;  // float, or fp16 bits (YT of run_blocks)
   int64_t ldy;
   int64_t N, K, K8, block_rows, groups, chunk_tokens;
 };
 
 // Row blocks [b0, b1) of the plan: a function of its own (not the parallel_for lambda) so it
 // carries the AVX-512 target attribute.
-template <typename WT>
+// 8 sums to y: fp32, or rounded to fp16 (to nearest even, as the executor's fp16 storage does).
+SG_TARGET_PANEL inline void store8(float* y, __m256 v) { _mm256_storeu_ps(y, v); }
+SG_TARGET_PANEL inline void store8(uint16_t* y, __m256 v) {
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(y), _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+}
+inline void store1(float* y, float v) { *y = v; }
+inline void store1(uint16_t* y, float v) { *y = f32_to_f16(v); }
+
+template <typename WT, typename YT>
 SG_TARGET_PANEL void run_blocks(const Plan& pl, int64_t b0, int64_t b1) {
   const float* xp_all = pl.xp;
   const float* x = pl.x;
@@ -259,7 +269,7 @@ SG_TARGET_PANEL void run_blocks(const Plan& pl, int64_t b0, int64_t b1) {
   const int64_t chunk_tokens = pl.chunk_tokens;
   const WeightRows& w = *pl.w;
   const float* bias = pl.bias;
-  float* y = pl.y;
+  YT* y = static_cast<YT*>(pl.y);
   {
     AlignedFloats panel(static_cast<size_t>(groups * std::min(K8, kKBlock) * kR * kPairFloats));
     AlignedFloats part(static_cast<size_t>(groups * chunk_tokens * kR * kPairFloats));
@@ -355,14 +365,14 @@ SG_TARGET_PANEL void run_blocks(const Plan& pl, int64_t b0, int64_t b1) {
           for (int64_t t = 0; t < ct; ++t) {
             // The group's 8 rows × 8 lane partials of token t, row-major (pair r's halves).
             const float* pp = part_at(g, t);
-            float* yrow = y + (c0 + t) * ldy + n0 + g0;
+            YT* yrow = y + (c0 + t) * ldy + n0 + g0;
             if (rows - g0 >= kGroupRows) {
               const __m256 sums = tree8(pp);
-              _mm256_storeu_ps(yrow, bias != nullptr ? _mm256_add_ps(sums, _mm256_loadu_ps(bias + n0 + g0)) : sums);
+              store8(yrow, bias != nullptr ? _mm256_add_ps(sums, _mm256_loadu_ps(bias + n0 + g0)) : sums);
               continue;
             }
             for (int64_t i = 0; i < rows - g0; ++i) {
-              yrow[i] = hsum8(_mm256_load_ps(pp + i * kLanes)) + (bias != nullptr ? bias[n0 + g0 + i] : 0.0f);
+              store1(yrow + i, hsum8(_mm256_load_ps(pp + i * kLanes)) + (bias != nullptr ? bias[n0 + g0 + i] : 0.0f));
             }
           }
         }
@@ -371,15 +381,27 @@ SG_TARGET_PANEL void run_blocks(const Plan& pl, int64_t b0, int64_t b1) {
   }
 }
 
-template <typename WT>
-void gemm_typed(const float* x, int64_t M, int64_t ldx, const WeightRows& w, const float* bias,
-                float* y, int64_t ldy) {
-  Plan pl{nullptr, false, x, ldx, M, &w, bias, y, ldy, w.n, w.k, 0, 0, 0, 0};
+// x and y of type XT and YT: float, or fp16 bits (gemm_f16io).
+template <typename WT, typename XT, typename YT>
+void gemm_typed(const XT* x, int64_t M, int64_t ldx, const WeightRows& w, const float* bias,
+                YT* y, int64_t ldy) {
+  Plan pl{nullptr, false, nullptr, ldx, M, &w, bias, y, ldy, w.n, w.k, 0, 0, 0, 0};
   pl.K8 = (pl.K + kLanes - 1) / kLanes;
   pl.block_rows = std::min<int64_t>(kRowBlock, (pl.N + kGroupRows - 1) / kGroupRows * kGroupRows);
   pl.groups = pl.block_rows / kGroupRows;
   pl.chunk_tokens = std::min<int64_t>(M, kTokenChunk);
   pl.direct = pl.groups <= kDirectMaxGroups;
+  // The direct path reads fp32 activations in place: fp16 ones are widened first (a product
+  // with at most 16 weight rows: the copy is small next to what packing would cost).
+  std::vector<float> x32;
+  if constexpr (std::is_same_v<XT, float>) {
+    pl.x = x;
+  } else if (pl.direct) {
+    x32.resize(static_cast<size_t>(M * pl.K));
+    for (int64_t m = 0; m < M; ++m) f16_to_f32_span(x + m * ldx, x32.data() + m * pl.K, static_cast<size_t>(pl.K));
+    pl.x = x32.data();
+    pl.ldx = pl.K;
+  }
   const int64_t nblocks = (pl.N + pl.block_rows - 1) / pl.block_rows;
   const bool small = static_cast<double>(M) * static_cast<double>(pl.N) * static_cast<double>(pl.K) <
                      static_cast<double>(kParallelMinWork);
@@ -396,7 +418,7 @@ void gemm_typed(const float* x, int64_t M, int64_t ldx, const WeightRows& w, con
   });
   pl.xp = xp.data;
   parallel_for(nblocks, small ? nblocks : 1,
-               [&pl](int64_t b0, int64_t b1) { run_blocks<WT>(pl, b0, b1); });
+               [&pl](int64_t b0, int64_t b1) { run_blocks<WT, YT>(pl, b0, b1); });
 }
 
 }  // namespace
@@ -410,11 +432,21 @@ void gemm(const float* x, int64_t M, int64_t ldx, const WeightRows& w, const flo
   }
 }
 
+void gemm_f16io(const uint16_t* x, int64_t M, int64_t ldx, const WeightRows& w, const float* bias,
+                uint16_t* y, int64_t ldy) {
+  if (w.dtype == DType::kF16) {
+    gemm_typed<uint16_t>(x, M, ldx, w, bias, y, ldy);
+  } else {
+    gemm_typed<float>(x, M, ldx, w, bias, y, ldy);
+  }
+}
+
 #else
 
 void gemm(const float*, int64_t, int64_t, const WeightRows&, const float*, float*, int64_t) {
   // Never called: cpu_level() is kScalar on a non-x86 build.
 }
+void gemm_f16io(const uint16_t*, int64_t, int64_t, const WeightRows&, const float*, uint16_t*, int64_t) {}
 
 #endif
 

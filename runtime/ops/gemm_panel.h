@@ -29,5 +29,9 @@ constexpr const char* kVariantName = "gemm_x_wt_6x8__avx512f";
 // with AVX-512F (cpu_level() >= kAvx512). Splits row blocks over parallel_threads().
 void gemm(const float* x, int64_t M, int64_t ldx, const WeightRows& w, const float* bias, float* y,
           int64_t ldy);
+// The same with x and y as fp16 bits: x widened as it is packed, each y rounded to fp16 (to
+// nearest even) as it is stored. The bits of widening x, gemm() and rounding y.
+void gemm_f16io(const uint16_t* x, int64_t M, int64_t ldx, const WeightRows& w, const float* bias,
+                uint16_t* y, int64_t ldy);
 
 }  // namespace sg::gemm_panel

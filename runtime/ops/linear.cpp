@@ -46,7 +46,15 @@ Result<Tensor> optional_bias(OpContext& ctx, int64_t n) {
 }  // namespace
 
 Status op_linear(OpContext& ctx) {
-  SG_ASSIGN_OR_RETURN(Tensor x, ctx.get_f32("x"));
+  SG_ASSIGN_OR_RETURN(Tensor x, ctx.get("x"));
+  // fp16 storage in and out (the executor's fp16 modes, an fp16-declared output): the product
+  // reads x and writes y as fp16 (gemm_x_wt_f16io), the bits of widening x, multiplying and
+  // rounding y at the executor's store, without the two fp32 copies.
+  const bool f16io = x.dtype() == DType::kF16 && stores_fp16(ctx.precision()) &&
+                     ctx.op().outputs.size() == 1 && ctx.op().outputs[0].type.dtype == DType::kF16;
+  if (!f16io) {
+    SG_ASSIGN_OR_RETURN(x, ctx.get_f32("x"));
+  }
   SG_ASSIGN_OR_RETURN(WeightOperand weight, WeightOperand::get(ctx, "weight"));
   SG_OP_CHECK(ctx, x.rank() >= 1, ErrorCode::kShape, "x must have rank >= 1, got a scalar");
   SG_OP_CHECK(ctx, weight.rank() == 2, ErrorCode::kShape,
@@ -60,11 +68,15 @@ Status op_linear(OpContext& ctx) {
 
   Shape out_shape = x.shape();
   out_shape.back() = d_out;
-  SG_ASSIGN_OR_RETURN(Tensor out, kern::new_tensor(ctx, DType::kF32, out_shape));
+  SG_ASSIGN_OR_RETURN(Tensor out, kern::new_tensor(ctx, f16io ? DType::kF16 : DType::kF32, out_shape));
   SG_ASSIGN_OR_RETURN(WeightRows w, weight.rows());
   const int64_t m = numel(Shape(x.shape().begin(), x.shape().end() - 1));
-  gemm_x_wt(x.data<float>(), m, d_in, w, bias.defined() ? bias.data<float>() : nullptr,
-            out.mutable_data<float>(), d_out);
+  const float* b = bias.defined() ? bias.data<float>() : nullptr;
+  if (f16io) {
+    gemm_x_wt_f16io(x.data<uint16_t>(), m, d_in, w, b, out.mutable_data<uint16_t>(), d_out);
+  } else {
+    gemm_x_wt(x.data<float>(), m, d_in, w, b, out.mutable_data<float>(), d_out);
+  }
   ctx.set_output(0, std::move(out));
   return Status::ok();
 }

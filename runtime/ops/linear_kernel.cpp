@@ -574,6 +574,21 @@ void gemm_x_wt(const float* x, int64_t M, int64_t ldx, const WeightRows& w, cons
   gemm_x_wt_at(cpu_level(), x, M, ldx, w, bias, y, ldy);
 }
 
+void gemm_x_wt_f16io(const uint16_t* x, int64_t M, int64_t ldx, const WeightRows& w,
+                     const float* bias, uint16_t* y, int64_t ldy) {
+  if (M <= 0 || w.n <= 0) return;
+#if SG_GEMM_X86
+  if (cpu_level() >= CpuLevel::kAvx512 && M >= gemm_panel::kMinTokens && w.k > 0) {
+    return gemm_panel::gemm_f16io(x, M, ldx, w, bias, y, ldy);
+  }
+#endif
+  const int64_t K = w.k, N = w.n;
+  std::vector<float> x32(static_cast<size_t>(M * K)), y32(static_cast<size_t>(M * N));
+  for (int64_t m = 0; m < M; ++m) f16_to_f32_span(x + m * ldx, x32.data() + m * K, static_cast<size_t>(K));
+  gemm_x_wt(x32.data(), M, K, w, bias, y32.data(), N);
+  for (int64_t m = 0; m < M; ++m) f32_to_f16_span(y32.data() + m * N, y + m * ldy, static_cast<size_t>(N));
+}
+
 Result<WeightOperand> WeightOperand::get(OpContext& ctx, std::string_view name) {
   WeightOperand w;
   SG_ASSIGN_OR_RETURN(std::optional<StreamedWeight> stream, ctx.get_streamed(name));

@@ -42,6 +42,13 @@ struct WeightRows {
 // Runs on parallel_threads() threads split over n.
 void gemm_x_wt(const float* x, int64_t M, int64_t ldx, const WeightRows& w, const float* bias,
                float* y, int64_t ldy);
+// gemm_x_wt with x and y in fp16 storage (fp16 bits; the executor's fp16 modes): the bits of
+// widening x, gemm_x_wt, and rounding y to fp16 (to nearest even), which is what it does below
+// gemm_panel::kMinTokens tokens or the avx512 level. From there the panel GEMM widens x as it
+// packs it and rounds y as it stores it, so a 512-token MoE layer never makes the fp32 copies
+// of its 25 MB activations (GemmPanel.Fp16InAndOutEqualsWideningMultiplyingAndRoundingBitForBit).
+void gemm_x_wt_f16io(const uint16_t* x, int64_t M, int64_t ldx, const WeightRows& w,
+                     const float* bias, uint16_t* y, int64_t ldy);
 // The same product computed by the variant of one CPU level (shardgate/cpu.h; a level above
 // the CPU's must not be asked for): gemm_x_wt calls it with cpu_level(); tests compare the
 // variants with each other and with their references.

@@ -79,6 +79,61 @@ TEST(GemmPanel, EqualsTheSkinnyKernelAndTheReferenceBitForBitOnAnyThreadCount) {
   set_cpu_level(before);
 }
 
+// gemm_x_wt_f16io (x and y as fp16 bits, what linear does in the executor's fp16 modes) gives
+// the bits of widening x, gemm_x_wt and rounding y to fp16: through the panel GEMM (which
+// widens x as it packs it and rounds y as it stores it) from 16 tokens at the avx512 level,
+// through those three steps below; the direct path (16 rows or fewer) included, partial row
+// groups, with and without bias, viewed and streamed weights, 1 and 2 threads.
+TEST(GemmPanel, Fp16InAndOutEqualsWideningMultiplyingAndRoundingBitForBit) {
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> dist(-2.0f, 2.0f);
+  const CpuLevel before = cpu_level();
+  for (CpuLevel level : {CpuLevel::kAvx512, CpuLevel::kAvx2, CpuLevel::kScalar}) {
+    if (level > cpu_level_detected()) continue;
+    set_cpu_level(level);
+    for (int64_t M : {1, 15, 16, 17, 200}) {
+      for (int64_t K : {5, 67, 1037}) {
+        for (int64_t N : {1, 13, 70}) {
+          const bool f16 = (M + K + N) % 2 == 0, streamed = (M * K) % 3 == 0, with_bias = N != 13;
+          const int64_t ldx = K + 3, ldy = N + 2;
+          std::vector<uint16_t> x(static_cast<size_t>(M * ldx));
+          for (uint16_t& v : x) v = f32_to_f16(dist(rng));
+          const testing::GemmTestWeight weight(N, K, f16, streamed, rng, dist);
+          std::vector<float> bias(static_cast<size_t>(N));
+          for (float& v : bias) v = dist(rng);
+          const float* b = with_bias ? bias.data() : nullptr;
+          // The three steps, by the fp32 entry point.
+          std::vector<float> x32(static_cast<size_t>(M * K)), y32(static_cast<size_t>(M * N));
+          for (int64_t m = 0; m < M; ++m) {
+            for (int64_t k = 0; k < K; ++k) x32[static_cast<size_t>(m * K + k)] = f16_to_f32(x[static_cast<size_t>(m * ldx + k)]);
+          }
+          gemm_x_wt(x32.data(), M, K, weight.rows, b, y32.data(), N);
+          const std::string what = std::string(cpu_level_name(level)) + " M=" + std::to_string(M) + " N=" +
+                                   std::to_string(N) + " K=" + std::to_string(K) + (f16 ? " f16" : " f32") +
+                                   (streamed ? " streamed" : "") + (with_bias ? " bias" : "");
+          for (int threads : {1, 2}) {
+            ParallelScope scope(threads);
+            std::vector<uint16_t> y(static_cast<size_t>(M * ldy), 0x7777);
+            gemm_x_wt_f16io(x.data(), M, ldx, weight.rows, b, y.data(), ldy);
+            for (int64_t m = 0; m < M; ++m) {
+              for (int64_t n = 0; n < ldy; ++n) {
+                const uint16_t got = y[static_cast<size_t>(m * ldy + n)];
+                if (n >= N) {
+                  ASSERT_EQ(got, 0x7777) << what << " wrote past N at m=" << m << " n=" << n;
+                  continue;
+                }
+                ASSERT_EQ(got, f32_to_f16(y32[static_cast<size_t>(m * N + n)]))
+                    << what << " threads=" << threads << " m=" << m << " n=" << n;
+              }
+            }
+          }
+        }
+      }
+    }
+  }
+  set_cpu_level(before);
+}
+
 TEST(GemmPanel, ManyTokensSplitOverThreads) {
   if (cpu_level_detected() < CpuLevel::kAvx512) GTEST_SKIP() << "no AVX-512 on this CPU";
   const int64_t M = 64, N = 256, K = 256;

@@ -17,6 +17,8 @@
 // the skinny kernel (avx2::dot_tokens / avx512::dot_rows8 in linear_kernel.cpp).
 #include "ops/gemm_panel.h"
 
+#include "ops/aligned_floats.h"
+
 #include "core/parallel.h"
 #include "shardgate/half.h"
 
@@ -53,16 +55,6 @@ constexpr int kPrefetchChunks = 8;
 constexpr int64_t kDirectMaxGroups = 2;  // Plan::direct: up to 16 weight rows
 // Below this many multiply-adds a product stays on the calling thread.
 constexpr int64_t kParallelMinWork = int64_t{1} << 18;
-
-// 64-byte aligned float buffer (a zmm load must not straddle cache lines).
-struct AlignedFloats {
-  std::unique_ptr<float[]> raw;
-  float* data = nullptr;
-  explicit AlignedFloats(size_t n) : raw(new float[n + 16]) {
-    const auto addr = reinterpret_cast<uintptr_t>(raw.get());
-    data = raw.get() + ((64 - addr % 64) % 64) / sizeof(float);
-  }
-};
 
 SG_TARGET_PANEL inline __m256 load8(const uint16_t* p) {
   return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
@@ -291,23 +283,23 @@ SG_TARGET_PANEL void run_blocks(const Plan& pl, int64_t b0, int64_t b1) {
       for (int64_t c0 = 0; c0 < M; c0 += chunk_tokens) {
         const int64_t ct = std::min(chunk_tokens, M - c0);
         auto part_at = [&](int64_t g, int64_t t) {
-          return part.data + ((g * chunk_tokens + t) * kR) * kPairFloats;
+          return part.data() + ((g * chunk_tokens + t) * kR) * kPairFloats;
         };
         if (pl.direct) {
           if (full8 < K8) {
             for (int64_t t = 0; t < ct; ++t) {
               for (int64_t j = 0; j < kLanes; ++j) {
                 const int64_t k = full8 * kLanes + j;
-                xtail.data[t * kLanes + j] = k < K ? x[(c0 + t) * ldx + k] : 0.0f;
+                xtail.data()[t * kLanes + j] = k < K ? x[(c0 + t) * ldx + k] : 0.0f;
               }
             }
           }
           for (int64_t kb0 = 0; kb0 < K8; kb0 += kKBlock) {
             const int64_t nkb = std::min(kKBlock, K8 - kb0);
             const int64_t nfull = std::min(nkb, full8 - kb0);  // the block's whole chunks
-            pack_panel(src, ld, rows, K, kb0, nkb, groups, panel.data);
+            pack_panel(src, ld, rows, K, kb0, nkb, groups, panel.data());
             for (int64_t g = 0; g < groups; ++g) {
-              const float* pw = panel.data + (g * nkb * kR) * kPairFloats;
+              const float* pw = panel.data() + (g * nkb * kR) * kPairFloats;
               for (int64_t t0 = 0; t0 < ct; t0 += kT) {
                 const int tokens = static_cast<int>(std::min<int64_t>(kT, ct - t0));
                 if (nfull > 0) {
@@ -315,7 +307,7 @@ SG_TARGET_PANEL void run_blocks(const Plan& pl, int64_t b0, int64_t b1) {
                                         part_at(g, t0), kb0 > 0);
                 }
                 if (nfull < nkb) {
-                  ukernel_tokens<false>(tokens, pw + nfull * kR * kPairFloats, 1, xtail.data + t0 * kLanes,
+                  ukernel_tokens<false>(tokens, pw + nfull * kR * kPairFloats, 1, xtail.data() + t0 * kLanes,
                                         kLanes, part_at(g, t0), kb0 + nfull > 0);
                 }
               }
@@ -340,12 +332,12 @@ SG_TARGET_PANEL void run_blocks(const Plan& pl, int64_t b0, int64_t b1) {
             next = xp_all + (c0 + ct) * nkb2 * kLanes;
             next_lines = ct2 * nkb2 * kLanes / 16;
           }
-          pack_panel(src, ld, rows, K, kb0, nkb, groups, panel.data);
+          pack_panel(src, ld, rows, K, kb0, nkb, groups, panel.data());
           const int64_t calls = groups * ((ct + kT - 1) / kT);
           const int64_t per_call = (next_lines + calls - 1) / calls;
           int64_t line = 0;
           for (int64_t g = 0; g < groups; ++g) {
-            const float* pw = panel.data + (g * nkb * kR) * kPairFloats;
+            const float* pw = panel.data() + (g * nkb * kR) * kPairFloats;
             for (int64_t t0 = 0; t0 < ct; t0 += kT) {
               const int tokens = static_cast<int>(std::min<int64_t>(kT, ct - t0));
               // Lines beyond one per k-chunk step (never at these sizes) are asked for here.
@@ -413,10 +405,10 @@ void gemm_typed(const XT* x, int64_t M, int64_t ldx, const WeightRows& w, const 
   if (!pl.direct) parallel_for(kblocks, small ? kblocks : 1, [&](int64_t k0, int64_t k1) {
     for (int64_t kc = k0; kc < k1; ++kc) {
       const int64_t kb0 = kc * kKBlock;
-      pack_tokens(x, ldx, M, kb0, std::min(kKBlock, K8 - kb0), pl.K, xp.data + kb0 * M * kLanes);
+      pack_tokens(x, ldx, M, kb0, std::min(kKBlock, K8 - kb0), pl.K, xp.data() + kb0 * M * kLanes);
     }
   });
-  pl.xp = xp.data;
+  pl.xp = xp.data();
   parallel_for(nblocks, small ? nblocks : 1,
                [&pl](int64_t b0, int64_t b1) { run_blocks<WT, YT>(pl, b0, b1); });
 }

@@ -8,6 +8,7 @@
 // token blocks, a block of W is reused from cache instead of streamed again.
 #include "ops/linear_kernel.h"
 
+#include "ops/aligned_floats.h"
 #include "ops/gemm_panel.h"
 #include "ops/register_decoders.h"
 
@@ -292,7 +293,7 @@ void gemm_typed(const float* x, int64_t M, int64_t ldx, const WeightRows& w, con
   const int64_t k8 = (K + kLanes - 1) / kLanes;
   const int64_t mblocks = (M + kTokenBlock - 1) / kTokenBlock;
   const int64_t block_floats = k8 * kTokenBlock * kLanes;
-  std::vector<float> packed(static_cast<size_t>(mblocks * block_floats));
+  AlignedFloats packed(static_cast<size_t>(mblocks * block_floats));  // 32-byte chunks on whole lines
   for (int64_t b = 0; b < mblocks; ++b) {
     const int mb = static_cast<int>(std::min<int64_t>(kTokenBlock, M - b * kTokenBlock));
     pack_tokens(x, ldx, b * kTokenBlock, mb, K, packed.data() + b * block_floats);
@@ -411,7 +412,7 @@ void gemm_registers(const float* x, int64_t M, int64_t ldx, const WeightRows& w,
   const int64_t k8 = K / kLanes;
   const int64_t mblocks = (M + kTokenBlock - 1) / kTokenBlock;
   const int64_t block_floats = k8 * kTokenBlock * kLanes;
-  std::vector<float> packed(static_cast<size_t>(mblocks * block_floats));
+  AlignedFloats packed(static_cast<size_t>(mblocks * block_floats));  // 32-byte chunks on whole lines
   for (int64_t b = 0; b < mblocks; ++b) {
     const int mb = static_cast<int>(std::min<int64_t>(kTokenBlock, M - b * kTokenBlock));
     pack_tokens(x, ldx, b * kTokenBlock, mb, K, packed.data() + b * block_floats, token_stride(mb));

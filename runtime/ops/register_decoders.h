@@ -14,6 +14,7 @@
 // ShiftScale8Fp16 only at kAvx512Fp16, in builds whose compiler has its intrinsics.
 #pragma once
 
+#include "ops/aligned_floats.h"
 #include "shardgate/op_context.h"
 
 #include <cstdint>
@@ -90,33 +91,11 @@ SG_REGDEC_TARGET inline void widen_params(const ParamView& v, int64_t first, int
   for (; i < n; ++i) out[i] = param_at(v, first + i);
 }
 
-// A per-thread float buffer on a 64-byte boundary, grown on demand. A table is one zmm: where
-// a std::vector's 16-byte alignment put the tables off a cache line, every table store and
-// every lookup load split across two lines, and the int4 per-block 8-token run took 18-19 ms
-// instead of 15, depending on what the heap had handed out before.
-class AlignedScratch {
- public:
-  float* get(size_t floats) {
-    if (floats > size_) {
-      raw_.reset(new float[floats + 16]);
-      size_ = floats;
-      const auto addr = reinterpret_cast<uintptr_t>(raw_.get());
-      data_ = raw_.get() + ((64 - addr % 64) % 64) / sizeof(float);
-    }
-    return data_;
-  }
-
- private:
-  std::unique_ptr<float[]> raw_;
-  float* data_ = nullptr;
-  size_t size_ = 0;
-};
-
 // The calling thread's scratch for a row group's parameters widened to fp32 (reused across
 // calls, grown to the largest seen: 2 x 6 rows x the parameter columns).
 inline float* param_scratch(size_t floats) {
-  thread_local AlignedScratch scratch;
-  return scratch.get(floats);
+  thread_local AlignedFloats scratch;
+  return scratch.grow(floats);
 }
 
 // How a shift-scale weight's codes are offset before scaling (ShiftScale::apply in
@@ -253,8 +232,8 @@ class ShiftScale8Fp16 {
 // The calling thread's scratch for the tables a Table4 decoder looks weights up in (reused
 // across calls, grown to the largest row group seen: 6 rows x 16 floats per column block).
 inline float* table_scratch(size_t floats) {
-  thread_local AlignedScratch scratch;
-  return scratch.get(floats);
+  thread_local AlignedFloats scratch;
+  return scratch.grow(floats);
 }
 
 // 4-bit codes looked up in 16-entry tables of widened fp16 values: one table per row, and per

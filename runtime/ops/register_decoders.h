@@ -17,6 +17,7 @@
 #include "ops/aligned_floats.h"
 #include "shardgate/op_context.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -230,7 +231,7 @@ class ShiftScale8Fp16 {
 #endif
 
 // The calling thread's scratch for the tables a Table4 decoder looks weights up in (reused
-// across calls, grown to the largest row group seen: 6 rows x 16 floats per column block).
+// across calls, grown to the largest seen: 6 rows x 16 floats per column block it holds).
 inline float* table_scratch(size_t floats) {
   thread_local AlignedFloats scratch;
   return scratch.grow(floats);
@@ -238,14 +239,15 @@ inline float* table_scratch(size_t floats) {
 
 // 4-bit codes looked up in 16-entry tables of widened fp16 values: one table per row, and per
 // column block when Blocked (the table changes along a row every 2^block_shift columns). The
-// subclass fills the tables of the group's 6 rows into the thread's scratch before the k loop,
-// block by block ([block][row][16]), so the loop finds any row's table from one pointer.
+// subclass fills the tables of the group's 6 rows into the thread's scratch, block by block
+// ([block][row][16]), so the loop finds any row's table from one pointer: all of them before
+// the k loop, or (Rolling) a chunk's at a time, the first being block tq0_ / 96.
 //
 // Per row pair and 8 columns the lookup is 4 vector instructions and the permute: row a's 8
 // codes (one dword) broadcast to all lanes and row b's merged into the high half, each lane
 // shifted to its own nibble, masked to it with the table-select bit set in row b's lanes
 // (one ternary-logic op), and one two-table permute (it reads only the low 5 bits).
-template <bool Blocked>
+template <bool Blocked, bool Rolling = false>
 class Table4 {
  public:
   SG_REGDEC_TARGET __m512 pair(int p, int64_t k) const {
@@ -262,22 +264,26 @@ class Table4 {
     // (shifted & 15) | select: ternary-logic truth table 0xEA is (A & B) | C.
     const __m512i idx =
         _mm512_ternarylogic_epi32(_mm512_srlv_epi32(both, shift), _mm512_set1_epi32(15), select, 0xEA);
-    const float* t = tables_ + (Blocked ? (k >> shift_) * (kRows * 16) : 0) + p * 32;
+    // Rolling: the tables of the current chunk only, the first being block q0 (tq0_ = q0 · 96).
+    const float* t = tables_ + (Blocked ? (k >> shift_) * (kRows * 16) - (Rolling ? tq0_ : 0) : 0) + p * 32;
     return _mm512_permutex2var_ps(_mm512_loadu_ps(t), idx, _mm512_loadu_ps(t + 16));
   }
 
  protected:
-  SG_REGDEC_TARGET Table4(const RegisterDecode& d, int64_t row)
+  // table_blocks: how many column blocks' tables the scratch holds (all of them, or a chunk's).
+  SG_REGDEC_TARGET Table4(const RegisterDecode& d, int64_t row, int64_t table_blocks)
       : shift_(d.block_shift), blocks_(Blocked ? d.param_cols : 1),
-        tables_(table_scratch(static_cast<size_t>(kRows * 16 * blocks_))) {
+        tables_(table_scratch(static_cast<size_t>(kRows * 16 * table_blocks))) {
     for (int i = 0; i < kRows; ++i) rows_[i] = row_codes(d, row + i, 4);
   }
-  // Where row i's table for column block q goes.
+  SG_REGDEC_TARGET Table4(const RegisterDecode& d, int64_t row) : Table4(d, row, Blocked ? d.param_cols : 1) {}
+  // Where row i's table for column block q (counted from the scratch's first) goes.
   float* table(int i, int64_t q) { return tables_ + (q * kRows + i) * 16; }
 
   int shift_;
   int64_t blocks_;
   float* tables_;
+  int64_t tq0_ = 0;
   const std::byte* rows_[kRows];
 };
 
@@ -296,40 +302,97 @@ class Lut4 : public Table4<Blocked> {
 };
 
 // 4-bit constexpr_blockwise_shift_scale codes: a 4-bit code takes 16 values per parameter
-// (scale, offset), so before the k loop the decoder evaluates ShiftScale::apply's steps once
-// on the 16 codes of each parameter of its 6 rows (the same fp32 operations and fp16
-// roundings, element by element, as decoding each weight), and the loop looks weights up like
-// a palette. Decoding each weight instead cost about twice the FMAs it fed.
+// (scale, offset), so the decoder evaluates ShiftScale::apply's steps once on the 16 codes of
+// each parameter of its 6 rows (the same fp32 operations and fp16 roundings, element by
+// element, as decoding each weight), and the loop looks weights up like a palette. Decoding
+// each weight instead cost about twice the FMAs it fed.
+//
+// One parameter per row: the 6 tables are computed by the constructor. Per column block
+// (Blocked): a 64-byte table per 32 codes is 4× the codes' bytes, and computing all of a row
+// group's tables before its k loop wrote them beyond L1 (147 KiB for K = 12288) and waited on
+// those stores; so the tables are computed a chunk of kChunkCols columns at a time, by
+// prepare(), which the kernel calls before each chunk, into an L1-resident 6 KiB.
 template <bool Signed, Offset Off, bool Blocked>
-class ShiftScale4 : public Table4<Blocked> {
+class ShiftScale4 : public Table4<Blocked, Blocked> {
+  using Base = Table4<Blocked, Blocked>;
+
  public:
-  SG_REGDEC_TARGET ShiftScale4(const RegisterDecode& d, int64_t row) : Table4<Blocked>(d, row) {
+  static constexpr int64_t kChunkCols = 512;
+  static constexpr bool kRolling = Blocked;
+
+  SG_REGDEC_TARGET ShiftScale4(const RegisterDecode& d, int64_t row) : Base(d, row, chunk_blocks(d)) {
+    // The group's parameters widened once ([scale | offset][row][block], param_scratch).
+    const int64_t blocks = this->blocks_;
+    float* params = param_scratch(static_cast<size_t>(2 * kRows * blocks));
+    for (int i = 0; i < kRows; ++i) {
+      const int64_t first = param_row_start(d, row + i);
+      widen_params(d.scale, first, blocks, params + i * blocks);
+      if constexpr (Off != Offset::kNone) widen_params(d.offset, first, blocks, params + (kRows + i) * blocks);
+    }
+    params_ = params;
+    if constexpr (!Blocked) tables_for(0, 1);
+  }
+
+  // Columns per call of prepare(): a whole number of column blocks.
+  int64_t chunk_cols() const { return std::max<int64_t>(kChunkCols, int64_t{1} << this->shift_); }
+
+  // The tables of columns [k0, k1) (k0 a multiple of chunk_cols()).
+  SG_REGDEC_TARGET void prepare(int64_t k0, int64_t k1) {
+    const int64_t q0 = k0 >> this->shift_;
+    const int64_t q1 = (k1 + (int64_t{1} << this->shift_) - 1) >> this->shift_;
+    this->tq0_ = q0 * (kRows * 16);
+    tables_for(q0, q1);
+  }
+
+ private:
+  static int64_t chunk_blocks(const RegisterDecode& d) {
+    if (!Blocked) return 1;
+    return std::max<int64_t>(1, kChunkCols >> d.block_shift);
+  }
+
+  // Blocks [q0, q1) into the scratch from its start.
+  SG_REGDEC_TARGET void tables_for(int64_t q0, int64_t q1) {
     // The code each nibble holds, as apply() widens it (exact in fp16 and fp32).
     const __m512 code = Signed ? _mm512_set_ps(-1, -2, -3, -4, -5, -6, -7, -8, 7, 6, 5, 4, 3, 2, 1, 0)
                                : _mm512_set_ps(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
-    // Each row's parameters widened first, 16 per instruction (param_scratch).
     const int64_t blocks = this->blocks_;
-    float* scales = param_scratch(static_cast<size_t>(2 * blocks));
-    float* offsets = scales + blocks;
-    for (int i = 0; i < kRows; ++i) {
-      const int64_t first = param_row_start(d, row + i);
-      widen_params(d.scale, first, blocks, scales);
-      if constexpr (Off != Offset::kNone) widen_params(d.offset, first, blocks, offsets);
-      for (int64_t q = 0; q < blocks; ++q) {
-        const __m512 scale = _mm512_set1_ps(scales[q]);
+    for (int64_t q = q0; q < q1; ++q) {
+      for (int i = 0; i < kRows; ++i) {
+        const __m512 scale = _mm512_set1_ps(params_[i * blocks + q]);
         __m512 v;
         if constexpr (Off == Offset::kNone) {
           v = _mm512_mul_ps(scale, code);
-        } else if constexpr (Off == Offset::kWider) {
-          v = _mm512_mul_ps(scale, _mm512_sub_ps(code, _mm512_set1_ps(offsets[q])));
         } else {
-          v = _mm512_mul_ps(scale, round_f16(_mm512_sub_ps(code, _mm512_set1_ps(offsets[q]))));
+          const __m512 offs = _mm512_set1_ps(params_[(kRows + i) * blocks + q]);
+          if constexpr (Off == Offset::kWider) {
+            v = _mm512_mul_ps(scale, _mm512_sub_ps(code, offs));
+          } else {
+            v = _mm512_mul_ps(scale, round_f16(_mm512_sub_ps(code, offs)));
+          }
         }
-        _mm512_storeu_ps(this->table(i, q), round_f16(v));
+        _mm512_storeu_ps(this->table(i, q - q0), round_f16(v));
       }
     }
   }
+
+  const float* params_ = nullptr;
 };
+
+// The kernel's chunking (register_kernel.inc): decoders with rolling tables say how many
+// columns a prepare() covers; the others are one chunk of all K.
+template <class Dec>
+int64_t chunk_cols_of(const Dec& dec, int64_t K) {
+  if constexpr (requires { Dec::kRolling; }) {
+    if constexpr (Dec::kRolling) return dec.chunk_cols();
+  }
+  return K;
+}
+template <class Dec>
+SG_REGDEC_TARGET inline void prepare_chunk(Dec& dec, int64_t k0, int64_t k1) {
+  if constexpr (requires { Dec::kRolling; }) {
+    if constexpr (Dec::kRolling) dec.prepare(k0, k1);
+  }
+}
 
 }  // namespace sg::regdec
 

@@ -79,6 +79,16 @@ std::vector<Form> forms(std::mt19937& rng) {
                  {in("data", codes(dt, {2, N / 2, K}, rng)), in("scale", scales({2, N / 2, 1}, rng, 1e-3f, 3e-2f))}, true});
     f.push_back({d + " bank per expert", ss,
                  {in("data", codes(dt, {2, N / 2, K}, rng)), in("scale", scales({2, 1, 1}, rng, 1e-3f, 3e-2f))}, true});
+    // Rows longer than the 4-bit decoders' 512-column table chunk (ShiftScale4::prepare): a
+    // partial last chunk (1152 = 2 × 512 + 128) with 32- and 128-column blocks, and blocks
+    // longer than a chunk (1024 columns).
+    f.push_back({d + " per row and 32 columns, rows of 1152", ss,
+                 {in("data", codes(dt, {N, 1152}, rng)), in("scale", scales({N, 1152 / 32}, rng, 1e-3f, 3e-2f))}, true});
+    f.push_back({d + " per row and 128 columns, rows of 1152, fp16 offset", ss,
+                 {in("data", codes(dt, {N, 1152}, rng)), in("scale", scales({N, 1152 / 128}, rng, 1e-3f, 3e-2f)),
+                  in("offset", scales({N, 1152 / 128}, rng, -9.0f, 9.0f))}, true});
+    f.push_back({d + " per row and 1024 columns, rows of 2048", ss,
+                 {in("data", codes(dt, {N, 2048}, rng)), in("scale", scales({N, 2}, rng, 1e-3f, 3e-2f))}, true});
     // Not offered: 4-column blocks (8 decoded elements would need two scales), a row length
     // not a multiple of 8, a scale per expert column but shared across an expert's rows.
     f.push_back({d + " per 4 columns", ss,
@@ -175,7 +185,7 @@ TEST(RegisterDecode, EqualsDecodingIntoATileAndTheReferenceBitForBit) {
       }
     }
   }
-  EXPECT_EQ(offered, 4 * 9 + 5);
+  EXPECT_EQ(offered, 4 * 12 + 5);
 }
 
 #if defined(__x86_64__) || defined(__i386__)

@@ -14,6 +14,7 @@
 #include "ops/constexpr_stream.h"
 #include "ops/kernel_util.h"
 #include "ops/kernel_variants.h"
+#include "ops/param_f16c.h"
 #include "ops/weight_formats.h"
 #include "shardgate/cpu.h"
 
@@ -650,13 +651,6 @@ SG_TARGET_F16C inline void shift_scale_store_8(const ShiftScale& ss, bool has_of
   } else {
     _mm256_storeu_ps(out, has_offset ? _mm256_mul_ps(s, _mm256_sub_ps(x, o)) : _mm256_mul_ps(s, x));
   }
-}
-
-// Parameter i of v (read in place) with F16C for fp16, the usual dtype: a block of 32
-// weights decodes in a few nanoseconds, and a scalar fp16 widening per block would add a third.
-SG_TARGET_F16C inline float param_f16c(const ParamView& v, int64_t i) {
-  if (const uint16_t* h = v.f16()) return _cvtsh_ss(h[i]);
-  return v[i];
 }
 
 template <typename T>

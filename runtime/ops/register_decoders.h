@@ -15,13 +15,12 @@
 #pragma once
 
 #include "ops/aligned_floats.h"
+#include "ops/param_f16c.h"
 #include "shardgate/op_context.h"
 
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
-#include <memory>
-#include <vector>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -75,12 +74,6 @@ SG_REGDEC_TARGET inline __m128i code_bytes(const std::byte* a, const std::byte* 
   return _mm_castpd_si128(_mm_loadh_pd(_mm_castsi128_pd(lo), reinterpret_cast<const double*>(b + k)));
 }
 
-// Parameter i of v (a scale or offset, read in place): one vcvtph2ps for fp16, the usual dtype.
-SG_REGDEC_TARGET inline float param_at(const ParamView& v, int64_t i) {
-  if (const uint16_t* h = v.f16()) return _cvtsh_ss(h[i]);
-  return v[i];
-}
-
 // Parameters first .. first + n - 1 of v widened into out, 16 fp16 values per instruction.
 SG_REGDEC_TARGET inline void widen_params(const ParamView& v, int64_t first, int64_t n, float* out) {
   int64_t i = 0;
@@ -89,7 +82,7 @@ SG_REGDEC_TARGET inline void widen_params(const ParamView& v, int64_t first, int
       _mm512_storeu_ps(out + i, _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(h + first + i))));
     }
   }
-  for (; i < n; ++i) out[i] = param_at(v, first + i);
+  for (; i < n; ++i) out[i] = param_f16c(v, first + i);
 }
 
 // The calling thread's scratch for a row group's parameters widened to fp32 (reused across
@@ -134,8 +127,8 @@ class ShiftScale8 {
     } else {
       for (int p = 0; p < kPairs; ++p) {
         const int64_t ia = param_row_start(d, row + 2 * p), ib = param_row_start(d, row + 2 * p + 1);
-        scale_[p] = halves(param_at(d.scale, ia), param_at(d.scale, ib));
-        offs_[p] = Off != Offset::kNone ? halves(param_at(d.offset, ia), param_at(d.offset, ib)) : _mm512_setzero_ps();
+        scale_[p] = halves(param_f16c(d.scale, ia), param_f16c(d.scale, ib));
+        offs_[p] = Off != Offset::kNone ? halves(param_f16c(d.offset, ia), param_f16c(d.offset, ib)) : _mm512_setzero_ps();
       }
     }
   }
@@ -204,8 +197,8 @@ class ShiftScale8Fp16 {
     for (int i = 0; i < kRows; ++i) rows_[i] = row_codes(d, row + i, 8);
     for (int p = 0; p < kPairs; ++p) {
       const int64_t ia = param_row_start(d, row + 2 * p), ib = param_row_start(d, row + 2 * p + 1);
-      scale_[p] = halves_f16(param_at(d.scale, ia), param_at(d.scale, ib));
-      if constexpr (Off == Offset::kRounded) offs_[p] = halves_f16(param_at(d.offset, ia), param_at(d.offset, ib));
+      scale_[p] = halves_f16(param_f16c(d.scale, ia), param_f16c(d.scale, ib));
+      if constexpr (Off == Offset::kRounded) offs_[p] = halves_f16(param_f16c(d.offset, ia), param_f16c(d.offset, ib));
     }
   }
 

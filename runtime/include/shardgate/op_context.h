@@ -8,7 +8,6 @@
 // fp16 mode), so kernels never round by themselves.
 #pragma once
 
-#include "shardgate/half.h"
 #include "shardgate/program.h"
 #include "shardgate/status.h"
 #include "shardgate/tensor.h"
@@ -35,42 +34,32 @@ const char* precision_name(Precision p);  // "fp16", "fp32", "fp16-ftz"
 // Whether fp16-declared values are stored as fp16 bits (fp16 and fp16-ftz).
 inline bool stores_fp16(Precision p) { return p != Precision::kFp32; }
 
+// A parameter tensor of a compressed weight (a scale, an offset) read where it is stored:
+// element i widened exactly to float, no copy. (Streams are made at every run; converting
+// each whole parameter tensor to a fresh float vector then was 8% of the 8-token run of an
+// int4-per-block shard, with one fp16 scale per 32 weights.) Holds the tensor, so the storage
+// lives as long as the view. Hot readers widen fp16 parameters themselves with F16C (f16()).
+class ParamView {
+ public:
+  ParamView() = default;
+  explicit ParamView(Tensor t) : t_(std::move(t)) {}
+  float operator[](int64_t i) const { return static_cast<float>(element_as_double(t_, i)); }
+  int64_t size() const { return t_.numel(); }
+  bool empty() const { return t_.numel() == 0; }
+  // The stored fp16 values; null for other dtypes.
+  const uint16_t* f16() const {
+    return t_.dtype() == DType::kF16 ? reinterpret_cast<const uint16_t*>(t_.raw()) : nullptr;
+  }
+
+ private:
+  Tensor t_;
+};
+
 // A compressed compile-time weight handed to a kernel without its dense form ever existing.
 // decode(first, count, dst) writes elements [first, first + count) of the row-major dense
 // weight to dst in `dtype` (fp16 bits or fp32), exactly the values the constexpr op would
 // produce; first and count are multiples of shape.back(). It is safe to call from several
 // threads at once and cannot fail: everything was validated when the stream was made.
-// A parameter tensor of a compressed weight (a scale, an offset) read where it is stored:
-// element i widened exactly to float, no copy. (Streams are made at every run; converting
-// each whole parameter tensor to a fresh float vector then was 8% of the 8-token run of an
-// int4-per-block shard, with one fp16 scale per 32 weights.) Holds the tensor, so the storage
-// lives as long as the view.
-class ParamView {
- public:
-  ParamView() = default;
-  explicit ParamView(Tensor t) : t_(std::move(t)), data_(t_.raw()), n_(t_.numel()) {}
-  float operator[](int64_t i) const {
-    switch (t_.dtype()) {
-      case DType::kF16: return f16_to_f32(reinterpret_cast<const uint16_t*>(data_)[i]);
-      case DType::kF32: return reinterpret_cast<const float*>(data_)[i];
-      case DType::kI8: return static_cast<float>(reinterpret_cast<const int8_t*>(data_)[i]);
-      case DType::kU8: return static_cast<float>(reinterpret_cast<const uint8_t*>(data_)[i]);
-      default: return static_cast<float>(element_as_double(t_, i));
-    }
-  }
-  int64_t size() const { return n_; }
-  bool empty() const { return n_ == 0; }
-  // The stored fp16 values, for readers that widen with F16C; null for other dtypes.
-  const uint16_t* f16() const {
-    return t_.dtype() == DType::kF16 ? reinterpret_cast<const uint16_t*>(data_) : nullptr;
-  }
-
- private:
-  Tensor t_;
-  const std::byte* data_ = nullptr;
-  int64_t n_ = 0;
-};
-
 // How the 8-token product may decode a streamed fp16 weight in registers, 8 elements of a
 // row at a time, instead of through decode() into a tile (ops/register_decoders.h): the weight
 // viewed as [rows, cols] (cols its last dim), its packed codes, and per parameter block of

@@ -24,8 +24,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <memory>
-#include <new>
 #include <type_traits>
 #include <vector>
 
@@ -240,8 +238,6 @@ struct Plan {
   int64_t N, K, K8, block_rows, groups, chunk_tokens;
 };
 
-// Row blocks [b0, b1) of the plan: a function of its own (not the parallel_for lambda) so it
-// carries the AVX-512 target attribute.
 // 8 sums to y: fp32, or rounded to fp16 (to nearest even, as the executor's fp16 storage does).
 SG_TARGET_PANEL inline void store8(float* y, __m256 v) { _mm256_storeu_ps(y, v); }
 SG_TARGET_PANEL inline void store8(uint16_t* y, __m256 v) {
@@ -250,6 +246,8 @@ SG_TARGET_PANEL inline void store8(uint16_t* y, __m256 v) {
 inline void store1(float* y, float v) { *y = v; }
 inline void store1(uint16_t* y, float v) { *y = f32_to_f16(v); }
 
+// Row blocks [b0, b1) of the plan: a function of its own (not the parallel_for lambda) so it
+// carries the AVX-512 target attribute.
 template <typename WT, typename YT>
 SG_TARGET_PANEL void run_blocks(const Plan& pl, int64_t b0, int64_t b1) {
   const float* xp_all = pl.xp;
@@ -385,11 +383,11 @@ void gemm_typed(const XT* x, int64_t M, int64_t ldx, const WeightRows& w, const 
   pl.direct = pl.groups <= kDirectMaxGroups;
   // The direct path reads fp32 activations in place: fp16 ones are widened first (a product
   // with at most 16 weight rows: the copy is small next to what packing would cost).
-  std::vector<float> x32;
+  AlignedFloats x32;
   if constexpr (std::is_same_v<XT, float>) {
     pl.x = x;
   } else if (pl.direct) {
-    x32.resize(static_cast<size_t>(M * pl.K));
+    x32.grow(static_cast<size_t>(M * pl.K));
     for (int64_t m = 0; m < M; ++m) f16_to_f32_span(x + m * ldx, x32.data() + m * pl.K, static_cast<size_t>(pl.K));
     pl.x = x32.data();
     pl.ldx = pl.K;

@@ -583,8 +583,10 @@ void gemm_x_wt_f16io(const uint16_t* x, int64_t M, int64_t ldx, const WeightRows
     return gemm_panel::gemm_f16io(x, M, ldx, w, bias, y, ldy);
   }
 #endif
+  // Every element of both is written before it is read: no zero-fill (this is the path of
+  // every 8-token linear).
   const int64_t K = w.k, N = w.n;
-  std::vector<float> x32(static_cast<size_t>(M * K)), y32(static_cast<size_t>(M * N));
+  AlignedFloats x32(static_cast<size_t>(M * K)), y32(static_cast<size_t>(M * N));
   for (int64_t m = 0; m < M; ++m) f16_to_f32_span(x + m * ldx, x32.data() + m * K, static_cast<size_t>(K));
   gemm_x_wt(x32.data(), M, K, w, bias, y32.data(), N);
   for (int64_t m = 0; m < M; ++m) f32_to_f16_span(y32.data() + m * N, y + m * ldy, static_cast<size_t>(N));

@@ -118,12 +118,12 @@ class ShiftScale8 {
       float* offsets = scales + kRows * cols;
       for (int i = 0; i < kRows; ++i) {
         const int64_t first = param_row_start(d, row + i);
-        param_[i] = i * cols;
         widen_params(d.scale, first, cols, scales + i * cols);
         if constexpr (Off != Offset::kNone) widen_params(d.offset, first, cols, offsets + i * cols);
       }
       scale_tab_ = scales;
       offset_tab_ = offsets;
+      cols_ = cols;
     } else {
       for (int p = 0; p < kPairs; ++p) {
         const int64_t ia = param_row_start(d, row + 2 * p), ib = param_row_start(d, row + 2 * p + 1);
@@ -159,7 +159,7 @@ class ShiftScale8 {
  private:
   // The scale (and offset) of pair p's two rows in parameter column q.
   SG_REGDEC_TARGET void params(int p, int64_t q, __m512& scale, __m512& offs) const {
-    const int64_t ia = param_[2 * p] + q, ib = param_[2 * p + 1] + q;
+    const int64_t ia = 2 * p * cols_ + q, ib = ia + cols_;
     scale = halves(scale_tab_[ia], scale_tab_[ib]);
     if constexpr (Off != Offset::kNone) {
       offs = halves(offset_tab_[ia], offset_tab_[ib]);
@@ -168,11 +168,11 @@ class ShiftScale8 {
     }
   }
 
-  const float* scale_tab_ = nullptr;   // Blocked: the group's parameters (param_scratch)
-  const float* offset_tab_ = nullptr;
+  const float* scale_tab_ = nullptr;   // Blocked: the group's parameters (param_scratch),
+  const float* offset_tab_ = nullptr;  // row i's at i · cols_
+  int64_t cols_ = 0;
   int shift_;
   const std::byte* rows_[kRows];
-  int64_t param_[kRows];
   __m512 scale_[kPairs];
   __m512 offs_[kPairs];
 };

@@ -455,7 +455,9 @@ void gemm_registers(const float* x, int64_t M, int64_t ldx, const WeightRows& w,
       const int64_t g1 = std::min(groups, g0 + kGroupsPerItem);
       for (int64_t g = g0; g < g1; ++g) {
         const int64_t n = g * kRows;
-        const Dec group(reg, w.row0 + n);  // once for every token block (9-15 tokens: two)
+        // Once for every token block (9-15 tokens: two); per-block 4-bit tables are computed
+        // again by each kernel call, a 512-column chunk at a time (ShiftScale4::prepare).
+        const Dec group(reg, w.row0 + n);
         for (int64_t mbk = 0; mbk < mblocks; ++mbk) {
           const int mb = static_cast<int>(std::min<int64_t>(kTokenBlock, M - mbk * kTokenBlock));
           float vals[kTokenBlock * kRows];

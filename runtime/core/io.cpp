@@ -135,6 +135,28 @@ bool is_directory(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
+std::vector<std::string> path_components(std::string_view path) {
+  std::vector<std::string> parts;
+  size_t at = 0;
+  while (at <= path.size()) {
+    const size_t slash = std::min(path.find('/', at), path.size());
+    const std::string_view c = path.substr(at, slash - at);
+    if (!c.empty() && c != ".") parts.emplace_back(c);
+    at = slash + 1;
+  }
+  return parts;
+}
+
+std::string path_tail(std::string_view path, size_t n) {
+  const std::vector<std::string> parts = path_components(path);
+  std::string out;
+  for (size_t i = parts.size() - std::min(n, parts.size()); i < parts.size(); ++i) {
+    if (!out.empty()) out += '/';
+    out += parts[i];
+  }
+  return out;
+}
+
 std::string path_basename(std::string_view path) {
   while (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
   const size_t slash = path.rfind('/');

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 
@@ -55,10 +56,12 @@ std::string group_by_rule(const std::vector<OpPlacement>& ops, Pick pick) {
 }  // namespace
 
 ResidencyThreshold ResidencyPolicy::threshold_for(const std::string& shard_path) const {
-  const std::string name = path_basename(shard_path);
   std::string file = filename.empty() ? std::string("built-in default") : filename;
   for (const Override& o : overrides) {
-    if (glob_match(o.shard, name)) {
+    // A glob with '/' in it is matched against as many trailing components of the path
+    // ("07/model.mlpackage" picks one layer when every layer's file is model.mlpackage).
+    const size_t parts = 1 + static_cast<size_t>(std::count(o.shard.begin(), o.shard.end(), '/'));
+    if (glob_match(o.shard, parts == 1 ? path_basename(shard_path) : path_tail(shard_path, parts))) {
       return ResidencyThreshold{o.min_residency_pct, fmt::format("{}: override '{}'", file, o.shard),
                                 o.reason};
     }

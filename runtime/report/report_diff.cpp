@@ -10,6 +10,7 @@
 #include "report/envelope_json.h"
 #include "report/golden_report_read.h"
 #include "report/residency_report_read.h"
+#include "report/shard_names.h"
 #include "shardgate/limits.h"
 
 #include <fmt/format.h>
@@ -134,9 +135,9 @@ std::string op_key(const OpPlacement& o) {
   return o.function + ":" + (o.outputs.empty() ? "#" + std::to_string(o.index) : o.outputs[0]);
 }
 
-std::map<std::string, const ShardCheck*> shards_by_name(const ResidencyReport& r) {
-  std::map<std::string, const ShardCheck*> out;
-  for (const ShardCheck& s : r.shards) out[path_basename(s.path)] = &s;
+std::vector<std::string> shard_paths(const ResidencyReport& r) {
+  std::vector<std::string> out;
+  for (const ShardCheck& s : r.shards) out.push_back(s.path);
   return out;
 }
 
@@ -148,16 +149,20 @@ std::map<std::string, const ShardCheck*> shards_by_name(const ResidencyReport& r
 Status diff_ane(ReportDiff& d, const Json& oj, const Json& nj, const RegressionPolicy& p) {
   SG_ASSIGN_OR_RETURN(const ResidencyReport old_r, residency_report_from_json(oj, d.old_path));
   SG_ASSIGN_OR_RETURN(const ResidencyReport new_r, residency_report_from_json(nj, d.new_path));
-  const auto old_shards = shards_by_name(old_r);
-  const auto new_shards = shards_by_name(new_r);
+  // Shards pair by the end of their paths (shard_names.h): reports written from other
+  // directories still pair, and shards sharing a file name pair by the directories that tell
+  // them apart.
+  SG_ASSIGN_OR_RETURN(const shard_names::Pairing pairs,
+                      shard_names::pair(shard_paths(old_r), d.old_path, shard_paths(new_r), d.new_path));
   const auto tol = p.tolerances.find("placement");
-  for (const auto& [name, ns] : new_shards) {
-    auto o = old_shards.find(name);
-    if (o == old_shards.end()) {
+  for (size_t i = 0; i < new_r.shards.size(); ++i) {
+    const ShardCheck* ns = &new_r.shards[i];
+    const std::string& name = pairs.name_of_new[i];
+    if (!pairs.old_of_new[i]) {
       d.rows.push_back({name, "shard", "absent", "present", 0, false, ""});
       continue;
     }
-    const ShardCheck& os = *o->second;
+    const ShardCheck& os = old_r.shards[*pairs.old_of_new[i]];
     ++d.compared;
     const std::string ov = shard_verdict(os), nv = shard_verdict(*ns);
     if (ov != nv) {
@@ -190,9 +195,9 @@ Status diff_ane(ReportDiff& d, const Json& oj, const Json& nj, const RegressionP
       d.rows.push_back(std::move(r));
     }
   }
-  for (const auto& [name, os] : old_shards) {
-    if (new_shards.count(name)) continue;
-    d.rows.push_back({name, "shard", "present", "absent", 1.0, true,
+  for (size_t j = 0; j < old_r.shards.size(); ++j) {
+    if (pairs.old_paired[j]) continue;
+    d.rows.push_back({pairs.name_of_old[j], "shard", "present", "absent", 1.0, true,
                       "a shard of the old report is missing from the new one"});
   }
   return Status::ok();

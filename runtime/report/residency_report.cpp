@@ -4,6 +4,7 @@
 
 #include "report/envelope_json.h"
 #include "report/escape.h"
+#include "report/shard_names.h"
 #include "shardgate/io.h"
 
 #include <fmt/format.h>
@@ -102,10 +103,17 @@ std::vector<RuleUse> rules_used(const ShardCheck& s) {
 
 namespace {
 
-ojson shard_json(const ShardCheck& s) {
+std::vector<std::string> shard_display_names(const ResidencyReport& r) {
+  std::vector<std::string> paths;
+  for (const ShardCheck& s : r.shards) paths.push_back(s.path);
+  return shard_names::distinct(paths);
+}
+
+// name: the shard's path end that no other shard of the report shares (shard_names.h).
+ojson shard_json(const ShardCheck& s, const std::string& name) {
   ojson j;
   j["path"] = s.path;
-  j["name"] = path_basename(s.path);
+  j["name"] = name;
   j["form"] = s.form.empty() ? ojson(nullptr) : ojson(s.form);
   j["program_sha256"] = s.program_sha256.empty() ? ojson(nullptr) : ojson(s.program_sha256);
   j["fingerprint"] = s.fingerprint.empty() ? ojson(nullptr) : ojson(s.fingerprint);
@@ -278,7 +286,8 @@ std::string residency_report_json(const ResidencyReport& report) {
                       {"failed", counts.failed},
                       {"errors", counts.errors}};
   ojson shards = ojson::array();
-  for (const ShardCheck& s : report.shards) shards.push_back(shard_json(s));
+  const std::vector<std::string> names = shard_display_names(report);
+  for (size_t i = 0; i < report.shards.size(); ++i) shards.push_back(shard_json(report.shards[i], names[i]));
   j["shards"] = shards;
   return j.dump(2) + "\n";
 }
@@ -337,10 +346,14 @@ std::string residency_report_markdown(const ResidencyReport& report) {
   out += "| shard | verdict | compute | on ANE | at risk | fallback | unknown | compile-time | "
          "body ops | residency (body) | min | source |\n";
   out += "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n";
+  // Each shard by the end of its path no other shard shares (layers/07/model.mlpackage when
+  // every layer's file is model.mlpackage), so no two rows read alike.
+  const std::vector<std::string> names = shard_display_names(report);
+  auto name = [&](const ShardCheck& s) { return md_escape(names[static_cast<size_t>(&s - report.shards.data())]); };
   for (const ShardCheck& s : report.shards) {
     const ResidencySummary& m = s.summary;
     out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:g}% | {} |\n",
-                       md_escape(path_basename(s.path)), shard_verdict(s), m.compute_ops, m.on_ane,
+                       name(s), shard_verdict(s), m.compute_ops, m.on_ane,
                        m.at_risk, m.fallbacks, m.unknown, m.compile_time_ops, m.body_ops,
                        pct_str(m.residency_pct), s.threshold.min_residency_pct,
                        placement_source_name(s.source));
@@ -352,13 +365,13 @@ std::string residency_report_markdown(const ResidencyReport& report) {
     const ResidencySummary& m = s.summary;
     std::string limits;
     for (const std::string& f : s.shard_failures) limits += (limits.empty() ? "" : "; ") + f;
-    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", md_escape(path_basename(s.path)),
+    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", name(s),
                        model_verdict_name(s.model_verdict), m.body_ane, m.body_at_risk,
                        m.body_off_ane, m.boundary_casts, band_str(m), md_escape(limits));
   }
   out += fmt::format("\n| shard | fingerprint | program sha256 |\n|---|---|---|\n");
   for (const ShardCheck& s : report.shards) {
-    out += fmt::format("| {} | {} | {} |\n", md_escape(path_basename(s.path)),
+    out += fmt::format("| {} | {} | {} |\n", name(s),
                        fingerprint_str(report, s),
                        s.program_sha256.empty() ? "n/a" : s.program_sha256);
   }
@@ -367,7 +380,7 @@ std::string residency_report_markdown(const ResidencyReport& report) {
     if (s.error) continue;
     out += fmt::format("\n### Rules applied: {}\n\n| rule | ops | placement | confidence | source |\n"
                        "|---|---:|---|---|---|\n",
-                       md_escape(path_basename(s.path)));
+                       name(s));
     for (const RuleUse& u : rules_used(s)) {
       const RuleInfo* r = find_rule(u.id);
       out += fmt::format("| {} | {} | {} | {} | {} |\n", u.id, u.ops,
@@ -382,7 +395,7 @@ std::string residency_report_markdown(const ResidencyReport& report) {
       any = true;
       if (s.error) out += fmt::format("- `{}`: {}\n", md_escape(s.path), md_escape(s.error->message()));
       for (const std::string& f : s.verdict.failures) {
-        out += fmt::format("- `{}`: {}\n", md_escape(path_basename(s.path)), md_escape(f));
+        out += fmt::format("- `{}`: {}\n", name(s), md_escape(f));
       }
     }
   }

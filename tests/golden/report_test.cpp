@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <map>
 #include <regex>
 
 namespace sg {
@@ -214,6 +215,93 @@ TEST(GateReport, DiffReadsAneReportsWithTheTypedReaderAndNamesTheFileAndPlace) {
     auto r = diff_reports(old_path, new_path, policy);
     EXPECT_FALSE(r.is_ok());
   });
+}
+
+// A model's shards often share a file name (layers/00/model.mlpackage, layers/01/...). diff
+// paired shards by file name alone, so every model.mlpackage of one report met the last of the
+// other and the rest were never compared: a shard that left the ANE passed unseen. Shards now
+// pair by the path ends that tell them apart, across reports written from other directories,
+// and every report names them so.
+TEST(GateReport, DiffPairsShardsThatShareAFileNameByTheirDirectories) {
+  auto shard_at = [](const std::string& path) {
+    ShardCheck shard;
+    shard.path = path;
+    shard.form = "mlpackage";
+    OpPlacement op;
+    op.function = "main";
+    op.block_path = {-1};
+    op.type = "conv";
+    op.outputs = {"y"};
+    op.placement = Placement::kANE;
+    op.rule_id = "C1";
+    shard.ops.push_back(op);
+    return shard;
+  };
+  auto write = [](const ResidencyReport& r, const std::string& name) {
+    const std::string path = ::testing::TempDir() + "/" + name;
+    EXPECT_TRUE(write_file_atomic(path, residency_report_json(r)).is_ok());
+    return path;
+  };
+  ResidencyReport old_r;
+  old_r.tool_version = "t";
+  for (const char* layer : {"00", "01", "02"}) old_r.shards.push_back(shard_at(std::string("/run1/layers/") + layer + "/model.mlpackage"));
+  // The new run, from another directory: layer 00's op left the ANE, layer 02 is gone and
+  // layer 03 is new.
+  ResidencyReport new_r = old_r;
+  new_r.shards.clear();
+  for (const char* layer : {"00", "01", "03"}) new_r.shards.push_back(shard_at(std::string("/run2/out/layers/") + layer + "/model.mlpackage"));
+  new_r.shards[0].ops[0].placement = Placement::kCPU;
+  const std::string old_path = write(old_r, "pair_old.json"), new_path = write(new_r, "pair_new.json");
+  RegressionPolicy policy;
+  policy.tolerances["placement"] = RegressionTolerance{0, "no op may leave the ANE"};
+  auto d = diff_reports(old_path, new_path, policy);
+  ASSERT_TRUE(d.is_ok()) << d.status().to_string();
+  std::map<std::string, std::string> rows;  // item + what -> old -> new
+  for (const DiffRow& r : d->rows) rows[r.item + " | " + r.what] = r.old_value + " -> " + r.new_value;
+  EXPECT_EQ(rows["00/model.mlpackage | op main:y conv"], "ANE -> CPU");
+  EXPECT_EQ(rows["02/model.mlpackage | shard"], "present -> absent");
+  EXPECT_EQ(rows["03/model.mlpackage | shard"], "absent -> present");
+  EXPECT_EQ(rows.size(), 3u) << "01 unchanged, nothing else";
+  EXPECT_EQ(d->regressions(), 2) << "the op that moved and the shard that is gone";
+
+  // One old shard against a report of two sharing its file name: it pairs with the one whose
+  // directory matches, not with both and not with neither.
+  ResidencyReport one = old_r;
+  one.shards = {shard_at("/run1/layers/01/model.mlpackage")};
+  auto d1 = diff_reports(write(one, "pair_one.json"), new_path, policy);
+  ASSERT_TRUE(d1.is_ok()) << d1.status().to_string();
+  rows.clear();
+  for (const DiffRow& r : d1->rows) rows[r.item + " | " + r.what] = r.old_value + " -> " + r.new_value;
+  EXPECT_EQ(rows["00/model.mlpackage | shard"], "absent -> present");
+  EXPECT_EQ(rows["03/model.mlpackage | shard"], "absent -> present");
+  EXPECT_EQ(rows.size(), 2u);
+  EXPECT_EQ(d1->regressions(), 0);
+
+  // A report naming one shard twice cannot be paired: refused (exit 2), naming file and shard;
+  // so is a path that ends like two of the other report's.
+  ResidencyReport twice = old_r;
+  twice.shards[2] = twice.shards[1];
+  auto bad = diff_reports(write(twice, "pair_twice.json"), new_path, policy);
+  ASSERT_FALSE(bad.is_ok());
+  EXPECT_EQ(bad.status().code(), ErrorCode::kUsage);
+  EXPECT_NE(bad.status().to_string().find("/run1/layers/01/model.mlpackage"), std::string::npos) << bad.status().to_string();
+  EXPECT_NE(bad.status().to_string().find("pair_twice.json"), std::string::npos) << bad.status().to_string();
+  ResidencyReport nested = old_r;
+  nested.shards = {shard_at("x/model.mlpackage"), shard_at("a/x/model.mlpackage")};
+  ResidencyReport deeper = old_r;
+  deeper.shards = {shard_at("/r/a/x/model.mlpackage")};
+  auto ambiguous = diff_reports(write(nested, "pair_nested.json"), write(deeper, "pair_deeper.json"), policy);
+  ASSERT_FALSE(ambiguous.is_ok());
+  EXPECT_EQ(ambiguous.status().code(), ErrorCode::kUsage);
+  EXPECT_NE(ambiguous.status().to_string().find("ends like two shards"), std::string::npos) << ambiguous.status().to_string();
+
+  // The reports themselves name the shards apart: JSON "name" and every Markdown row.
+  const Json j = Json::parse(residency_report_json(new_r));
+  EXPECT_EQ(j["shards"][0]["name"], "00/model.mlpackage");
+  EXPECT_EQ(j["shards"][2]["name"], "03/model.mlpackage");
+  const std::string md = residency_report_markdown(new_r);
+  EXPECT_NE(md.find("| 01/model.mlpackage | "), std::string::npos) << md;
+  EXPECT_EQ(md.find("| model.mlpackage |"), std::string::npos) << md;
 }
 
 TEST(GoldenReport, NonFiniteValuesRoundTripAsStrings) {

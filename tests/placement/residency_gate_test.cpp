@@ -47,6 +47,26 @@ TEST(ResidencyPolicy, UnifiedFormReadsDefaultsAndMatchOverrides) {
   EXPECT_EQ(d.origin, "g.json: default");
 }
 
+// When every layer's file is model.mlpackage, a glob on the file name alone cannot single out
+// one layer: a glob with '/' matches as many trailing components of the path.
+TEST(ResidencyPolicy, AGlobWithASlashMatchesTheEndOfThePath) {
+  auto p = parse_residency_policy(R"({"schema": "shardgate/residency-gate@1",
+      "defaults": {"min_residency_pct": {"value": 100}},
+      "overrides": [{"match": {"shard": "7?/model.mlpackage"}, "min_residency_pct": 90,
+                     "reason": "the last layers keep one op on the CPU"},
+                    {"match": {"shard": "heads/*/model.mlpackage"}, "min_residency_pct": 80,
+                     "reason": "the heads split the vocabulary"}]})",
+                                  "g.json");
+  ASSERT_TRUE(p.is_ok()) << p.status().to_string();
+  EXPECT_EQ(p->threshold_for("/run/layers/79/model.mlpackage/").min_residency_pct, 90.0);
+  EXPECT_EQ(p->threshold_for("layers/07/model.mlpackage").min_residency_pct, 100.0);
+  EXPECT_EQ(p->threshold_for("model.mlpackage").min_residency_pct, 100.0);
+  EXPECT_EQ(p->threshold_for("out/heads/2/model.mlpackage").min_residency_pct, 80.0);
+  EXPECT_EQ(p->threshold_for("out/heads/2/x/model.mlpackage").min_residency_pct, 100.0);
+  EXPECT_EQ(path_tail("./out//layers/07/model.mlpackage/", 2), "07/model.mlpackage");
+  EXPECT_EQ(path_tail("a/b", 5), "a/b");
+}
+
 TEST(ResidencyPolicy, UnifiedFormRefusesTyposMissingReasonsAndOtherSchemas) {
   const std::pair<const char*, const char*> bad[] = {
       {R"({"schema": "shardgate/residency-gate@1",

@@ -9,6 +9,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace sg {
 
@@ -51,6 +52,12 @@ bool is_directory(const std::string& path);
 // The last component of `path`, trailing '/' ignored: "out/layer_00.mlmodelc/" ->
 // "layer_00.mlmodelc". A path without '/' is returned whole.
 std::string path_basename(std::string_view path);
+// The components of `path`, empty and "." ones skipped: "/a/b//./c/" -> {"a", "b", "c"}.
+std::vector<std::string> path_components(std::string_view path);
+// The last `n` components of `path` joined by '/', empty and "." components skipped:
+// ("out/layers/07/model.mlpackage/", 2) -> "07/model.mlpackage"; the whole path's components
+// when it has fewer.
+std::string path_tail(std::string_view path, size_t n);
 
 // Writes `contents` to `path` (runtime/core/write_file.cpp):
 //  - "-" is standard output;

@@ -275,7 +275,8 @@ inline constexpr const char* kResidencyGateSchema = "shardgate/residency-gate@1"
 struct ResidencyPolicy {
   struct Override {
     // Glob on the shard's file name ("layer_00*.mlmodelc"): '*' and '?', as sg::glob_match
-    // (the shard globs of gates/fidelity.json).
+    // (the shard globs of gates/fidelity.json); with '/' in it, on as many trailing components
+    // of the path ("07/model.mlpackage").
     std::string shard;
     double min_residency_pct = 100.0;
     std::string reason;

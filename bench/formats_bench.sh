@@ -25,6 +25,7 @@ gb=(--benchmark_repetitions="$runs" --benchmark_report_aggregates_only=true)
 "$build/bench/floors_bench" --benchmark_filter='fma_peak_avx512/1|read_bw/1' "${gb[@]}" \
   --benchmark_out="$out/floors.json" --benchmark_out_format=json > /dev/null
 "$build/bench/exec_bench" "${args[@]}" --threads 1 --precision fp16 --mode steady "${gb[@]}" \
+  --benchmark_enable_random_interleaving=true \
   --benchmark_out="$out/exec.json" --benchmark_out_format=json > /dev/null
 echo "loadavg after: $(cut -d' ' -f1-3 /proc/loadavg)"
 python3 - "$out" "$(dirname "$0")" <<'PY'

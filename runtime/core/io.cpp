@@ -8,6 +8,7 @@
 #include <array>
 #include <cerrno>
 #include <cstring>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -153,6 +154,22 @@ std::string path_tail(std::string_view path, size_t n) {
   for (size_t i = parts.size() - std::min(n, parts.size()); i < parts.size(); ++i) {
     if (!out.empty()) out += '/';
     out += parts[i];
+  }
+  return out;
+}
+
+std::vector<std::string> distinct_path_tails(const std::vector<std::string>& paths) {
+  std::map<std::string, size_t> ends;  // tail -> how many paths end with it
+  std::vector<size_t> parts;
+  for (const std::string& p : paths) {
+    parts.push_back(path_components(p).size());
+    for (size_t k = 1; k <= parts.back(); ++k) ++ends[path_tail(p, k)];
+  }
+  std::vector<std::string> out;
+  for (size_t i = 0; i < paths.size(); ++i) {
+    size_t k = 1;
+    while (k < parts[i] && ends[path_tail(paths[i], k)] > 1) ++k;
+    out.push_back(parts[i] == 0 ? paths[i] : path_tail(paths[i], k));
   }
   return out;
 }

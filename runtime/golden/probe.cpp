@@ -302,7 +302,9 @@ Result<ProbeResult> compare_seed_runs(const SeedRuns& baseline, const SeedRuns& 
                                       const std::map<std::string, std::string>& nonreproducible) {
   ProbeResult result;
   int64_t excluded_checks = 0;
-  const std::string shard_id = std::filesystem::path(candidate_path).filename().string();
+  const std::string shard_id = !options.shard_id.empty()
+                                   ? options.shard_id
+                                   : std::filesystem::path(candidate_path).filename().string();
   for (const auto& [name, first] : baseline.outputs.front()) {
     std::vector<Tensor> ref, cand;
     std::vector<std::vector<Tensor>> stability(baseline.stability_outputs.size());

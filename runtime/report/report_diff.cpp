@@ -80,8 +80,20 @@ Status diff_golden(ReportDiff& d, const Json& old_json, const Json& new_json,
                    const RegressionPolicy& p) {
   SG_ASSIGN_OR_RETURN(GoldenReport old_r, golden_report_from_json(old_json, d.old_path));
   SG_ASSIGN_OR_RETURN(GoldenReport new_r, golden_report_from_json(new_json, d.new_path));
-  std::map<std::string, size_t> old_checks;
-  for (size_t i = 0; i < old_r.run.checks.size(); ++i) old_checks[check_key(old_r.run.checks[i].identity)] = i;
+  // Checks pair by identity; one identity twice in a report (merged probes of two candidates
+  // sharing a file name) would pair two ways, so it is refused rather than one copy dropped.
+  auto keys_of = [](const GoldenReport& r, const std::string& file) -> Result<std::map<std::string, size_t>> {
+    std::map<std::string, size_t> keys;
+    for (size_t i = 0; i < r.run.checks.size(); ++i) {
+      const std::string key = check_key(r.run.checks[i].identity);
+      SG_CHECK(keys.emplace(key, i).second, ErrorCode::kUsage,
+               "diff: {} holds check {} twice (checks {} and {}), so it cannot be paired with the "
+               "other report's", file, key, keys[key], i);
+    }
+    return keys;
+  };
+  SG_ASSIGN_OR_RETURN(const auto old_checks, keys_of(old_r, d.old_path));
+  SG_TRY(keys_of(new_r, d.new_path).status());
   std::set<std::string> seen;
   for (size_t i = 0; i < new_r.run.checks.size(); ++i) {
     const std::string key = check_key(new_r.run.checks[i].identity);

@@ -4,7 +4,6 @@
 
 #include "report/envelope_json.h"
 #include "report/escape.h"
-#include "report/shard_names.h"
 #include "shardgate/io.h"
 
 #include <fmt/format.h>
@@ -106,10 +105,10 @@ namespace {
 std::vector<std::string> shard_display_names(const ResidencyReport& r) {
   std::vector<std::string> paths;
   for (const ShardCheck& s : r.shards) paths.push_back(s.path);
-  return shard_names::distinct(paths);
+  return distinct_path_tails(paths);
 }
 
-// name: the shard's path end that no other shard of the report shares (shard_names.h).
+// name: the shard's path end that no other shard of the report shares (distinct_path_tails).
 ojson shard_json(const ShardCheck& s, const std::string& name) {
   ojson j;
   j["path"] = s.path;

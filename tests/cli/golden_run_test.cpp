@@ -450,6 +450,25 @@ TEST_F(GoldenRunCli, ProbeRowsAreSeeds) {
   const nlohmann::json m = report("m.json");
   EXPECT_EQ(check_ids(m), (std::vector<std::string>{"moe_out[shard=L0_moe_p0_lut4]",
                                                     "moe_out[shard=L0_moe_p1_lut4]"}));
+  // Candidates sharing a file name (every layer's file is model.mlpackage) are named by the
+  // directories that tell them apart: two checks of one identity made the report ambiguous
+  // (a gate's shard glob, diff) and were both called "model".
+  for (const char* kind : {"lut4", "fp16"}) {
+    for (const char* p : {"0", "1"}) {
+      const std::string dir = out(std::string("same/") + kind + "/p" + p);
+      fs::create_directories(dir);
+      fs::create_directory_symlink(fs::absolute(shards + "L0_moe_p" + p + "_" + kind + ".mlpackage"),
+                                   dir + "/model.mlpackage");
+    }
+  }
+  const CliRun same = golden("probe " + out("same/lut4/p0/model.mlpackage") + " " + out("same/lut4/p1/model.mlpackage") +
+                             " --baseline-replace /lut4/=/fp16/ --seeds 2" + kGate + " --json " + out("same.json"));
+  EXPECT_TRUE(same.code == 0 || same.code == 1) << same.output;
+  const nlohmann::json sj = report("same.json");
+  EXPECT_EQ(check_ids(sj), (std::vector<std::string>{"moe_out[shard=p0/model]", "moe_out[shard=p1/model]"}));
+  ASSERT_EQ(sj["checks"].size(), 2u);
+  EXPECT_EQ(sj["checks"][0]["shard"], "p0/model.mlpackage");
+  EXPECT_EQ(sj["checks"][1]["shard"], "p1/model.mlpackage");
   // ... split across CI jobs.
   const CliRun slice = golden("probe '" + shards + "L0_moe_p*_lut4.mlpackage' --baseline-replace _lut4=_fp16 --seeds 2 "
                               "--shard-index 1 --shard-count 2" + kGate + " --json " + out("s.json"));

@@ -217,6 +217,30 @@ TEST(GateReport, DiffReadsAneReportsWithTheTypedReaderAndNamesTheFileAndPlace) {
   });
 }
 
+// A golden report holding one check identity twice (probes of two candidates sharing a file
+// name, merged) cannot be paired check for check: diff refuses it (exit 2) naming the file and
+// the check, instead of keeping one copy and never comparing the other.
+TEST(GateReport, DiffRefusesAGoldenReportHoldingACheckTwice) {
+  GoldenReport report = report_for("cand_pass");
+  ASSERT_FALSE(report.run.checks.empty());
+  const std::string good = ::testing::TempDir() + "/twice_good.json";
+  const std::string twice = ::testing::TempDir() + "/twice_bad.json";
+  ASSERT_TRUE(write_file_atomic(good, golden_report_json(report)).is_ok());
+  report.run.checks.push_back(report.run.checks.front());
+  report.evaluation.checks.push_back(report.evaluation.checks.front());
+  ASSERT_TRUE(write_file_atomic(twice, golden_report_json(report)).is_ok());
+  RegressionPolicy policy;
+  ASSERT_TRUE(diff_reports(good, good, policy).is_ok());
+  for (const auto& [a, b] : {std::pair{good, twice}, {twice, good}}) {
+    auto d = diff_reports(a, b, policy);
+    ASSERT_FALSE(d.is_ok()) << a << " vs " << b;
+    EXPECT_EQ(d.status().code(), ErrorCode::kUsage) << d.status().to_string();
+    EXPECT_NE(d.status().to_string().find(twice), std::string::npos) << d.status().to_string();
+    EXPECT_NE(d.status().to_string().find("holds check " + report.run.checks.front().identity.id()), std::string::npos)
+        << d.status().to_string();
+  }
+}
+
 // A model's shards often share a file name (layers/00/model.mlpackage, layers/01/...). diff
 // paired shards by file name alone, so every model.mlpackage of one report met the last of the
 // other and the rest were never compared: a shard that left the ANE passed unseen. Shards now

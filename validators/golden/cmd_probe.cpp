@@ -20,6 +20,7 @@
 
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <optional>
 
@@ -46,6 +47,23 @@ struct ProbeCommandOptions {
   cli::SelectionArgs selection;
   cli::GoldenCommonArgs common;
 };
+
+// Each candidate's name in the checks: the path tail no other candidate shares
+// (distinct_path_tails), so layers/00/model.mlpackage and layers/01/model.mlpackage give
+// checks of shards "00/model.mlpackage" and "01/model.mlpackage" instead of one name twice.
+// label: the same without the last component's extension (the "shard" label, "01/model").
+struct CandidateName {
+  std::string id;
+  std::string label;
+};
+std::map<std::string, CandidateName> candidate_names(const std::vector<std::string>& candidates) {
+  const std::vector<std::string> tails = distinct_path_tails(candidates);
+  std::map<std::string, CandidateName> out;
+  for (size_t i = 0; i < candidates.size(); ++i) {
+    out[candidates[i]] = {tails[i], std::filesystem::path(tails[i]).replace_extension().generic_string()};
+  }
+  return out;
+}
 
 // Sequence mode (--calls / --chunk, --carry): probe_calls per candidate, under one or both
 // subnormal views.
@@ -74,13 +92,14 @@ int probe_sequence(const ProbeCommandOptions& o, const std::vector<std::string>&
   const std::vector<Precision> precisions =
       both ? std::vector<Precision>{Precision::kFp16, Precision::kFp16Ftz}
            : std::vector<Precision>{o.exec.precision_value()};
+  const auto names = candidate_names(candidates);
   for (const std::string& candidate : candidates) {
     auto baseline = o.baseline.baseline_of(candidate);
     if (!baseline) return cli::report_error(baseline.status());
     for (size_t view = 0; view < precisions.size(); ++view) {
       pc.precision = precisions[view];
       pc.labels.clear();
-      if (candidates.size() > 1) pc.labels.emplace_back("shard", std::filesystem::path(candidate).stem().string());
+      if (candidates.size() > 1) pc.labels.emplace_back("shard", names.at(candidate).label);
       if (both) pc.labels.push_back(subnormal_label(pc.precision));
       auto result = probe_calls(candidate, *baseline, o.sequence, files, pc);
       if (!result) return cli::report_error(result.status());
@@ -184,13 +203,13 @@ int run_probe(const ProbeCommandOptions& o) {
   std::vector<ReportShard> executed;
   // FP16 baseline steps run to make --inputs-from inputs, kept for the next candidate.
   ChainProbeCache chain_cache;
+  const auto names = candidate_names(candidates);
   for (const std::string& candidate : candidates) {
     auto baseline = o.baseline.baseline_of(candidate);
     if (!baseline) return cli::report_error(baseline.status());
     po.labels.clear();
-    if (candidates.size() > 1) {
-      po.labels.emplace_back("shard", std::filesystem::path(candidate).stem().string());
-    }
+    po.shard_id = names.at(candidate).id;
+    if (candidates.size() > 1) po.labels.emplace_back("shard", names.at(candidate).label);
     // Given inputs are checked against the baseline's declared inputs, never coerced.
     {
       auto shard = Shard::open(*baseline);

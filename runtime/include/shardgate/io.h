@@ -58,6 +58,11 @@ std::vector<std::string> path_components(std::string_view path);
 // ("out/layers/07/model.mlpackage/", 2) -> "07/model.mlpackage"; the whole path's components
 // when it has fewer.
 std::string path_tail(std::string_view path, size_t n);
+// For each path, its shortest tail that no other path of the list ends with: the file name,
+// or "07/model.mlpackage" when another path also ends in model.mlpackage (a model's shards
+// often share a file name). A path no tail distinguishes (listed twice, or the whole end of
+// another) keeps all its components.
+std::vector<std::string> distinct_path_tails(const std::vector<std::string>& paths);
 
 // Writes `contents` to `path` (runtime/core/write_file.cpp):
 //  - "-" is standard output;

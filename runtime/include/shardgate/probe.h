@@ -103,6 +103,9 @@ struct ProbeOptions {
   MetricOptions metrics;
   // Added to every check's identity (e.g. {"shard", "L0_moe_p0"} when probing many shards).
   std::vector<std::pair<std::string, std::string>> labels;
+  // The candidate as every check's identity names it (CheckIdentity::shard): its file name
+  // when empty; the CLI gives the path tail that tells it from the other candidates.
+  std::string shard_id;
 };
 
 // One check per function output: the candidate's outputs over all seeds against the baseline's,

@@ -156,11 +156,10 @@ TEST(GateReport, EitherToolsReportIsReadByItsKindAndOtherKindsAreRefusedByName) 
 // type (fuzz_reports found a shard's "verdict" as an object, on which Json's value() threw)
 // end as bad input naming the file and the place, never a throw; a valid report's placements
 // are compared.
-TEST(GateReport, DiffReadsAneReportsWithTheTypedReaderAndNamesTheFileAndPlace) {
-  ResidencyReport ane;
-  ane.tool_version = "t";
+// A shard of an ane-validator report with one conv, main:y, on the ANE by rule C1.
+ShardCheck one_conv_shard(const std::string& path) {
   ShardCheck shard;
-  shard.path = "/shards/a.mlpackage";
+  shard.path = path;
   shard.form = "mlpackage";
   OpPlacement op;
   op.function = "main";
@@ -170,7 +169,13 @@ TEST(GateReport, DiffReadsAneReportsWithTheTypedReaderAndNamesTheFileAndPlace) {
   op.placement = Placement::kANE;
   op.rule_id = "C1";
   shard.ops.push_back(op);
-  ane.shards.push_back(shard);
+  return shard;
+}
+
+TEST(GateReport, DiffReadsAneReportsWithTheTypedReaderAndNamesTheFileAndPlace) {
+  ResidencyReport ane;
+  ane.tool_version = "t";
+  ane.shards.push_back(one_conv_shard("/shards/a.mlpackage"));
   Json j = Json::parse(residency_report_json(ane));
   const std::string old_path = ::testing::TempDir() + "/typed_ane_old.json";
   const std::string new_path = ::testing::TempDir() + "/typed_ane_new.json";
@@ -247,20 +252,6 @@ TEST(GateReport, DiffRefusesAGoldenReportHoldingACheckTwice) {
 // pair by the path ends that tell them apart, across reports written from other directories,
 // and every report names them so.
 TEST(GateReport, DiffPairsShardsThatShareAFileNameByTheirDirectories) {
-  auto shard_at = [](const std::string& path) {
-    ShardCheck shard;
-    shard.path = path;
-    shard.form = "mlpackage";
-    OpPlacement op;
-    op.function = "main";
-    op.block_path = {-1};
-    op.type = "conv";
-    op.outputs = {"y"};
-    op.placement = Placement::kANE;
-    op.rule_id = "C1";
-    shard.ops.push_back(op);
-    return shard;
-  };
   auto write = [](const ResidencyReport& r, const std::string& name) {
     const std::string path = ::testing::TempDir() + "/" + name;
     EXPECT_TRUE(write_file_atomic(path, residency_report_json(r)).is_ok());
@@ -268,12 +259,12 @@ TEST(GateReport, DiffPairsShardsThatShareAFileNameByTheirDirectories) {
   };
   ResidencyReport old_r;
   old_r.tool_version = "t";
-  for (const char* layer : {"00", "01", "02"}) old_r.shards.push_back(shard_at(std::string("/run1/layers/") + layer + "/model.mlpackage"));
+  for (const char* layer : {"00", "01", "02"}) old_r.shards.push_back(one_conv_shard(std::string("/run1/layers/") + layer + "/model.mlpackage"));
   // The new run, from another directory: layer 00's op left the ANE, layer 02 is gone and
   // layer 03 is new.
   ResidencyReport new_r = old_r;
   new_r.shards.clear();
-  for (const char* layer : {"00", "01", "03"}) new_r.shards.push_back(shard_at(std::string("/run2/out/layers/") + layer + "/model.mlpackage"));
+  for (const char* layer : {"00", "01", "03"}) new_r.shards.push_back(one_conv_shard(std::string("/run2/out/layers/") + layer + "/model.mlpackage"));
   new_r.shards[0].ops[0].placement = Placement::kCPU;
   const std::string old_path = write(old_r, "pair_old.json"), new_path = write(new_r, "pair_new.json");
   RegressionPolicy policy;
@@ -291,7 +282,7 @@ TEST(GateReport, DiffPairsShardsThatShareAFileNameByTheirDirectories) {
   // One old shard against a report of two sharing its file name: it pairs with the one whose
   // directory matches, not with both and not with neither.
   ResidencyReport one = old_r;
-  one.shards = {shard_at("/run1/layers/01/model.mlpackage")};
+  one.shards = {one_conv_shard("/run1/layers/01/model.mlpackage")};
   auto d1 = diff_reports(write(one, "pair_one.json"), new_path, policy);
   ASSERT_TRUE(d1.is_ok()) << d1.status().to_string();
   rows.clear();
@@ -311,9 +302,9 @@ TEST(GateReport, DiffPairsShardsThatShareAFileNameByTheirDirectories) {
   EXPECT_NE(bad.status().to_string().find("/run1/layers/01/model.mlpackage"), std::string::npos) << bad.status().to_string();
   EXPECT_NE(bad.status().to_string().find("pair_twice.json"), std::string::npos) << bad.status().to_string();
   ResidencyReport nested = old_r;
-  nested.shards = {shard_at("x/model.mlpackage"), shard_at("a/x/model.mlpackage")};
+  nested.shards = {one_conv_shard("x/model.mlpackage"), one_conv_shard("a/x/model.mlpackage")};
   ResidencyReport deeper = old_r;
-  deeper.shards = {shard_at("/r/a/x/model.mlpackage")};
+  deeper.shards = {one_conv_shard("/r/a/x/model.mlpackage")};
   auto ambiguous = diff_reports(write(nested, "pair_nested.json"), write(deeper, "pair_deeper.json"), policy);
   ASSERT_FALSE(ambiguous.is_ok());
   EXPECT_EQ(ambiguous.status().code(), ErrorCode::kUsage);

@@ -11,7 +11,8 @@
 //       for each group of kR row pairs (its K-block slice, 16 KiB, stays in L1):
 //         for each block of kT tokens (streamed from L2): 24 accumulators over the K block,
 //         loaded from and stored to the partial sums, while asking L2 for the activations of
-//         the next K block one line per k-chunk step;
+//         the next K block one line per k-chunk step, and for the weight lines of the slice
+//         packed next one per 8 steps (SliceLines);
 //     the tree reduction, bias, and the store to y.
 // Accumulation of each lane runs in k order whatever the blocking, so the bits are those of
 // the skinny kernel (avx2::dot_tokens / avx512::dot_rows8 in linear_kernel.cpp).
@@ -83,6 +84,25 @@ SG_TARGET_PANEL inline __m256 chunk(const WT* w, int64_t ld, int64_t row, int64_
 template <typename WT>
 SG_TARGET_PANEL void pack_panel(const WT* w, int64_t ld, int64_t rows, int64_t K, int64_t kb0,
                                 int64_t nkb, int64_t groups, float* panel) {
+  if constexpr (std::is_same_v<WT, uint16_t>) {
+    // Whole groups of fp16 rows whose chunks all lie inside K: each row pair's two 8-value
+    // chunks widened by one instruction into one 64-byte store (half the stores, each a full
+    // line of the panel).
+    if (groups * kGroupRows <= rows && (kb0 + nkb) * kLanes <= K) {
+      for (int64_t g = 0; g < groups; ++g) {
+        for (int64_t kb = 0; kb < nkb; ++kb) {
+          float* d = panel + ((g * nkb + kb) * kR) * kPairFloats;
+          const WT* p = w + (g * kGroupRows) * ld + (kb0 + kb) * kLanes;
+          for (int r = 0; r < kR; ++r) {
+            const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + (2 * r) * ld));
+            const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + (2 * r + 1) * ld));
+            _mm512_store_ps(d + r * kPairFloats, _mm512_cvtph_ps(_mm256_inserti128_si256(_mm256_castsi128_si256(a), b, 1)));
+          }
+        }
+      }
+      return;
+    }
+  }
   for (int64_t g = 0; g < groups; ++g) {
     for (int64_t kb = 0; kb < nkb; ++kb) {
       float* d = panel + ((g * nkb + kb) * kR) * kPairFloats;
@@ -102,7 +122,7 @@ SG_TARGET_PANEL void pack_panel(const WT* w, int64_t ld, int64_t rows, int64_t K
 // they overlap the FMAs (issued in a burst before the call they stalled it: ~5% of the layer).
 template <int T, bool Packed>
 SG_TARGET_PANEL void ukernel(const float* pw, int64_t nkb, const float* x, int64_t ldx, float* part,
-                             bool load, const float* pf, int64_t pf_lines) {
+                             bool load, const float* pf, int64_t pf_lines, const char* const* wl, int nwl) {
   static_assert(kR == 4 && T >= 1 && T <= kT);
   // Four named arrays, not one [4][T]: GCC keeps these in registers (24 zmm + 4 weights + 1).
   __m512 a0[T], a1[T], a2[T], a3[T];
@@ -129,6 +149,7 @@ SG_TARGET_PANEL void ukernel(const float* pw, int64_t nkb, const float* x, int64
     // weights stay in L1): asking for them kPrefetchChunks chunks ahead hides that latency.
     // (perf showed the FMAs after each broadcast waiting; 5-10% faster at 512 tokens.)
     if (kb < pf_lines) _mm_prefetch(reinterpret_cast<const char*>(pf + kb * 16), _MM_HINT_T1);
+    if ((kb & 7) == 0 && (kb >> 3) < nwl) _mm_prefetch(wl[kb >> 3], _MM_HINT_T1);
     if constexpr (Packed) {
 #pragma GCC unroll 3
       for (int l = 0; l < T * kLanes; l += 16) {
@@ -158,14 +179,14 @@ SG_TARGET_PANEL void ukernel(const float* pw, int64_t nkb, const float* x, int64
 template <bool Packed>
 SG_TARGET_PANEL void ukernel_tokens(int tokens, const float* pw, int64_t nkb, const float* x, int64_t ldx,
                                     float* part, bool load, const float* pf = nullptr,
-                                    int64_t pf_lines = 0) {
+                                    int64_t pf_lines = 0, const char* const* wl = nullptr, int nwl = 0) {
   switch (tokens) {
-    case 1: return ukernel<1, Packed>(pw, nkb, x, ldx, part, load, pf, pf_lines);
-    case 2: return ukernel<2, Packed>(pw, nkb, x, ldx, part, load, pf, pf_lines);
-    case 3: return ukernel<3, Packed>(pw, nkb, x, ldx, part, load, pf, pf_lines);
-    case 4: return ukernel<4, Packed>(pw, nkb, x, ldx, part, load, pf, pf_lines);
-    case 5: return ukernel<5, Packed>(pw, nkb, x, ldx, part, load, pf, pf_lines);
-    default: return ukernel<6, Packed>(pw, nkb, x, ldx, part, load, pf, pf_lines);
+    case 1: return ukernel<1, Packed>(pw, nkb, x, ldx, part, load, pf, pf_lines, wl, nwl);
+    case 2: return ukernel<2, Packed>(pw, nkb, x, ldx, part, load, pf, pf_lines, wl, nwl);
+    case 3: return ukernel<3, Packed>(pw, nkb, x, ldx, part, load, pf, pf_lines, wl, nwl);
+    case 4: return ukernel<4, Packed>(pw, nkb, x, ldx, part, load, pf, pf_lines, wl, nwl);
+    case 5: return ukernel<5, Packed>(pw, nkb, x, ldx, part, load, pf, pf_lines, wl, nwl);
+    default: return ukernel<6, Packed>(pw, nkb, x, ldx, part, load, pf, pf_lines, wl, nwl);
   }
 }
 
@@ -245,6 +266,32 @@ SG_TARGET_PANEL inline void store8(uint16_t* y, __m256 v) {
 }
 inline void store1(float* y, float v) { *y = v; }
 inline void store1(uint16_t* y, float v) { *y = f32_to_f16(v); }
+
+// The weight lines of a panel slice (rows × chunks [kb0, kb0 + nkb) of rows ld apart), asked
+// into L2 a few at a time while the slice before it is multiplied: pack_panel then reads them
+// from L2 instead of waiting on memory row by row (each row's 1 KiB of a slice sits in its own
+// 4 KiB page, where the hardware prefetcher stops).
+template <typename WT>
+struct SliceLines {
+  const WT* base = nullptr;
+  int64_t ld = 0, kb0 = 0, per_row = 0, total = 0, next = 0;
+  SliceLines() = default;
+  SliceLines(const WT* b, int64_t ld_, int64_t rows, int64_t kb0_, int64_t nkb)
+      : base(b), ld(ld_), kb0(kb0_),
+        per_row((nkb * kLanes * static_cast<int64_t>(sizeof(WT)) + 63) / 64), total(b ? rows * per_row : 0) {}
+  // The next n (at most kMaxAsk) lines' addresses, for the micro-kernel to ask for between its
+  // FMAs.
+  static constexpr int kMaxAsk = 8;
+  int take(int64_t n, const char** out) {
+    int k = 0;
+    for (const int64_t e = std::min(total, next + std::min<int64_t>(n, kMaxAsk)); next < e; ++next) {
+      out[k++] = reinterpret_cast<const char*>(base + row * ld + kb0 * kLanes + col * (64 / static_cast<int64_t>(sizeof(WT))));
+      if (++col == per_row) col = 0, ++row;  // no division: this runs at every micro-kernel call
+    }
+    return k;
+  }
+  int64_t row = 0, col = 0;
+};
 
 // Row blocks [b0, b1) of the plan: a function of its own (not the parallel_for lambda) so it
 // carries the AVX-512 target attribute.
@@ -334,6 +381,20 @@ SG_TARGET_PANEL void run_blocks(const Plan& pl, int64_t b0, int64_t b1) {
           const int64_t calls = groups * ((ct + kT - 1) / kT);
           const int64_t per_call = (next_lines + calls - 1) / calls;
           int64_t line = 0;
+          // The slice pack_panel reads next: this row block's next K block, its first again
+          // for the next token chunk, or the next row block's first (mapped weights only: a
+          // streamed block is decoded into the tile after this one).
+          SliceLines<WT> wnext;
+          if (kb0 + kKBlock < K8) {
+            wnext = SliceLines<WT>(src, ld, rows, kb0 + kKBlock, std::min(kKBlock, K8 - kb0 - kKBlock));
+          } else if (c0 + ct < M) {
+            wnext = SliceLines<WT>(src, ld, rows, 0, std::min(kKBlock, K8));
+          } else if (nb + 1 < b1 && w.stream == nullptr) {
+            const int64_t n1 = n0 + block_rows;
+            wnext = SliceLines<WT>(static_cast<const WT*>(w.data) + n1 * w.ld, w.ld, std::min(N, n1 + block_rows) - n1, 0,
+                                   std::min(kKBlock, K8));
+          }
+          const int64_t w_per_call = (wnext.total + calls - 1) / calls;
           for (int64_t g = 0; g < groups; ++g) {
             const float* pw = panel.data() + (g * nkb * kR) * kPairFloats;
             for (int64_t t0 = 0; t0 < ct; t0 += kT) {
@@ -344,8 +405,10 @@ SG_TARGET_PANEL void run_blocks(const Plan& pl, int64_t b0, int64_t b1) {
                 _mm_prefetch(reinterpret_cast<const char*>(next + line * 16), _MM_HINT_T1);
               }
               const int64_t pf_lines = std::max<int64_t>(0, e - line);
+              const char* wl[SliceLines<WT>::kMaxAsk];
+              const int nwl = wnext.take(std::min(w_per_call, (nkb + 7) / 8), wl);
               ukernel_tokens<true>(tokens, pw, nkb, xp + t0 * nkb * kLanes, kLanes, part_at(g, t0), kb0 > 0,
-                                   next + line * 16, pf_lines);
+                                   next + line * 16, pf_lines, wl, nwl);
               line += pf_lines;
             }
           }

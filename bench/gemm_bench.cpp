@@ -65,6 +65,18 @@ void report(benchmark::State& state, double cpu, int64_t M, int64_t N, int64_t K
   state.counters["cpu_ms"] = cpu / static_cast<double>(state.iterations()) * 1e3;
 }
 
+// gemm_x_wt of o.x by w into o.y, timed in process CPU time.
+void time_gemm(benchmark::State& state, Operands& o, const sg::WeightRows& w, int64_t M, int64_t N, int64_t K) {
+  double cpu = 0;
+  for (auto _ : state) {
+    const double c0 = cpu_seconds();
+    sg::gemm_x_wt(o.x.data(), M, K, w, nullptr, o.y.data(), N);
+    cpu += cpu_seconds() - c0;
+    benchmark::DoNotOptimize(o.y.data());
+  }
+  report(state, cpu, M, N, K);
+}
+
 void BM_gemm_x_wt_f16(benchmark::State& state) {
   const int64_t M = state.range(0), N = state.range(1), K = state.range(2);
   Operands o = make(M, N, K);
@@ -74,14 +86,7 @@ void BM_gemm_x_wt_f16(benchmark::State& state) {
   w.n = N;
   w.k = K;
   w.ld = K;
-  double cpu = 0;
-  for (auto _ : state) {
-    const double c0 = cpu_seconds();
-    sg::gemm_x_wt(o.x.data(), M, K, w, nullptr, o.y.data(), N);
-    cpu += cpu_seconds() - c0;
-    benchmark::DoNotOptimize(o.y.data());
-  }
-  report(state, cpu, M, N, K);
+  time_gemm(state, o, w, M, N, K);
 }
 
 // An [N, K] int4 weight (signed codes, two per byte, low nibble first) with an fp16 scale per
@@ -141,14 +146,7 @@ void BM_gemm_x_wt_int4blk(benchmark::State& state) {
   w.k = K;
   w.ld = K;
   w.stream = &wt->stream;
-  double cpu = 0;
-  for (auto _ : state) {
-    const double c0 = cpu_seconds();
-    sg::gemm_x_wt(o.x.data(), M, K, w, nullptr, o.y.data(), N);
-    cpu += cpu_seconds() - c0;
-    benchmark::DoNotOptimize(o.y.data());
-  }
-  report(state, cpu, M, N, K);
+  time_gemm(state, o, w, M, N, K);
 }
 
 #if SG_BENCH_EIGEN

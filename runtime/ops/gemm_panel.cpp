@@ -81,38 +81,42 @@ SG_TARGET_PANEL inline __m256 chunk(const WT* w, int64_t ld, int64_t row, int64_
 // instead wrote up to 3 MiB (K = 12288) per thread and read it back from memory per token
 // chunk; widening the fp16 again per token chunk reads half those bytes. The 512-token layer
 // ran at the same speed either way (within the machine's noise), with 1/24 of the buffer.
-template <typename WT>
-SG_TARGET_PANEL void pack_panel(const WT* w, int64_t ld, int64_t rows, int64_t K, int64_t kb0,
-                                int64_t nkb, int64_t groups, float* panel) {
-  if constexpr (std::is_same_v<WT, uint16_t>) {
-    // Whole groups of fp16 rows whose chunks all lie inside K: each row pair's two 8-value
-    // chunks widened by one instruction into one 64-byte store (half the stores, each a full
-    // line of the panel).
-    if (groups * kGroupRows <= rows && (kb0 + nkb) * kLanes <= K) {
-      for (int64_t g = 0; g < groups; ++g) {
-        for (int64_t kb = 0; kb < nkb; ++kb) {
-          float* d = panel + ((g * nkb + kb) * kR) * kPairFloats;
-          const WT* p = w + (g * kGroupRows) * ld + (kb0 + kb) * kLanes;
-          for (int r = 0; r < kR; ++r) {
-            const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + (2 * r) * ld));
-            const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + (2 * r + 1) * ld));
-            _mm512_store_ps(d + r * kPairFloats, _mm512_cvtph_ps(_mm256_inserti128_si256(_mm256_castsi128_si256(a), b, 1)));
-          }
-        }
-      }
-      return;
-    }
-  }
+// Whole: fp16 rows, every group whole and every chunk inside K, so each row pair's two
+// 8-value chunks are widened by one instruction into one 64-byte store (half the stores, each
+// a full line of the panel); otherwise a chunk at a time, zero past K and past the block's
+// rows. A template parameter, not a branch in the loop: with the branch the 512-token layer
+// ran 2-4% slower (alternating, four rounds).
+template <bool Whole, typename WT>
+SG_TARGET_PANEL void pack_panel_as(const WT* w, int64_t ld, int64_t rows, int64_t K, int64_t kb0,
+                                   int64_t nkb, int64_t groups, float* panel) {
   for (int64_t g = 0; g < groups; ++g) {
     for (int64_t kb = 0; kb < nkb; ++kb) {
       float* d = panel + ((g * nkb + kb) * kR) * kPairFloats;
       for (int r = 0; r < kR; ++r) {
         const int64_t row = g * kGroupRows + 2 * r;
-        _mm256_store_ps(d + r * kPairFloats, chunk(w, ld, row, rows, kb0 + kb, K));
-        _mm256_store_ps(d + r * kPairFloats + kLanes, chunk(w, ld, row + 1, rows, kb0 + kb, K));
+        if constexpr (Whole) {
+          const WT* p = w + row * ld + (kb0 + kb) * kLanes;
+          const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+          const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + ld));
+          _mm512_store_ps(d + r * kPairFloats, _mm512_cvtph_ps(_mm256_inserti128_si256(_mm256_castsi128_si256(a), b, 1)));
+        } else {
+          _mm256_store_ps(d + r * kPairFloats, chunk(w, ld, row, rows, kb0 + kb, K));
+          _mm256_store_ps(d + r * kPairFloats + kLanes, chunk(w, ld, row + 1, rows, kb0 + kb, K));
+        }
       }
     }
   }
+}
+
+template <typename WT>
+SG_TARGET_PANEL void pack_panel(const WT* w, int64_t ld, int64_t rows, int64_t K, int64_t kb0,
+                                int64_t nkb, int64_t groups, float* panel) {
+  if constexpr (std::is_same_v<WT, uint16_t>) {
+    if (groups * kGroupRows <= rows && (kb0 + nkb) * kLanes <= K) {
+      return pack_panel_as<true>(w, ld, rows, K, kb0, nkb, groups, panel);
+    }
+  }
+  pack_panel_as<false>(w, ld, rows, K, kb0, nkb, groups, panel);
 }
 
 // part[(t · kR + r) · 16 ..] (+)= Σ over nkb chunks of panel pair r × token t's chunk broadcast
@@ -273,24 +277,24 @@ inline void store1(uint16_t* y, float v) { *y = f32_to_f16(v); }
 // 4 KiB page, where the hardware prefetcher stops).
 template <typename WT>
 struct SliceLines {
-  const WT* base = nullptr;
-  int64_t ld = 0, kb0 = 0, per_row = 0, total = 0, next = 0;
-  SliceLines() = default;
-  SliceLines(const WT* b, int64_t ld_, int64_t rows, int64_t kb0_, int64_t nkb)
-      : base(b), ld(ld_), kb0(kb0_),
-        per_row((nkb * kLanes * static_cast<int64_t>(sizeof(WT)) + 63) / 64), total(b ? rows * per_row : 0) {}
-  // The next n (at most kMaxAsk) lines' addresses, for the micro-kernel to ask for between its
-  // FMAs.
   static constexpr int kMaxAsk = 8;
+  const WT* base = nullptr;  // null: nothing to ask for
+  int64_t ld = 0, rows = 0, kb0 = 0, per_row = 0;
+  int64_t row = 0, col = 0;  // the next line: row `row`, line `col` of its slice
+  SliceLines() = default;
+  SliceLines(const WT* b, int64_t ld_, int64_t rows_, int64_t kb0_, int64_t nkb)
+      : base(b), ld(ld_), rows(rows_), kb0(kb0_), per_row((nkb * kLanes * static_cast<int64_t>(sizeof(WT)) + 63) / 64) {}
+  int64_t lines() const { return base != nullptr ? rows * per_row : 0; }
+  // The next n (at most kMaxAsk) lines' addresses into out, for the micro-kernel to ask for
+  // between its FMAs; how many there were. Stepped, not divided: this runs at every call.
   int take(int64_t n, const char** out) {
     int k = 0;
-    for (const int64_t e = std::min(total, next + std::min<int64_t>(n, kMaxAsk)); next < e; ++next) {
-      out[k++] = reinterpret_cast<const char*>(base + row * ld + kb0 * kLanes + col * (64 / static_cast<int64_t>(sizeof(WT))));
-      if (++col == per_row) col = 0, ++row;  // no division: this runs at every micro-kernel call
+    for (; k < std::min<int64_t>(n, kMaxAsk) && base != nullptr && row < rows; ++k) {
+      out[k] = reinterpret_cast<const char*>(base + row * ld + kb0 * kLanes + col * (64 / static_cast<int64_t>(sizeof(WT))));
+      if (++col == per_row) col = 0, ++row;
     }
     return k;
   }
-  int64_t row = 0, col = 0;
 };
 
 // Row blocks [b0, b1) of the plan: a function of its own (not the parallel_for lambda) so it
@@ -362,39 +366,34 @@ SG_TARGET_PANEL void run_blocks(const Plan& pl, int64_t b0, int64_t b1) {
         for (int64_t kb0 = 0; !pl.direct && kb0 < K8; kb0 += kKBlock) {
           const int64_t nkb = std::min(kKBlock, K8 - kb0);
           const float* xp = xp_all + kb0 * M * kLanes + c0 * nkb * kLanes;
-          // The activations the next K block (or the next row block's first) will stream,
-          // asked into L2 a little at each micro-kernel call of this one: otherwise the first
-          // row group of every K block streams them from L3 at the FMA rate.
+          // What the next slice of this thread will read, asked into L2 a little at each
+          // micro-kernel call of this one: this row block's next K block, or its first again
+          // for the next token chunk, or (weights only) the next row block's first.
+          //  - its activations: otherwise the first row group of every K block streams them
+          //    from L3 at the FMA rate;
+          //  - its weight lines (SliceLines; mapped weights only: a streamed row block is
+          //    decoded into the tile after this one): pack_panel otherwise waits on memory.
+          const bool next_k = kb0 + kKBlock < K8;
+          const int64_t kbn = next_k ? kb0 + kKBlock : 0;
+          const int64_t nkbn = std::min(kKBlock, K8 - kbn);
+          const int64_t cn = next_k ? c0 : c0 + ct;  // the next slice's token chunk (M: none)
           const float* next = nullptr;
           int64_t next_lines = 0;
-          if (kb0 + kKBlock < K8) {
-            const int64_t nkb2 = std::min(kKBlock, K8 - kb0 - kKBlock);
-            next = xp_all + (kb0 + kKBlock) * M * kLanes + c0 * nkb2 * kLanes;
-            next_lines = ct * nkb2 * kLanes / 16;
-          } else if (c0 + ct < M) {
-            const int64_t nkb2 = std::min(kKBlock, K8);
-            const int64_t ct2 = std::min(chunk_tokens, M - c0 - ct);
-            next = xp_all + (c0 + ct) * nkb2 * kLanes;
-            next_lines = ct2 * nkb2 * kLanes / 16;
+          SliceLines<WT> wnext;
+          if (cn < M) {
+            const int64_t ctn = std::min(chunk_tokens, M - cn);
+            next = xp_all + kbn * M * kLanes + cn * nkbn * kLanes;
+            next_lines = ctn * nkbn * kLanes / 16;
+            wnext = SliceLines<WT>(src, ld, rows, kbn, nkbn);
+          } else if (nb + 1 < b1 && w.stream == nullptr) {
+            const int64_t n1 = n0 + block_rows;
+            wnext = SliceLines<WT>(static_cast<const WT*>(w.data) + n1 * w.ld, w.ld, std::min(N, n1 + block_rows) - n1, 0, nkbn);
           }
           pack_panel(src, ld, rows, K, kb0, nkb, groups, panel.data());
           const int64_t calls = groups * ((ct + kT - 1) / kT);
           const int64_t per_call = (next_lines + calls - 1) / calls;
           int64_t line = 0;
-          // The slice pack_panel reads next: this row block's next K block, its first again
-          // for the next token chunk, or the next row block's first (mapped weights only: a
-          // streamed block is decoded into the tile after this one).
-          SliceLines<WT> wnext;
-          if (kb0 + kKBlock < K8) {
-            wnext = SliceLines<WT>(src, ld, rows, kb0 + kKBlock, std::min(kKBlock, K8 - kb0 - kKBlock));
-          } else if (c0 + ct < M) {
-            wnext = SliceLines<WT>(src, ld, rows, 0, std::min(kKBlock, K8));
-          } else if (nb + 1 < b1 && w.stream == nullptr) {
-            const int64_t n1 = n0 + block_rows;
-            wnext = SliceLines<WT>(static_cast<const WT*>(w.data) + n1 * w.ld, w.ld, std::min(N, n1 + block_rows) - n1, 0,
-                                   std::min(kKBlock, K8));
-          }
-          const int64_t w_per_call = (wnext.total + calls - 1) / calls;
+          const int64_t w_per_call = (wnext.lines() + calls - 1) / calls;
           for (int64_t g = 0; g < groups; ++g) {
             const float* pw = panel.data() + (g * nkb * kR) * kPairFloats;
             for (int64_t t0 = 0; t0 < ct; t0 += kT) {

@@ -58,10 +58,10 @@ std::string group_by_rule(const std::vector<OpPlacement>& ops, Pick pick) {
 ResidencyThreshold ResidencyPolicy::threshold_for(const std::string& shard_path) const {
   std::string file = filename.empty() ? std::string("built-in default") : filename;
   for (const Override& o : overrides) {
-    // A glob with '/' in it is matched against as many trailing components of the path
-    // ("07/model.mlpackage" picks one layer when every layer's file is model.mlpackage).
+    // Matched against as many trailing components of the path as the glob has: the file
+    // name, or "07/model.mlpackage" to pick one layer when every layer's file is model.mlpackage.
     const size_t parts = 1 + static_cast<size_t>(std::count(o.shard.begin(), o.shard.end(), '/'));
-    if (glob_match(o.shard, parts == 1 ? path_basename(shard_path) : path_tail(shard_path, parts))) {
+    if (glob_match(o.shard, path_tail(shard_path, parts))) {
       return ResidencyThreshold{o.min_residency_pct, fmt::format("{}: override '{}'", file, o.shard),
                                 o.reason};
     }

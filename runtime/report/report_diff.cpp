@@ -93,11 +93,9 @@ Status diff_golden(ReportDiff& d, const Json& old_json, const Json& new_json,
     return keys;
   };
   SG_ASSIGN_OR_RETURN(const auto old_checks, keys_of(old_r, d.old_path));
-  SG_TRY(keys_of(new_r, d.new_path).status());
-  std::set<std::string> seen;
-  for (size_t i = 0; i < new_r.run.checks.size(); ++i) {
+  SG_ASSIGN_OR_RETURN(const auto new_checks, keys_of(new_r, d.new_path));
+  for (size_t i = 0; i < new_r.run.checks.size(); ++i) {  // in the report's order
     const std::string key = check_key(new_r.run.checks[i].identity);
-    seen.insert(key);
     auto o = old_checks.find(key);
     if (o == old_checks.end()) {
       d.rows.push_back({key, "check", "absent", "present", 0, false, ""});
@@ -127,7 +125,7 @@ Status diff_golden(ReportDiff& d, const Json& old_json, const Json& new_json,
     }
   }
   for (const auto& [key, i] : old_checks) {
-    if (seen.count(key)) continue;
+    if (new_checks.count(key)) continue;
     d.rows.push_back({key, "check", "present", "absent", 1.0, true,
                       "a check of the old report is missing from the new one"});
   }
@@ -145,12 +143,6 @@ int placement_rank(const std::string& p) {
 // An op's identity across two reports: function and first output (or statement index).
 std::string op_key(const OpPlacement& o) {
   return o.function + ":" + (o.outputs.empty() ? "#" + std::to_string(o.index) : o.outputs[0]);
-}
-
-std::vector<std::string> shard_paths(const ResidencyReport& r) {
-  std::vector<std::string> out;
-  for (const ShardCheck& s : r.shards) out.push_back(s.path);
-  return out;
 }
 
 // Both reports are read whole by the typed reader merge uses (residency_report_from_json):

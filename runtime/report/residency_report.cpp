@@ -102,12 +102,6 @@ std::vector<RuleUse> rules_used(const ShardCheck& s) {
 
 namespace {
 
-std::vector<std::string> shard_display_names(const ResidencyReport& r) {
-  std::vector<std::string> paths;
-  for (const ShardCheck& s : r.shards) paths.push_back(s.path);
-  return distinct_path_tails(paths);
-}
-
 // name: the shard's path end that no other shard of the report shares (distinct_path_tails).
 ojson shard_json(const ShardCheck& s, const std::string& name) {
   ojson j;
@@ -194,6 +188,12 @@ std::string band_str(const ResidencySummary& m) {
 }
 
 }  // namespace
+
+std::vector<std::string> shard_paths(const ResidencyReport& report) {
+  std::vector<std::string> out;
+  for (const ShardCheck& s : report.shards) out.push_back(s.path);
+  return out;
+}
 
 const char* shard_verdict(const ShardCheck& shard) {
   if (shard.error) return "error";
@@ -285,7 +285,7 @@ std::string residency_report_json(const ResidencyReport& report) {
                       {"failed", counts.failed},
                       {"errors", counts.errors}};
   ojson shards = ojson::array();
-  const std::vector<std::string> names = shard_display_names(report);
+  const std::vector<std::string> names = distinct_path_tails(shard_paths(report));
   for (size_t i = 0; i < report.shards.size(); ++i) shards.push_back(shard_json(report.shards[i], names[i]));
   j["shards"] = shards;
   return j.dump(2) + "\n";
@@ -347,7 +347,7 @@ std::string residency_report_markdown(const ResidencyReport& report) {
   out += "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n";
   // Each shard by the end of its path no other shard shares (layers/07/model.mlpackage when
   // every layer's file is model.mlpackage), so no two rows read alike.
-  const std::vector<std::string> names = shard_display_names(report);
+  const std::vector<std::string> names = distinct_path_tails(shard_paths(report));
   auto name = [&](const ShardCheck& s) { return md_escape(names[static_cast<size_t>(&s - report.shards.data())]); };
   for (const ShardCheck& s : report.shards) {
     const ResidencySummary& m = s.summary;

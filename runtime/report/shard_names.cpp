@@ -10,18 +10,26 @@ namespace sg::shard_names {
 namespace {
 
 struct Named {
-  std::vector<size_t> parts;  // components of path i
-  std::vector<size_t> needs;  // of them, the ones that tell it apart (distinct_path_tails)
+  std::vector<std::string> tails;  // distinct_path_tails: what tells path i apart
+  std::vector<size_t> parts;       // components of path i
+  std::vector<size_t> needs;       // components of its tail
 };
 
 Named name_all(const std::vector<std::string>& paths) {
-  Named n;
-  const std::vector<std::string> tails = distinct_path_tails(paths);
+  Named n{distinct_path_tails(paths), {}, {}};
   for (size_t i = 0; i < paths.size(); ++i) {
     n.parts.push_back(path_components(paths[i]).size());
-    n.needs.push_back(path_components(tails[i]).size());
+    n.needs.push_back(path_components(n.tails[i]).size());
   }
   return n;
+}
+
+// One shard of report `a` whose path ends like two shards of report `b`.
+Status ends_like_two(const std::string& a, const std::string& path, const std::string& b,
+                     const std::string& first, const std::string& second) {
+  return make_error(ErrorCode::kUsage,
+                    "diff: {}'s shard {} ends like two shards of {}, {} and {}: pass the shards by "
+                    "paths that tell them apart", a, path, b, first, second);
 }
 
 }  // namespace
@@ -47,8 +55,8 @@ Result<Pairing> pair(const std::vector<std::string>& old_paths, const std::strin
   Pairing p;
   p.old_of_new.assign(new_paths.size(), std::nullopt);
   p.old_paired.assign(old_paths.size(), false);
-  p.name_of_old = distinct_path_tails(old_paths);
-  p.name_of_new = distinct_path_tails(new_paths);
+  p.name_of_old = o.tails;
+  p.name_of_new = nw.tails;
   std::vector<std::optional<size_t>> new_of_old(old_paths.size());
   for (size_t i = 0; i < new_paths.size(); ++i) {
     // Old shard j matches when the paths share their last max(needs_i, needs_j) components:
@@ -58,18 +66,14 @@ Result<Pairing> pair(const std::vector<std::string>& old_paths, const std::strin
       auto it = old_by_end.find(path_tail(new_paths[i], k));
       if (it == old_by_end.end()) continue;
       for (size_t j : it->second) {
-        SG_CHECK(!match || *match == j, ErrorCode::kUsage,
-                 "diff: {}'s shard {} ends like two shards of {}, {} and {}: pass the shards "
-                 "by paths that tell them apart", new_report, new_paths[i], old_report,
-                 old_paths[*match], old_paths[j]);
+        if (match && *match != j) return ends_like_two(new_report, new_paths[i], old_report, old_paths[*match], old_paths[j]);
         match = j;
       }
     }
     if (!match) continue;
-    SG_CHECK(!new_of_old[*match], ErrorCode::kUsage,
-             "diff: {}'s shard {} ends like two shards of {}, {} and {}: pass the shards by "
-             "paths that tell them apart", old_report, old_paths[*match], new_report,
-             new_paths[*new_of_old[*match]], new_paths[i]);
+    if (new_of_old[*match]) {
+      return ends_like_two(old_report, old_paths[*match], new_report, new_paths[*new_of_old[*match]], new_paths[i]);
+    }
     new_of_old[*match] = i;
     p.old_of_new[i] = match;
     p.old_paired[*match] = true;

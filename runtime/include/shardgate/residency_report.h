@@ -61,6 +61,8 @@ Result<ResidencyReport> parse_residency_report_json(std::string_view json_text,
 
 // "pass", "fail" or "error" for one shard.
 const char* shard_verdict(const ShardCheck& shard);
+// The report's shard paths, in its order.
+std::vector<std::string> shard_paths(const ResidencyReport& report);
 // 0 all passed (or an empty slice), 1 a gate failed, 2 a shard or plan could not be read or no
 // shard was checked.
 int residency_exit_code(const ResidencyReport& report);

@@ -1,10 +1,10 @@
 // gemm_bench: gemm_x_wt on the matmul shapes of the full-size benchmark shards, at 8 and 512
 // tokens, 1 thread, fp16 weights (as the shards store them) and fp32 activations, with Eigen's
 // fp32 GEMM on the same shapes as a peer (weights widened to fp32 once, outside the timing)
-// when the build found Eigen (bench/CMakeLists.txt). BM_gemm_x_wt_int4blk: the 8-token product
-// with int4 codes and an fp16 scale per 32 columns decoded in registers (the int4-per-block
-// shard's form), also on a 768-row weight whose codes stay in L2: the kernel's own rate,
-// without the memory.
+// when the build found Eigen (bench/CMakeLists.txt). BM_gemm_x_wt_int4blk (in builds with the
+// tests, whose op harness makes the stream): the 8-token product with int4 codes and an fp16
+// scale per 32 columns decoded in registers (the int4-per-block shard's form), also on a
+// 768-row weight whose codes stay in L2: the kernel's own rate, without the memory.
 //
 //   gemm_bench [--benchmark_* flags]
 //
@@ -16,6 +16,10 @@
 #include "shardgate/half.h"
 #include "shardgate/op_context.h"
 #include "shardgate/tensor.h"
+#if SG_BENCH_INT4
+#include "ops/constexpr_stream.h"
+#include "support/op_harness.h"
+#endif
 
 #include <benchmark/benchmark.h>
 #if SG_BENCH_EIGEN
@@ -24,7 +28,9 @@
 #include <time.h>
 
 #include <cstdint>
-#include <memory>
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
 #include <random>
 #include <vector>
 
@@ -89,65 +95,49 @@ void BM_gemm_x_wt_f16(benchmark::State& state) {
   time_gemm(state, o, w, M, N, K);
 }
 
-// An [N, K] int4 weight (signed codes, two per byte, low nibble first) with an fp16 scale per
-// row and 32 columns, offered in registers (RegisterDecode) as the constexpr range decoder
-// offers it; decode() writes fp16(scale · code) for the other paths (not timed here: at 8
-// tokens on an AVX-512 CPU the product decodes in registers).
-struct Int4Weight {
-  std::vector<uint8_t> codes;
-  sg::Tensor scales;
-  sg::StreamedWeight stream;
-};
-
-std::unique_ptr<Int4Weight> make_int4(int64_t N, int64_t K) {
-  auto w = std::make_unique<Int4Weight>();
+#if SG_BENCH_INT4
+// An [N, K] int4 weight with an fp16 scale per row and 32 columns, made into a stream by the
+// executor's own range decoder (stream_constexpr, through the tests' op harness), so the
+// product decodes it exactly as it decodes the int4-per-block shard: in registers at 8 tokens
+// on an AVX-512 CPU.
+sg::StreamedWeight make_int4(int64_t N, int64_t K) {
   std::mt19937 rng(7);
-  w->codes.resize(static_cast<size_t>(N * K / 2));
-  for (uint8_t& c : w->codes) c = static_cast<uint8_t>(rng());
+  sg::Tensor codes = sg::Tensor::zeros(sg::DType::kI4, {N, K}).value();
+  auto* bytes = reinterpret_cast<uint8_t*>(codes.mutable_raw());
+  for (size_t i = 0; i < codes.nbytes(); ++i) bytes[i] = static_cast<uint8_t>(rng());
   std::vector<uint16_t> sc(static_cast<size_t>(N * K / 32));
   std::uniform_real_distribution<float> d(1e-3f, 3e-2f);
   for (uint16_t& s : sc) s = sg::f32_to_f16(d(rng));
-  w->scales = sg::Tensor::from_f16_bits({N, K / 32}, sc);
-  auto rd = std::make_shared<sg::RegisterDecode>();
-  rd->kind = sg::RegisterDecode::Kind::kShiftScale;
-  rd->codes_dtype = sg::DType::kI4;
-  rd->codes = reinterpret_cast<const std::byte*>(w->codes.data());
-  rd->rows = N;
-  rd->cols = K;
-  rd->col_block = 32;
-  rd->block_shift = 5;
-  rd->param_cols = K / 32;
-  rd->scale = sg::ParamView(w->scales);
-  w->stream.shape = {N, K};
-  w->stream.dtype = sg::DType::kF16;
-  w->stream.registers = rd;
-  const Int4Weight* self = w.get();
-  w->stream.decode = [self, K](int64_t first, int64_t count, void* dst) {
-    auto* out = static_cast<uint16_t*>(dst);
-    const auto* scale = reinterpret_cast<const uint16_t*>(self->scales.raw());
-    for (int64_t i = 0; i < count; ++i) {
-      const int64_t e = first + i;
-      const int nibble = (self->codes[static_cast<size_t>(e / 2)] >> (4 * (e % 2))) & 15;
-      const int code = nibble >= 8 ? nibble - 16 : nibble;
-      out[i] = sg::f32_to_f16(sg::f16_to_f32(scale[(e / K) * (K / 32) + (e % K) / 32]) * static_cast<float>(code));
-    }
-  };
-  return w;
+  std::optional<sg::StreamedWeight> made;
+  const sg::Status st = sg::testing::with_op_context(
+      "constexpr_blockwise_shift_scale",
+      {sg::testing::HarnessInput::tensor("data", codes),
+       sg::testing::HarnessInput::tensor("scale", sg::Tensor::from_f16_bits({N, K / 32}, sc))},
+      [&made](sg::OpContext& ctx) {
+        SG_ASSIGN_OR_RETURN(made, sg::stream_constexpr(ctx));
+        return sg::Status::ok();
+      });
+  if (!st.is_ok() || !made) {
+    std::fprintf(stderr, "gemm_bench: no int4 stream: %s\n", st.to_string().c_str());
+    std::abort();
+  }
+  return std::move(*made);
 }
 
 void BM_gemm_x_wt_int4blk(benchmark::State& state) {
   const int64_t M = state.range(0), N = state.range(1), K = state.range(2);
   Operands o = make(M, 0, K);
   o.y.resize(static_cast<size_t>(M * N));
-  const auto wt = make_int4(N, K);
+  const sg::StreamedWeight wt = make_int4(N, K);
   sg::WeightRows w;
   w.dtype = sg::DType::kF16;
   w.n = N;
   w.k = K;
   w.ld = K;
-  w.stream = &wt->stream;
+  w.stream = &wt;
   time_gemm(state, o, w, M, N, K);
 }
+#endif
 
 #if SG_BENCH_EIGEN
 // Eigen's own blocked GEMM, fp32 weights resident (what a library user would hold): Y = X · Wᵀ.
@@ -182,11 +172,13 @@ void shapes(benchmark::internal::Benchmark* b) {
 }
 
 BENCHMARK(BM_gemm_x_wt_f16)->Apply(shapes)->Unit(benchmark::kMillisecond);
+#if SG_BENCH_INT4
 BENCHMARK(BM_gemm_x_wt_int4blk)
     ->Args({8, 768, 2048})
     ->Args({8, 12288, 2048})
     ->Args({8, 2048, 12288})
     ->Unit(benchmark::kMillisecond);
+#endif
 #if SG_BENCH_EIGEN
 BENCHMARK(BM_eigen_f32)->Apply(shapes)->Unit(benchmark::kMillisecond);
 #endif

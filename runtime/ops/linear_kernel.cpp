@@ -173,22 +173,34 @@ SG_TARGET_AVX512 void dot_rows8(const float* xp, int64_t K, const WT* w, int64_t
   const WT* r[6];
   for (int i = 0; i < 6; ++i) r[i] = w + i * ldw;
   const int64_t full = K / kLanes;
-  for (int64_t kb = 0; kb < full; ++kb) {
-    const int64_t k = kb * kLanes;
-    // Each row 256 bytes ahead: six row streams of an fp16 weight are too many for the
-    // hardware prefetcher alone (8-token MoE shard 17.0-17.8 -> 15.5-15.7 ms; 512 B 15.6-16.3,
-    // 1 KiB 20 ms: bench/README.md).
-    for (int i = 0; i < 6; ++i) _mm_prefetch(reinterpret_cast<const char*>(r[i] + k) + 256, _MM_HINT_T0);
-    const __m512 v0 = load_pair(r[0] + k, r[1] + k);
-    const __m512 v1 = load_pair(r[2] + k, r[3] + k);
-    const __m512 v2 = load_pair(r[4] + k, r[5] + k);
-    const float* xb = xp + kb * 8 * kLanes;
+  if (full > 0) {
+    // The rows of step kb + 1 are loaded and widened during step kb's FMAs, as the register
+    // kernel decodes one step ahead (register_kernel.inc): 15.4 -> 14.3 ms on the 8-token fp16
+    // MoE shard (Zen 4). The last step loads its own columns again.
+    __m512 v0 = load_pair(r[0], r[1]);
+    __m512 v1 = load_pair(r[2], r[3]);
+    __m512 v2 = load_pair(r[4], r[5]);
+    for (int64_t kb = 0; kb < full; ++kb) {
+      const int64_t k = kb * kLanes;
+      // Each row 256 bytes ahead: six row streams of an fp16 weight are too many for the
+      // hardware prefetcher alone (8-token MoE shard 17.0-17.8 -> 15.5-15.7 ms; 512 B 15.6-16.3,
+      // 1 KiB 20 ms: bench/README.md).
+      for (int i = 0; i < 6; ++i) _mm_prefetch(reinterpret_cast<const char*>(r[i] + k) + 256, _MM_HINT_T0);
+      const int64_t kn = std::min(kb + 1, full - 1) * kLanes;
+      const __m512 n0 = load_pair(r[0] + kn, r[1] + kn);
+      const __m512 n1 = load_pair(r[2] + kn, r[3] + kn);
+      const __m512 n2 = load_pair(r[4] + kn, r[5] + kn);
+      const float* xb = xp + kb * 8 * kLanes;
 #pragma GCC unroll 8
-    for (int t = 0; t < 8; ++t) {
-      const __m512 xv = broadcast8(xb + t * kLanes);
-      a0[t] = _mm512_fmadd_ps(v0, xv, a0[t]);
-      a1[t] = _mm512_fmadd_ps(v1, xv, a1[t]);
-      a2[t] = _mm512_fmadd_ps(v2, xv, a2[t]);
+      for (int t = 0; t < 8; ++t) {
+        const __m512 xv = broadcast8(xb + t * kLanes);
+        a0[t] = _mm512_fmadd_ps(v0, xv, a0[t]);
+        a1[t] = _mm512_fmadd_ps(v1, xv, a1[t]);
+        a2[t] = _mm512_fmadd_ps(v2, xv, a2[t]);
+      }
+      v0 = n0;
+      v1 = n1;
+      v2 = n2;
     }
   }
   if (const int64_t rest = K - full * kLanes; rest > 0) {

@@ -59,11 +59,18 @@ inline const std::byte* row_codes(const RegisterDecode& d, int64_t r, int bits) 
   return d.codes + r * d.cols * bits / 8;
 }
 
+// The byte holding column k's code in a row of `bits`-bit codes. Column indices are never
+// negative; a shift, not a division: GCC cannot know k >= 0 and corrects a signed division
+// for negative k with three more instructions, at every step of the kernel.
+inline int64_t code_byte(int64_t k, int bits) {
+  return static_cast<int64_t>(static_cast<uint64_t>(k) * static_cast<uint64_t>(bits) >> 3);
+}
+
 // The codes 8 steps ahead of column k of a row: the kernel reads 6 rows at a time, 8 codes of
 // each per step, and the hardware prefetcher alone left it waiting for memory.
 constexpr int64_t kPrefetchBytes = 256;
 SG_REGDEC_TARGET inline void prefetch(const std::byte* row, int64_t k, int bits) {
-  _mm_prefetch(reinterpret_cast<const char*>(row + k * bits / 8 + kPrefetchBytes), _MM_HINT_T0);
+  _mm_prefetch(reinterpret_cast<const char*>(row + code_byte(k, bits) + kPrefetchBytes), _MM_HINT_T0);
 }
 
 // 8 codes of 8-bit row a at column k, then 8 of row b, prefetching both rows ahead.
@@ -249,8 +256,8 @@ class Table4 {
     prefetch(ra, k, 4);
     prefetch(rb, k, 4);
     int32_t a, b;
-    std::memcpy(&a, ra + k / 2, sizeof a);
-    std::memcpy(&b, rb + k / 2, sizeof b);
+    std::memcpy(&a, ra + code_byte(k, 4), sizeof a);
+    std::memcpy(&b, rb + code_byte(k, 4), sizeof b);
     const __m512i both = _mm512_mask_set1_epi32(_mm512_set1_epi32(a), 0xFF00, b);
     const __m512i shift = _mm512_set_epi32(28, 24, 20, 16, 12, 8, 4, 0, 28, 24, 20, 16, 12, 8, 4, 0);
     const __m512i select = _mm512_set_epi32(16, 16, 16, 16, 16, 16, 16, 16, 0, 0, 0, 0, 0, 0, 0, 0);

@@ -515,6 +515,14 @@ void gemm_shift_scale8(bool fp16, const float* x, int64_t M, int64_t ldx, const 
 #else
   (void)fp16;
 #endif
+  // One scale per row and no offset: the fp16 rounding by Veltkamp's split where every scale
+  // allows it (a scan of the weight's per-row scales, a few thousand values, each call).
+  if constexpr (!Blocked) {
+    const RegisterDecode& r = *w.stream->registers;
+    if (r.offset.empty() && regdec::split_exact(r.scale, Signed ? 128.0f : 255.0f)) {
+      return gemm_registers<regdec::ShiftScale8Split<Signed>>(x, M, ldx, w, bias, y, ldy);
+    }
+  }
   gemm_shift_scale<regdec::ShiftScale8, Signed, Blocked>(x, M, ldx, w, bias, y, ldy);
 }
 

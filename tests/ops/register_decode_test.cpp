@@ -79,6 +79,13 @@ std::vector<Form> forms(std::mt19937& rng) {
                  {in("data", codes(dt, {2, N / 2, K}, rng)), in("scale", scales({2, N / 2, 1}, rng, 1e-3f, 3e-2f))}, true});
     f.push_back({d + " bank per expert", ss,
                  {in("data", codes(dt, {2, N / 2, K}, rng)), in("scale", scales({2, 1, 1}, rng, 1e-3f, 3e-2f))}, true});
+    // Scales whose products with the codes are fp16 subnormals, and scales whose products
+    // overflow fp16: outside what the 8-bit split rounding (ShiftScale8Split) is exact for,
+    // so the decoder must fall back to the fp16 round trip.
+    f.push_back({d + " per row, products fp16 subnormals", ss,
+                 {in("data", codes(dt, {N, K}, rng)), in("scale", scales({N, 1}, rng, 1e-7f, 4e-5f))}, true});
+    f.push_back({d + " per tensor, products overflow fp16", ss,
+                 {in("data", codes(dt, {N, K}, rng)), in("scale", scales({1, 1}, rng, 600.0f, 900.0f))}, true});
     // Rows longer than the 4-bit decoders' 512-column table chunk (ShiftScale4::prepare): a
     // partial last chunk (1152 = 2 × 512 + 128) with 32- and 128-column blocks, and blocks
     // longer than a chunk (1024 columns).
@@ -185,10 +192,113 @@ TEST(RegisterDecode, EqualsDecodingIntoATileAndTheReferenceBitForBit) {
       }
     }
   }
-  EXPECT_EQ(offered, 4 * 12 + 5);
+  EXPECT_EQ(offered, 4 * 14 + 5);
 }
 
 #if defined(__x86_64__) || defined(__i386__)
+// One decoded row pair into memory (the decoder's instructions need its target).
+template <class Dec>
+SG_REGDEC_TARGET void store_pair(const Dec& dec, int p, int64_t k, float* out) {
+  _mm512_storeu_ps(out, dec.pair(p, k));
+}
+
+// ShiftScale8Split's rounding, through the decoder itself: for every fp16 scale the guard
+// admits (split_exact) and every 8-bit code, signed and unsigned, the decoded value is the
+// fp16 rounding of scale · code (nearest, ties to even) that the range decoder writes: 15.7 M
+// products, all of them, each from the vector code the kernel runs (Veltkamp's split,
+// c - (c - v) with c = fl((s · 8193) · code); 4097 in its place fails here).
+template <bool Signed>
+void check_split_on_every_scale() {
+  constexpr int64_t kCols = 256;
+  const float max_code = Signed ? 128.0f : 255.0f;
+  std::vector<uint8_t> code_rows(static_cast<size_t>(regdec::kRows * kCols));
+  for (int r = 0; r < regdec::kRows; ++r) {
+    for (int64_t k = 0; k < kCols; ++k) code_rows[static_cast<size_t>(r * kCols + k)] = static_cast<uint8_t>(k + 37 * r);
+  }
+  std::vector<float> admitted;
+  for (uint32_t bits = 0; bits < 0x10000; ++bits) {
+    const float s = f16_to_f32(static_cast<uint16_t>(bits));
+    if (std::isfinite(s) && regdec::split_exact(ParamView(f16s({1, 1}, {s})), max_code)) admitted.push_back(s);
+  }
+  ASSERT_GT(admitted.size(), 40'000u);
+  int64_t checked = 0;
+  for (size_t first = 0; first < admitted.size(); first += regdec::kRows) {
+    std::vector<float> six(regdec::kRows, admitted[first]);
+    for (int r = 0; r < regdec::kRows && first + r < admitted.size(); ++r) six[r] = admitted[first + r];
+    RegisterDecode d;
+    d.codes_dtype = Signed ? DType::kI8 : DType::kU8;
+    d.codes = reinterpret_cast<const std::byte*>(code_rows.data());
+    d.rows = regdec::kRows;
+    d.cols = kCols;
+    d.col_block = kCols;
+    d.scale = ParamView(f16s({regdec::kRows, 1}, six));
+    const regdec::ShiftScale8Split<Signed> dec(d, 0);
+    for (int64_t k = 0; k < kCols; k += 8) {
+      for (int p = 0; p < regdec::kPairs; ++p) {
+        float got[16];
+        store_pair(dec, p, k, got);
+        for (int lane = 0; lane < 16; ++lane) {
+          const int r = 2 * p + lane / 8;
+          const uint8_t byte = code_rows[static_cast<size_t>(r * kCols + k + lane % 8)];
+          const float code = Signed ? static_cast<float>(static_cast<int8_t>(byte)) : static_cast<float>(byte);
+          const float want = f16_to_f32(f32_to_f16(six[r] * code));
+          ASSERT_EQ(std::bit_cast<uint32_t>(got[lane]), std::bit_cast<uint32_t>(want))
+              << "scale " << six[r] << " code " << code << ": " << got[lane] << " vs " << want;
+          ++checked;
+        }
+      }
+    }
+  }
+  EXPECT_GE(checked, static_cast<int64_t>(admitted.size()) * kCols);
+}
+
+TEST(RegisterDecode, SplitRoundsEveryAdmittedScaleTimesEveryCodeLikeF16) {
+  if (cpu_level_detected() < CpuLevel::kAvx512) GTEST_SKIP() << "no AVX-512 on this CPU";
+  check_split_on_every_scale<true>();
+  check_split_on_every_scale<false>();
+}
+
+SG_REGDEC_TARGET void split16(float s, const float* x, float* out) {
+  _mm512_storeu_ps(out, regdec::split_round_f16(_mm512_set1_ps(s), _mm512_set1_ps(s * 8193.0f), _mm512_loadu_ps(x)));
+}
+
+// The helper's own claim, beyond the scales a decoder admits: every finite fp16 scale times
+// every integer code from -128 to 255 whose product is zero or a normal fp16 number.
+TEST(RegisterDecode, SplitRoundsLikeF16ForEveryScaleWhereTheProductIsNormal) {
+  if (cpu_level_detected() < CpuLevel::kAvx512) GTEST_SKIP() << "no AVX-512 on this CPU";
+  std::vector<float> x(384);
+  for (int i = 0; i < 384; ++i) x[static_cast<size_t>(i)] = static_cast<float>(i - 128);
+  int64_t checked = 0;
+  for (uint32_t bits = 0; bits < 0x10000; ++bits) {
+    const float s = f16_to_f32(static_cast<uint16_t>(bits));
+    if (!std::isfinite(s)) continue;
+    for (size_t i = 0; i < x.size(); i += 16) {
+      float got[16];
+      split16(s, &x[i], got);
+      for (size_t l = 0; l < 16; ++l) {
+        const float v = s * x[i + l];
+        if (v != 0.0f && (std::fabs(v) < 0x1p-14f || std::fabs(v) > 65504.0f)) continue;
+        ASSERT_EQ(std::bit_cast<uint32_t>(got[l]), std::bit_cast<uint32_t>(f16_to_f32(f32_to_f16(v))))
+            << "scale " << s << " code " << x[i + l];
+        ++checked;
+      }
+    }
+  }
+  EXPECT_GT(checked, 15'000'000);
+}
+
+// The guard: a scale below 2^-14, or one whose product with the largest code leaves the fp16
+// range, keeps a weight off the split.
+TEST(RegisterDecode, SplitOnlyWhereEveryProductIsANormalF16) {
+  auto view = [](std::vector<float> v) { return ParamView(f16s({static_cast<int64_t>(v.size()), 1}, v)); };
+  EXPECT_TRUE(regdec::split_exact(view({1e-3f, -2e-2f, 0x1p-14f}), 128.0f));
+  EXPECT_FALSE(regdec::split_exact(view({1e-3f, 3e-5f}), 128.0f));           // subnormal products
+  EXPECT_FALSE(regdec::split_exact(view({1e-3f, 0.0f}), 128.0f));            // zero: kept off too
+  EXPECT_TRUE(regdec::split_exact(view({256.0f}), 255.0f));                  // 65280
+  EXPECT_FALSE(regdec::split_exact(view({512.0f}), 128.0f));                 // 65536
+  EXPECT_FALSE(regdec::split_exact(view({-300.0f}), 255.0f));                // -76500
+}
+
 // Each 4-bit table is one zmm: off a 64-byte boundary, every table store and lookup load
 // touches two cache lines (int4 per block ran 20% slower when the heap happened to place the
 // scratch so). Both scratches are aligned whatever size they grow to.

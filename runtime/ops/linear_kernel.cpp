@@ -182,10 +182,11 @@ SG_TARGET_AVX512 void dot_rows8(const float* xp, int64_t K, const WT* w, int64_t
     __m512 v2 = load_pair(r[4], r[5]);
     for (int64_t kb = 0; kb < full; ++kb) {
       const int64_t k = kb * kLanes;
-      // Each row 256 bytes ahead: six row streams of an fp16 weight are too many for the
-      // hardware prefetcher alone (8-token MoE shard 17.0-17.8 -> 15.5-15.7 ms; 512 B 15.6-16.3,
-      // 1 KiB 20 ms: bench/README.md).
-      for (int i = 0; i < 6; ++i) _mm_prefetch(reinterpret_cast<const char*>(r[i] + k) + 256, _MM_HINT_T0);
+      // Each row 128 bytes ahead: six row streams of an fp16 weight are too many for the
+      // hardware prefetcher alone (Xeon, 8-token MoE shard: none 17.0-17.8 ms, 256 B 15.5-15.7,
+      // 512 B 15.6-16.3, 1 KiB 20; Zen 4, three rounds alternated: 64 B 13.9-14.8, 128 B
+      // 13.6-13.9, 256 B 14.2-14.3, 512 B 15.7-16.0: bench/README.md).
+      for (int i = 0; i < 6; ++i) _mm_prefetch(reinterpret_cast<const char*>(r[i] + k) + 128, _MM_HINT_T0);
       const int64_t kn = std::min(kb + 1, full - 1) * kLanes;
       const __m512 n0 = load_pair(r[0] + kn, r[1] + kn);
       const __m512 n1 = load_pair(r[2] + kn, r[3] + kn);

@@ -110,86 +110,6 @@ inline float* param_scratch(size_t floats) {
 // too, or (fp32 offset with a fp16 scale) in fp32.
 enum class Offset { kNone, kRounded, kWider };
 
-// 8-bit integer codes (signed or not) scaled per parameter block, with an offset or none:
-// constexpr_blockwise_shift_scale (4-bit codes go through ShiftScale4's tables instead).
-// Everything that selects an instruction is a template parameter, so the kernel's loop holds no
-// branch and its accumulators stay in registers.
-//
-// Blocked: the parameters change along a row every 2^block_shift columns and are looked up
-// at every step; otherwise one parameter serves a whole row and is loaded once. (The kernel
-// must not branch to reload them: GCC then keeps its accumulators on the stack.)
-template <bool Signed, Offset Off, bool Blocked>
-class ShiftScale8 {
- public:
-  SG_REGDEC_TARGET ShiftScale8(const RegisterDecode& d, int64_t row) : shift_(d.block_shift) {
-    for (int i = 0; i < kRows; ++i) rows_[i] = row_codes(d, row + i, 8);
-    if constexpr (Blocked) {
-      // The group's parameter rows widened once into the thread's scratch ([scale | offset]
-      // [row][column]), so the loop reads fp32 parameters at a fixed stride.
-      const int64_t cols = d.param_cols;
-      float* scales = param_scratch(static_cast<size_t>(2 * kRows * cols));
-      float* offsets = scales + kRows * cols;
-      for (int i = 0; i < kRows; ++i) {
-        const int64_t first = param_row_start(d, row + i);
-        widen_params(d.scale, first, cols, scales + i * cols);
-        if constexpr (Off != Offset::kNone) widen_params(d.offset, first, cols, offsets + i * cols);
-      }
-      scale_tab_ = scales;
-      offset_tab_ = offsets;
-      cols_ = cols;
-    } else {
-      for (int p = 0; p < kPairs; ++p) {
-        const int64_t ia = param_row_start(d, row + 2 * p), ib = param_row_start(d, row + 2 * p + 1);
-        scale_[p] = halves(param_f16c(d.scale, ia), param_f16c(d.scale, ib));
-        offs_[p] = Off != Offset::kNone ? halves(param_f16c(d.offset, ia), param_f16c(d.offset, ib)) : _mm512_setzero_ps();
-      }
-    }
-  }
-
-  // Rows 2p, 2p + 1 at columns k .. k + 7.
-  SG_REGDEC_TARGET __m512 pair(int p, int64_t k) const {
-    __m512 scale, offs;
-    if constexpr (Blocked) {
-      params(p, k >> shift_, scale, offs);
-    } else {
-      scale = scale_[p];
-      offs = offs_[p];
-    }
-    const __m128i codes = code_bytes(rows_[2 * p], rows_[2 * p + 1], k);
-    const __m512i wide = Signed ? _mm512_cvtepi8_epi32(codes) : _mm512_cvtepu8_epi32(codes);
-    const __m512 x = _mm512_cvtepi32_ps(wide);
-    __m512 v;
-    if constexpr (Off == Offset::kNone) {
-      v = _mm512_mul_ps(scale, x);
-    } else if constexpr (Off == Offset::kWider) {
-      v = _mm512_mul_ps(scale, _mm512_sub_ps(x, offs));
-    } else {
-      v = _mm512_mul_ps(scale, round_f16(_mm512_sub_ps(x, offs)));
-    }
-    return round_f16(v);
-  }
-
- private:
-  // The scale (and offset) of pair p's two rows in parameter column q.
-  SG_REGDEC_TARGET void params(int p, int64_t q, __m512& scale, __m512& offs) const {
-    const int64_t ia = 2 * p * cols_ + q, ib = ia + cols_;
-    scale = halves(scale_tab_[ia], scale_tab_[ib]);
-    if constexpr (Off != Offset::kNone) {
-      offs = halves(offset_tab_[ia], offset_tab_[ib]);
-    } else {
-      offs = _mm512_setzero_ps();
-    }
-  }
-
-  const float* scale_tab_ = nullptr;   // Blocked: the group's parameters (param_scratch),
-  const float* offset_tab_ = nullptr;  // row i's at i · cols_
-  int64_t cols_ = 0;
-  int shift_;
-  const std::byte* rows_[kRows];
-  __m512 scale_[kPairs];
-  __m512 offs_[kPairs];
-};
-
 // s · x rounded to fp16 (nearest, ties to even) and widened back, for an fp16 scale s, an
 // integer x with |x| <= 255, and s8193 = s · 8193, where the product is zero or a normal fp16
 // number: Veltkamp's split of the exact fp32 product v = s · x at 13 bits, c - (c - v) with
@@ -228,36 +148,110 @@ SG_REGDEC_TARGET inline bool split_exact(const ParamView& scale, float max_code)
   return true;
 }
 
-// ShiftScale8 for one fp16 scale per row and no offset, where every scale keeps each nonzero
-// product with a code a normal fp16 number (split_exact): the rounding to fp16 by
-// split_round_f16 instead of the round trip. 8-token int8 MoE shard on Zen 4: 17.8 -> 16.7-17.0 ms
-// (bench/README.md).
-template <bool Signed>
-class ShiftScale8Split {
+// 8-bit integer codes (signed or not) scaled per parameter block, with an offset or none:
+// constexpr_blockwise_shift_scale (4-bit codes go through ShiftScale4's tables instead).
+// Everything that selects an instruction is a template parameter, so the kernel's loop holds no
+// branch and its accumulators stay in registers.
+//
+// Blocked: the parameters change along a row every 2^block_shift columns and are looked up
+// at every step; otherwise one parameter serves a whole row and is loaded once. (The kernel
+// must not branch to reload them: GCC then keeps its accumulators on the stack.)
+//
+// Split: the product is rounded to fp16 by split_round_f16 instead of the round trip, for one
+// fp16 scale per row, no offset, and every scale keeping each nonzero product with a code a
+// normal fp16 number (split_exact, checked by the caller). 8-token int8 MoE shard on Zen 4:
+// 17.8 -> 16.7-17.0 ms (bench/README.md). The two forms are named below: ShiftScale8 and
+// ShiftScale8Split.
+template <bool Signed, Offset Off, bool Blocked, bool Split>
+class ShiftScale8Rows {
+  static_assert(!Split || (Off == Offset::kNone && !Blocked), "the split rounds s · x for one scale per row");
+
  public:
-  SG_REGDEC_TARGET ShiftScale8Split(const RegisterDecode& d, int64_t row) {
+  SG_REGDEC_TARGET ShiftScale8Rows(const RegisterDecode& d, int64_t row) : shift_(d.block_shift) {
     for (int i = 0; i < kRows; ++i) rows_[i] = row_codes(d, row + i, 8);
-    for (int p = 0; p < kPairs; ++p) {
-      const int64_t ia = param_row_start(d, row + 2 * p), ib = param_row_start(d, row + 2 * p + 1);
-      const float sa = param_f16c(d.scale, ia), sb = param_f16c(d.scale, ib);
-      scale_[p] = halves(sa, sb);
-      split_[p] = halves(sa * 8193.0f, sb * 8193.0f);
+    if constexpr (Blocked) {
+      // The group's parameter rows widened once into the thread's scratch ([scale | offset]
+      // [row][column]), so the loop reads fp32 parameters at a fixed stride.
+      const int64_t cols = d.param_cols;
+      float* scales = param_scratch(static_cast<size_t>(2 * kRows * cols));
+      float* offsets = scales + kRows * cols;
+      for (int i = 0; i < kRows; ++i) {
+        const int64_t first = param_row_start(d, row + i);
+        widen_params(d.scale, first, cols, scales + i * cols);
+        if constexpr (Off != Offset::kNone) widen_params(d.offset, first, cols, offsets + i * cols);
+      }
+      scale_tab_ = scales;
+      offset_tab_ = offsets;
+      cols_ = cols;
+    } else {
+      for (int p = 0; p < kPairs; ++p) {
+        const int64_t ia = param_row_start(d, row + 2 * p), ib = param_row_start(d, row + 2 * p + 1);
+        const float sa = param_f16c(d.scale, ia), sb = param_f16c(d.scale, ib);
+        scale_[p] = halves(sa, sb);
+        // Split: the second operand is s · 8193 (split_round_f16); otherwise the offsets.
+        if constexpr (Split) {
+          second_[p] = halves(sa * 8193.0f, sb * 8193.0f);
+        } else {
+          second_[p] = Off != Offset::kNone ? halves(param_f16c(d.offset, ia), param_f16c(d.offset, ib))
+                                            : _mm512_setzero_ps();
+        }
+      }
     }
   }
 
+  // Rows 2p, 2p + 1 at columns k .. k + 7.
   SG_REGDEC_TARGET __m512 pair(int p, int64_t k) const {
+    __m512 scale, second;  // the offset, or with Split the scale times 8193
+    if constexpr (Blocked) {
+      params(p, k >> shift_, scale, second);
+    } else {
+      scale = scale_[p];
+      second = second_[p];
+    }
     const __m128i codes = code_bytes(rows_[2 * p], rows_[2 * p + 1], k);
     // Zero-masked forms, every lane selected (the same instructions): GCC 12 warns of the
     // unmasked forms' undefined pass-through once this is inlined outside the kernel's loop.
     const __m512i wide = Signed ? _mm512_maskz_cvtepi8_epi32(0xFFFF, codes) : _mm512_maskz_cvtepu8_epi32(0xFFFF, codes);
-    return split_round_f16(scale_[p], split_[p], _mm512_maskz_cvtepi32_ps(0xFFFF, wide));
+    const __m512 x = _mm512_maskz_cvtepi32_ps(0xFFFF, wide);
+    if constexpr (Split) {
+      return split_round_f16(scale, second, x);
+    } else if constexpr (Off == Offset::kNone) {
+      return round_f16(_mm512_mul_ps(scale, x));
+    } else if constexpr (Off == Offset::kWider) {
+      return round_f16(_mm512_mul_ps(scale, _mm512_sub_ps(x, second)));
+    } else {
+      return round_f16(_mm512_mul_ps(scale, round_f16(_mm512_sub_ps(x, second))));
+    }
   }
 
  private:
+  // The scale (and offset) of pair p's two rows in parameter column q.
+  SG_REGDEC_TARGET void params(int p, int64_t q, __m512& scale, __m512& offs) const {
+    const int64_t ia = 2 * p * cols_ + q, ib = ia + cols_;
+    scale = halves(scale_tab_[ia], scale_tab_[ib]);
+    if constexpr (Off != Offset::kNone) {
+      offs = halves(offset_tab_[ia], offset_tab_[ib]);
+    } else {
+      offs = _mm512_setzero_ps();
+    }
+  }
+
+  const float* scale_tab_ = nullptr;   // Blocked: the group's parameters (param_scratch),
+  const float* offset_tab_ = nullptr;  // row i's at i · cols_
+  int64_t cols_ = 0;
+  int shift_;
   const std::byte* rows_[kRows];
   __m512 scale_[kPairs];
-  __m512 split_[kPairs];
+  __m512 second_[kPairs];  // the offsets, or with Split the scales times 8193
 };
+
+// The round trip to fp16 (vcvtps2ph + vcvtph2ps), for every parameter layout and offset.
+template <bool Signed, Offset Off, bool Blocked>
+using ShiftScale8 = ShiftScale8Rows<Signed, Off, Blocked, false>;
+
+// One fp16 scale per row, no offset, every product a normal fp16 number: the split.
+template <bool Signed>
+using ShiftScale8Split = ShiftScale8Rows<Signed, Offset::kNone, false, true>;
 
 #if SG_HAVE_AVX512FP16
 // ShiftScale8 with fp16 arithmetic (the avx512fp16 level), for one parameter per row and no

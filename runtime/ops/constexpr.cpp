@@ -15,6 +15,7 @@
 #include "ops/kernel_util.h"
 #include "ops/kernel_variants.h"
 #include "ops/param_f16c.h"
+#include "ops/split_rounding.h"
 #include "ops/weight_formats.h"
 #include "shardgate/cpu.h"
 
@@ -906,6 +907,9 @@ std::shared_ptr<const RegisterDecode> shift_scale_registers(const Tensor& data,
   r->scale = ss->scale;
   r->offset = ss->offset;
   r->offset_wider = ss->offset_wider;
+  // Decided here, once per stream, not at every kernel call: the scan reads one scale per row.
+  r->split_rounding = (t == DType::kI8 || t == DType::kU8) && ss->offset.empty() && r->col_block == r->cols &&
+                      regdec::split_exact(ss->scale, t == DType::kI8 ? 128.0f : 255.0f);
   r->keep = keep;
   return std::make_shared<const RegisterDecode>(*r);
 }

@@ -504,8 +504,8 @@ void gemm_shift_scale(const float* x, int64_t M, int64_t ldx, const WeightRows& 
 template <bool Signed, bool Blocked>
 void gemm_shift_scale8(bool fp16, const float* x, int64_t M, int64_t ldx, const WeightRows& w, const float* bias,
                        float* y, int64_t ldy) {
-#if SG_HAVE_AVX512FP16
   const RegisterDecode& reg = *w.stream->registers;
+#if SG_HAVE_AVX512FP16
   if (fp16 && !Blocked && !reg.offset_wider) {
     using regdec::Offset;
     if (reg.offset.empty()) {
@@ -516,13 +516,10 @@ void gemm_shift_scale8(bool fp16, const float* x, int64_t M, int64_t ldx, const 
 #else
   (void)fp16;
 #endif
-  // One scale per row and no offset: the fp16 rounding by Veltkamp's split where every scale
-  // allows it (a scan of the weight's per-row scales, a few thousand values, each call).
-  if constexpr (!Blocked) {
-    const RegisterDecode& r = *w.stream->registers;
-    if (r.offset.empty() && regdec::split_exact(r.scale, Signed ? 128.0f : 255.0f)) {
-      return gemm_registers<regdec::ShiftScale8Split<Signed>>(x, M, ldx, w, bias, y, ldy);
-    }
+  // One scale per row, no offset, every product a normal fp16 number (decided when the stream
+  // was made): the fp16 rounding by Veltkamp's split.
+  if (!Blocked && reg.split_rounding) {
+    return gemm_registers<regdec::ShiftScale8Split<Signed>>(x, M, ldx, w, bias, y, ldy);
   }
   gemm_shift_scale<regdec::ShiftScale8, Signed, Blocked>(x, M, ldx, w, bias, y, ldy);
 }

@@ -17,6 +17,7 @@
 
 #include "ops/aligned_floats.h"
 #include "ops/param_f16c.h"
+#include "ops/split_rounding.h"
 #include "shardgate/op_context.h"
 
 #include <algorithm>
@@ -130,24 +131,6 @@ SG_REGDEC_TARGET inline __m512 split_round_f16(__m512 s, __m512 s8193, __m512 x)
   return _mm512_sub_ps(c, _mm512_sub_ps(c, _mm512_mul_ps(s, x)));
 }
 
-// Whether split_round_f16 is exact for scale s and every code up to max_code in magnitude:
-// every nonzero s · code a normal fp16 number.
-inline bool split_admits(float s, float max_code) {
-  const float a = std::fabs(s);
-  return a >= 0x1p-14f && a * max_code <= 65504.0f;
-}
-
-// Whether ShiftScale8Split may decode a weight whose scales are `scale` and whose codes reach
-// max_code in magnitude (128 signed, 255 unsigned). Run at every call over one scale per row
-// (37 k for the MoE shard's per-channel int8 weights), so each is read by one F16C
-// instruction, not ParamView's generic read.
-SG_REGDEC_TARGET inline bool split_exact(const ParamView& scale, float max_code) {
-  for (int64_t i = 0; i < scale.size(); ++i) {
-    if (!split_admits(param_f16c(scale, i), max_code)) return false;
-  }
-  return true;
-}
-
 // 8-bit integer codes (signed or not) scaled per parameter block, with an offset or none:
 // constexpr_blockwise_shift_scale (4-bit codes go through ShiftScale4's tables instead).
 // Everything that selects an instruction is a template parameter, so the kernel's loop holds no
@@ -159,7 +142,7 @@ SG_REGDEC_TARGET inline bool split_exact(const ParamView& scale, float max_code)
 //
 // Split: the product is rounded to fp16 by split_round_f16 instead of the round trip, for one
 // fp16 scale per row, no offset, and every scale keeping each nonzero product with a code a
-// normal fp16 number (split_exact, checked by the caller). 8-token int8 MoE shard on Zen 4:
+// normal fp16 number (RegisterDecode::split_rounding, set when the stream is made). 8-token int8 MoE shard on Zen 4:
 // 17.8 -> 16.7-17.0 ms (bench/README.md). The two forms are named below: ShiftScale8 and
 // ShiftScale8Split.
 template <bool Signed, Offset Off, bool Blocked, bool Split>

@@ -13,6 +13,7 @@
 #include "ops/gemm_test_weight.h"
 #include "ops/linear_kernel.h"
 #include "ops/register_decoders.h"
+#include "ops/split_rounding.h"
 #include "shardgate/cpu.h"
 #include "shardgate/half.h"
 #include "support/op_harness.h"
@@ -194,6 +195,52 @@ TEST(RegisterDecode, EqualsDecodingIntoATileAndTheReferenceBitForBit) {
     }
   }
   EXPECT_EQ(offered, 4 * 14 + 5);
+}
+
+// Whether the 8-bit products are rounded by the split is decided when the stream is made
+// (RegisterDecode::split_rounding), from the weight's form and scales: only 8-bit codes with
+// one fp16 scale per row and no offset, and only where every scale keeps its products normal
+// fp16 numbers. The kernels only read the flag, so a wrong flag is a wrong rounding.
+TEST(RegisterDecode, SplitRoundingIsDecidedWhenTheStreamIsMade) {
+  std::mt19937 rng(9);
+  const int64_t N = 40, K = 96;
+  auto in = [](std::string n, Tensor t) { return HarnessInput::tensor(std::move(n), std::move(t)); };
+  struct Case {
+    std::string what;
+    std::vector<HarnessInput> inputs;
+    bool split;
+  };
+  std::vector<Case> cases;
+  for (DType dt : {DType::kI8, DType::kU8}) {
+    const std::string d(dtype_name(dt));
+    cases.push_back({d + " per row", {in("data", codes(dt, {N, K}, rng)), in("scale", scales({N, 1}, rng, 1e-3f, 3e-2f))}, true});
+    cases.push_back({d + " per tensor", {in("data", codes(dt, {N, K}, rng)), in("scale", scales({1, 1}, rng, 1e-3f, 3e-2f))}, true});
+    cases.push_back({d + " bank per row",
+                     {in("data", codes(dt, {2, N / 2, K}, rng)), in("scale", scales({2, N / 2, 1}, rng, 1e-3f, 3e-2f))}, true});
+    cases.push_back({d + " per row and 32 columns",
+                     {in("data", codes(dt, {N, K}, rng)), in("scale", scales({N, K / 32}, rng, 1e-3f, 3e-2f))}, false});
+    cases.push_back({d + " per row, fp16 offset",
+                     {in("data", codes(dt, {N, K}, rng)), in("scale", scales({N, 1}, rng, 1e-3f, 3e-2f)),
+                      in("offset", scales({N, 1}, rng, -9.0f, 9.0f))}, false});
+    cases.push_back({d + " per row, products fp16 subnormals",
+                     {in("data", codes(dt, {N, K}, rng)), in("scale", scales({N, 1}, rng, 1e-7f, 4e-5f))}, false});
+    cases.push_back({d + " per tensor, products overflow fp16",
+                     {in("data", codes(dt, {N, K}, rng)), in("scale", scales({1, 1}, rng, 600.0f, 900.0f))}, false});
+  }
+  for (DType dt : {DType::kI4, DType::kU4}) {
+    cases.push_back({std::string(dtype_name(dt)) + " per row (4-bit codes use tables)",
+                     {in("data", codes(dt, {N, K}, rng)), in("scale", scales({N, 1}, rng, 1e-3f, 3e-2f))}, false});
+  }
+  for (const Case& c : cases) {
+    std::optional<StreamedWeight> made;
+    const Status st = with_op_context("constexpr_blockwise_shift_scale", c.inputs, [&made](OpContext& ctx) {
+      SG_ASSIGN_OR_RETURN(made, stream_constexpr(ctx));
+      return Status::ok();
+    });
+    ASSERT_TRUE(st.is_ok()) << c.what << ": " << st.to_string();
+    ASSERT_TRUE(made.has_value() && made->registers != nullptr) << c.what << ": no register form";
+    EXPECT_EQ(made->registers->split_rounding, c.split) << c.what;
+  }
 }
 
 #if defined(__x86_64__) || defined(__i386__)

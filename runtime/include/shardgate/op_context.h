@@ -83,6 +83,9 @@ struct RegisterDecode {
   ParamView offset;                   // kShiftScale: the same shape, or empty for none; its
                                       // values are exact in fp16 unless offset_wider
   bool offset_wider = false;          // fp32 offset: subtracted without rounding to fp16
+  bool split_rounding = false;        // kShiftScale, 8-bit codes, one fp16 scale per row, no
+                                      // offset, every product a normal fp16 number or zero:
+                                      // rounded by Veltkamp's split (ops/split_rounding.h)
   const float* tables = nullptr;      // kLut4: [rows / row_block, param_cols, 16], widened
   std::shared_ptr<const void> keep;   // owns the memory the pointers above point into
 };

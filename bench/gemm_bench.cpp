@@ -1,17 +1,24 @@
 // gemm_bench: gemm_x_wt on the matmul shapes of the full-size benchmark shards, at 8 and 512
 // tokens, 1 thread, fp16 weights (as the shards store them) and fp32 activations, with Eigen's
 // fp32 GEMM on the same shapes as a peer (weights widened to fp32 once, outside the timing)
-// when the build found Eigen (bench/CMakeLists.txt). BM_gemm_x_wt_int4blk (in builds with the
-// tests, whose op harness makes the stream): the 8-token product with int4 codes and an fp16
-// scale per 32 columns decoded in registers (the int4-per-block shard's form), also on a
-// 768-row weight whose codes stay in L2: the kernel's own rate, without the memory.
+// when the build found Eigen (bench/CMakeLists.txt).
+//
+// BM_gemm_x_wt_stream/<format> (in builds with the tests, whose op harness makes the stream):
+// the 8-token product of each compressed weight format of the benchmark shards, decoded in
+// registers on an AVX-512 CPU: int8 (one scale per tensor), int8pc (per row), lut4 (a 16-entry
+// fp16 palette per 32 rows) and int4blk (an fp16 scale per row and 32 columns). Each runs on
+// the shard's two large shapes and on a 192-row weight, like BM_gemm_x_wt_f16/8/192/2048:
+// every format of that one stays in L2 (fp16 768 KiB), so the kernels' instructions alone set
+// its rate, and its ratio to fp16 is the least a format's whole-shard ratio can be where fp16
+// is not bound by memory.
 //
 //   gemm_bench [--benchmark_* flags]
+//   bench/kernel_formats_bench.sh [BUILD_DIR] [RUNS]   # the 8-token formats beside the FMA peak
 //
 // Arguments of each benchmark: M (tokens), N (weight rows), K. Time is process CPU time (the
 // machine is shared; 1 thread). Counters: flop_per_s (2·M·N·K per CPU second). Divide by the
 // fma peak of floors_bench (BM_fma_peak_avx512/1) measured in the same run for the fraction
-// of peak: bench/gemm_fraction.sh does both and prints the table.
+// of peak: bench/many_tokens_bench.sh and bench/kernel_formats_bench.sh do both.
 #include "ops/linear_kernel.h"
 #include "shardgate/half.h"
 #include "shardgate/op_context.h"
@@ -32,6 +39,7 @@
 #include <cstdlib>
 #include <optional>
 #include <random>
+#include <string>
 #include <vector>
 
 namespace {
@@ -96,39 +104,70 @@ void BM_gemm_x_wt_f16(benchmark::State& state) {
 }
 
 #if SG_BENCH_INT4
-// An [N, K] int4 weight with an fp16 scale per row and 32 columns, made into a stream by the
-// executor's own range decoder (stream_constexpr, through the tests' op harness), so the
-// product decodes it exactly as it decodes the int4-per-block shard: in registers at 8 tokens
-// on an AVX-512 CPU.
-sg::StreamedWeight make_int4(int64_t N, int64_t K) {
-  std::mt19937 rng(7);
-  sg::Tensor codes = sg::Tensor::zeros(sg::DType::kI4, {N, K}).value();
+// The benchmark shards' compressed weight formats (tests/generators/sgfix/compress.py).
+enum class Format { kInt8, kInt8pc, kLut4, kInt4blk };
+
+sg::Tensor random_codes(sg::DType dt, const sg::Shape& shape, std::mt19937& rng) {
+  sg::Tensor codes = sg::Tensor::zeros(dt, shape).value();
   auto* bytes = reinterpret_cast<uint8_t*>(codes.mutable_raw());
   for (size_t i = 0; i < codes.nbytes(); ++i) bytes[i] = static_cast<uint8_t>(rng());
-  std::vector<uint16_t> sc(static_cast<size_t>(N * K / 32));
-  std::uniform_real_distribution<float> d(1e-3f, 3e-2f);
-  for (uint16_t& s : sc) s = sg::f32_to_f16(d(rng));
+  return codes;
+}
+
+sg::Tensor random_f16(const sg::Shape& shape, float lo, float hi, std::mt19937& rng) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  std::vector<uint16_t> v(static_cast<size_t>(n));
+  std::uniform_real_distribution<float> d(lo, hi);
+  for (uint16_t& h : v) h = sg::f32_to_f16(d(rng));
+  return sg::Tensor::from_f16_bits(shape, v);
+}
+
+// An [N, K] weight in format f, made into a stream by the executor's own range decoder
+// (stream_constexpr, through the tests' op harness), so the product decodes it exactly as it
+// decodes the shard of that format: in registers at 8 tokens on an AVX-512 CPU. Scales
+// 1e-3-3e-2 (every 8-bit product a normal fp16 number, as in the shards).
+sg::StreamedWeight make_stream(Format f, int64_t N, int64_t K) {
+  std::mt19937 rng(7);
+  using In = sg::testing::HarnessInput;
+  std::string op = "constexpr_blockwise_shift_scale";
+  std::vector<In> in;
+  switch (f) {
+    case Format::kInt8:
+      in = {In::tensor("data", random_codes(sg::DType::kI8, {N, K}, rng)),
+            In::tensor("scale", random_f16({1, 1}, 1e-3f, 3e-2f, rng))};
+      break;
+    case Format::kInt8pc:
+      in = {In::tensor("data", random_codes(sg::DType::kI8, {N, K}, rng)),
+            In::tensor("scale", random_f16({N, 1}, 1e-3f, 3e-2f, rng))};
+      break;
+    case Format::kLut4:
+      op = "constexpr_lut_to_dense";
+      in = {In::tensor("indices", random_codes(sg::DType::kU4, {N, K}, rng)),
+            In::tensor("lut", random_f16({N / 32, 1, 16, 1}, -0.1f, 0.1f, rng))};
+      break;
+    case Format::kInt4blk:
+      in = {In::tensor("data", random_codes(sg::DType::kI4, {N, K}, rng)),
+            In::tensor("scale", random_f16({N, K / 32}, 1e-3f, 3e-2f, rng))};
+      break;
+  }
   std::optional<sg::StreamedWeight> made;
-  const sg::Status st = sg::testing::with_op_context(
-      "constexpr_blockwise_shift_scale",
-      {sg::testing::HarnessInput::tensor("data", codes),
-       sg::testing::HarnessInput::tensor("scale", sg::Tensor::from_f16_bits({N, K / 32}, sc))},
-      [&made](sg::OpContext& ctx) {
-        SG_ASSIGN_OR_RETURN(made, sg::stream_constexpr(ctx));
-        return sg::Status::ok();
-      });
-  if (!st.is_ok() || !made) {
-    std::fprintf(stderr, "gemm_bench: no int4 stream: %s\n", st.to_string().c_str());
+  const sg::Status st = sg::testing::with_op_context(op, in, [&made](sg::OpContext& ctx) {
+    SG_ASSIGN_OR_RETURN(made, sg::stream_constexpr(ctx));
+    return sg::Status::ok();
+  });
+  if (!st.is_ok() || !made || !made->registers) {
+    std::fprintf(stderr, "gemm_bench: no register stream: %s\n", st.to_string().c_str());
     std::abort();
   }
   return std::move(*made);
 }
 
-void BM_gemm_x_wt_int4blk(benchmark::State& state) {
+void BM_gemm_x_wt_stream(benchmark::State& state, Format f) {
   const int64_t M = state.range(0), N = state.range(1), K = state.range(2);
   Operands o = make(M, 0, K);
   o.y.resize(static_cast<size_t>(M * N));
-  const sg::StreamedWeight wt = make_int4(N, K);
+  const sg::StreamedWeight wt = make_stream(f, N, K);
   sg::WeightRows w;
   w.dtype = sg::DType::kF16;
   w.n = N;
@@ -171,12 +210,21 @@ void shapes(benchmark::internal::Benchmark* b) {
   }
 }
 
-BENCHMARK(BM_gemm_x_wt_f16)->Apply(shapes)->Unit(benchmark::kMillisecond);
+// The 8-token shapes of every weight format: the 192-row weight that stays in L2, then the
+// shard's expert shapes from memory.
+void shapes8(benchmark::internal::Benchmark* b) {
+  for (auto [N, K] : {std::pair<int64_t, int64_t>{192, 2048}, {12288, 2048}, {2048, 12288}}) b->Args({8, N, K});
+}
+
+BENCHMARK(BM_gemm_x_wt_f16)->Apply(shapes)->Args({8, 192, 2048})->Unit(benchmark::kMillisecond);
 #if SG_BENCH_INT4
-BENCHMARK(BM_gemm_x_wt_int4blk)
+BENCHMARK_CAPTURE(BM_gemm_x_wt_stream, int8, Format::kInt8)->Apply(shapes8)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_gemm_x_wt_stream, int8pc, Format::kInt8pc)->Apply(shapes8)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_gemm_x_wt_stream, lut4, Format::kLut4)->Apply(shapes8)->Unit(benchmark::kMillisecond);
+// int4blk also on the 768-row weight of the Xeon measurements (bench/README.md).
+BENCHMARK_CAPTURE(BM_gemm_x_wt_stream, int4blk, Format::kInt4blk)
+    ->Apply(shapes8)
     ->Args({8, 768, 2048})
-    ->Args({8, 12288, 2048})
-    ->Args({8, 2048, 12288})
     ->Unit(benchmark::kMillisecond);
 #endif
 #if SG_BENCH_EIGEN

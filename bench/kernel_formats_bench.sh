@@ -8,7 +8,7 @@
 # order, so a ratio never compares two different minutes of a shared host.
 #
 #   bench/kernel_formats_bench.sh [BUILD_DIR] [RUNS]
-# BUILD_DIR needs the tests and the benchmarks (the default build with -DSG_BUILD_BENCH=ON).
+# BUILD_DIR: a build with the tests and the benchmarks (both on by default), Release.
 set -euo pipefail
 build=${1:-build}
 runs=${2:-5}

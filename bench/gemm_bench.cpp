@@ -9,8 +9,7 @@
 // fp16 palette per 32 rows) and int4blk (an fp16 scale per row and 32 columns). Each runs on
 // the shard's two large shapes and on a 192-row weight, like BM_gemm_x_wt_f16/8/192/2048:
 // every format of that one stays in L2 (fp16 768 KiB), so the kernels' instructions alone set
-// its rate, and its ratio to fp16 is the least a format's whole-shard ratio can be where fp16
-// is not bound by memory.
+// its rate: its ratio to fp16 is what a format's decode costs where memory plays no part.
 //
 //   gemm_bench [--benchmark_* flags]
 //   bench/kernel_formats_bench.sh [BUILD_DIR] [RUNS]   # the 8-token formats beside the FMA peak

@@ -39,12 +39,27 @@ fl = medians("floors")
 peak = next(r["flop_per_s_cpu"] for n, r in fl.items() if "fma_peak" in n)
 bw = next(r["read_bytes_per_s_cpu"] for n, r in fl.items() if "read_bw" in n)
 print(f"floors (1 thread, CPU time): FMA {peak / 1e9:.1f} GFLOP/s, read {bw / 1e9:.1f} GB/s")
-print(f"{'shard':<14} {'CPU ms':>8} {'compute floor':>14} {'x compute':>10} {'memory floor':>13} {'x memory':>9}")
-for name, r in medians("exec").items():
-    shard = name.split("/")[1]
+print(f"{'shard':<14} {'CPU ms':>8} {'compute floor':>14} {'x compute':>10} {'memory floor':>13} {'x memory':>9} {'/ fp16':>7}")
+runs = {name.split("/")[1]: r for name, r in medians("exec").items()}
+order = [f"moe_{f}" for f in ("fp16", "lut4", "int8", "int8pc", "int4blk")]
+fp16 = runs.get("moe_fp16", {}).get("cpu_s")
+x_compute, over_fp16 = {}, {}
+for shard in sorted(runs, key=lambda s: order.index(s) if s in order else len(order)):
+    r = runs[shard]
     cpu = r["cpu_s"]
     cf = r["weight_flop"] / peak
     mf = r["weight_file_bytes"] / bw
-    print(f"{shard:<14} {cpu * 1e3:8.2f} {cf * 1e3:11.2f} ms {cpu / cf:10.2f} {mf * 1e3:10.2f} ms {cpu / mf:9.2f}")
+    x_compute[shard] = cpu / cf
+    over_fp16[shard] = cpu / fp16 if fp16 else float("nan")
+    print(f"{shard:<14} {cpu * 1e3:8.2f} {cf * 1e3:11.2f} ms {cpu / cf:10.2f} {mf * 1e3:10.2f} ms {cpu / mf:9.2f} {over_fp16[shard]:7.2f}")
+# Issue 11, "Done means" bullet 1, on this machine and this run.
+def verdict(ok):
+    return "met" if ok else "NOT met"
+print("issue 11, 8 tokens, this run:")
+for shard, x in x_compute.items():
+    print(f"  {shard:<14} within 1.6x the compute floor: {verdict(x <= 1.6)} ({x:.2f}x)")
+for shard in ("moe_int8", "moe_int8pc", "moe_int4blk"):
+    if shard in over_fp16 and fp16:
+        print(f"  {shard:<14} no slower than fp16: {verdict(over_fp16[shard] <= 1.0)} ({over_fp16[shard]:.2f}x fp16)")
 PY
 echo "raw results: $out"

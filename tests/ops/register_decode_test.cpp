@@ -345,6 +345,17 @@ TEST(RegisterDecode, SplitOnlyWhereEveryProductIsANormalF16) {
   EXPECT_TRUE(regdec::split_exact(view({256.0f}), 255.0f));                  // 65280
   EXPECT_FALSE(regdec::split_exact(view({512.0f}), 128.0f));                 // 65536
   EXPECT_FALSE(regdec::split_exact(view({-300.0f}), 255.0f));                // -76500
+  // split_exact reads the scales as bits: for every fp16 value (NaN and infinity included)
+  // and both code ranges it must say what split_admits says of the value.
+  for (float max_code : {128.0f, 255.0f}) {
+    for (uint32_t bits = 0; bits < 0x10000; ++bits) {
+      const uint16_t h = static_cast<uint16_t>(bits);
+      const float s = f16_to_f32(h);
+      ASSERT_EQ(regdec::split_exact(ParamView(Tensor::from_f16_bits({1, 1}, std::span<const uint16_t>(&h, 1))), max_code),
+                regdec::split_admits(s, max_code))
+          << "fp16 bits " << bits << " codes up to " << max_code;
+    }
+  }
 }
 
 // Each 4-bit table is one zmm: off a 64-byte boundary, every table store and lookup load

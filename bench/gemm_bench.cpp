@@ -216,6 +216,9 @@ void shapes8(benchmark::internal::Benchmark* b) {
 }
 
 BENCHMARK(BM_gemm_x_wt_f16)->Apply(shapes)->Args({8, 192, 2048})->Unit(benchmark::kMillisecond);
+// The 8-token fp16 kernel's fixed costs per call and per row group: 96 rows in L2, 256-4096
+// columns (the rate grows with K as they spread over more steps).
+BENCHMARK(BM_gemm_x_wt_f16)->ArgsProduct({{8}, {96}, {256, 512, 1024, 2048, 4096}})->Unit(benchmark::kMillisecond);
 #if SG_BENCH_INT4
 BENCHMARK_CAPTURE(BM_gemm_x_wt_stream, int8, Format::kInt8)->Apply(shapes8)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_gemm_x_wt_stream, int8pc, Format::kInt8pc)->Apply(shapes8)->Unit(benchmark::kMillisecond);

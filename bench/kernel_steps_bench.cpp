@@ -1,0 +1,247 @@
+// kernel_steps_bench: what one 8-token k-step's weight loading and decoding costs the FMAs,
+// instruction form by instruction form, with everything in L1. Each benchmark runs the step of
+// linear_kernel.cpp's avx512 kernels (3 row pairs × 8 tokens = 24 FMAs, 8 activation
+// broadcasts, the next step's 3 weight vectors made during this step's FMAs) with one way of
+// making the weight vectors, and reports GFLOP/s in process CPU time: divide by `fmas` (no
+// weight vectors made at all) for what the form costs. The forms are the kernels' own and the
+// ones measured against them (bench/README.md, "The 8-token kernel in every format"):
+//
+//   fmas               the 24 FMAs and 8 broadcasts alone (the weights stay in registers)
+//   fmas_loads         the activations loaded whole (16 floats) instead of broadcast from 8
+//   fp16_insert128     two fp16 rows joined by vinserti128 in 256 bits, widened in 512
+//   fp16_halves        each fp16 row widened into its own 256-bit half, joined (load_pair)
+//   lut4_kernel        4-bit codes: a broadcast and a masked broadcast of the two rows'
+//                      dwords, vpsrlvd, vpternlogd, vpermt2ps (regdec::Table4::pair)
+//   lut4_index         the same index, no lookup (the index as the weight vector)
+//   lut4_joined_codes  the two dwords broadcast in 256 bits each and joined
+//   lut4_per_half      each row looked up in 256 bits by its own two-table permute, joined
+//   lut4_two_vpermps   a one-table vpermps and a masked one, no ternary logic
+//   lut4_fp16_vpermw   fp16 tables, one vpermw of both rows' 32 entries, widened
+//
+// The values are not checked (the kernels' tests do that); only the instructions count. Needs
+// AVX-512F/VL/BW/VBMI (every form is skipped otherwise).
+//
+//   kernel_steps_bench [--benchmark_* flags]
+#include "shardgate/cpu.h"
+
+#include <benchmark/benchmark.h>
+
+#include <time.h>
+
+#include <cstdint>
+#include <cstring>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+
+// GCC 12's AVX-512 intrinsics pass an undefined vector through where every lane is written;
+// where a form inlines outside a loop it warns that the undefined vector is used uninitialised.
+// The kernels write zero-masked forms instead; here the plain forms are what is measured.
+#pragma GCC diagnostic ignored "-Wuninitialized"
+
+namespace {
+
+#define SG_STEP_TARGET __attribute__((target("avx512f,avx512vl,avx512bw,avx512vbmi,avx2,fma,f16c")))
+
+double cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
+
+// Everything a step reads, in L1: 64 steps of packed activations (16 KiB), 6 fp16 rows and 6
+// rows of 4-bit codes of 256 steps each, and the three pairs' 16-entry tables (fp32 and fp16).
+struct alignas(64) Data {
+  float x[64 * 64];
+  uint16_t w16[6 * 2048];
+  uint8_t c4[6 * 1024 + 64];
+  float t[96];
+  uint16_t th[96];
+};
+
+SG_STEP_TARGET inline __m512 join_halves(__m256 lo, __m256 hi) {
+  return _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_castps_pd(lo)), _mm256_castps_pd(hi), 1));
+}
+
+// The dwords of rows 2p and 2p + 1's 8 codes at step s.
+inline void codes4(const Data& d, int p, int64_t s, int32_t& a, int32_t& b) {
+  const int64_t at = (s & 255) * 4;
+  std::memcpy(&a, d.c4 + (2 * p) * 1024 + at, sizeof a);
+  std::memcpy(&b, d.c4 + (2 * p + 1) * 1024 + at, sizeof b);
+}
+
+SG_STEP_TARGET inline __m512i shifts() {
+  return _mm512_set_epi32(28, 24, 20, 16, 12, 8, 4, 0, 28, 24, 20, 16, 12, 8, 4, 0);
+}
+SG_STEP_TARGET inline __m512i select16() {
+  return _mm512_set_epi32(16, 16, 16, 16, 16, 16, 16, 16, 0, 0, 0, 0, 0, 0, 0, 0);
+}
+
+struct Fmas {
+  SG_STEP_TARGET static __m512 pair(const Data& d, int p, int64_t) { return _mm512_set1_ps(d.t[p]); }
+};
+struct Fp16Insert128 {
+  SG_STEP_TARGET static __m512 pair(const Data& d, int p, int64_t s) {
+    const uint16_t* r = d.w16 + (2 * p) * 2048 + (s & 255) * 8;
+    const __m256i h = _mm256_inserti128_si256(_mm256_castsi128_si256(_mm_loadu_si128(reinterpret_cast<const __m128i*>(r))),
+                                              _mm_loadu_si128(reinterpret_cast<const __m128i*>(r + 2048)), 1);
+    return _mm512_cvtph_ps(h);
+  }
+};
+struct Fp16Halves {
+  SG_STEP_TARGET static __m512 pair(const Data& d, int p, int64_t s) {
+    const uint16_t* r = d.w16 + (2 * p) * 2048 + (s & 255) * 8;
+    return join_halves(_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(r))),
+                       _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(r + 2048))));
+  }
+};
+struct Lut4Kernel {
+  SG_STEP_TARGET static __m512 pair(const Data& d, int p, int64_t s) {
+    int32_t a, b;
+    codes4(d, p, s, a, b);
+    const __m512i both = _mm512_mask_set1_epi32(_mm512_set1_epi32(a), 0xFF00, b);
+    const __m512i idx = _mm512_ternarylogic_epi32(_mm512_srlv_epi32(both, shifts()), _mm512_set1_epi32(15), select16(), 0xEA);
+    return _mm512_permutex2var_ps(_mm512_loadu_ps(d.t + 32 * p), idx, _mm512_loadu_ps(d.t + 32 * p + 16));
+  }
+};
+struct Lut4Index {
+  SG_STEP_TARGET static __m512 pair(const Data& d, int p, int64_t s) {
+    int32_t a, b;
+    codes4(d, p, s, a, b);
+    const __m512i both = _mm512_mask_set1_epi32(_mm512_set1_epi32(a), 0xFF00, b);
+    return _mm512_castsi512_ps(
+        _mm512_ternarylogic_epi32(_mm512_srlv_epi32(both, shifts()), _mm512_set1_epi32(15), select16(), 0xEA));
+  }
+};
+struct Lut4JoinedCodes {
+  SG_STEP_TARGET static __m512 pair(const Data& d, int p, int64_t s) {
+    int32_t a, b;
+    codes4(d, p, s, a, b);
+    const __m512i both = _mm512_castps_si512(
+        join_halves(_mm256_castsi256_ps(_mm256_set1_epi32(a)), _mm256_castsi256_ps(_mm256_set1_epi32(b))));
+    const __m512i idx = _mm512_ternarylogic_epi32(_mm512_srlv_epi32(both, shifts()), _mm512_set1_epi32(15), select16(), 0xEA);
+    return _mm512_permutex2var_ps(_mm512_loadu_ps(d.t + 32 * p), idx, _mm512_loadu_ps(d.t + 32 * p + 16));
+  }
+};
+struct Lut4PerHalf {
+  SG_STEP_TARGET static __m256 half(int32_t c, const float* t) {
+    const __m256i idx = _mm256_and_si256(_mm256_srlv_epi32(_mm256_set1_epi32(c), _mm256_set_epi32(28, 24, 20, 16, 12, 8, 4, 0)),
+                                         _mm256_set1_epi32(15));
+    return _mm256_permutex2var_ps(_mm256_loadu_ps(t), idx, _mm256_loadu_ps(t + 8));
+  }
+  SG_STEP_TARGET static __m512 pair(const Data& d, int p, int64_t s) {
+    int32_t a, b;
+    codes4(d, p, s, a, b);
+    return join_halves(half(a, d.t + 32 * p), half(b, d.t + 32 * p + 16));
+  }
+};
+struct Lut4TwoVpermps {
+  SG_STEP_TARGET static __m512 pair(const Data& d, int p, int64_t s) {
+    int32_t a, b;
+    codes4(d, p, s, a, b);
+    const __m512i idx = _mm512_srlv_epi32(_mm512_mask_set1_epi32(_mm512_set1_epi32(a), 0xFF00, b), shifts());
+    const __m512 ra = _mm512_permutexvar_ps(idx, _mm512_loadu_ps(d.t + 32 * p));
+    return _mm512_mask_permutexvar_ps(ra, 0xFF00, idx, _mm512_loadu_ps(d.t + 32 * p + 16));
+  }
+};
+struct Lut4Fp16Vpermw {
+  SG_STEP_TARGET static __m512 pair(const Data& d, int p, int64_t s) {
+    int32_t a, b;
+    codes4(d, p, s, a, b);
+    // Byte j of each qword: the 8 bits from bit 4j of that qword (row a's dword, then row b's).
+    const __m128i ctl = _mm_set_epi8(28, 24, 20, 16, 12, 8, 4, 0, 28, 24, 20, 16, 12, 8, 4, 0);
+    const __m128i nibbles = _mm_multishift_epi64_epi8(ctl, _mm_set_epi64x(static_cast<uint32_t>(b), static_cast<uint32_t>(a)));
+    const __m256i words = _mm256_cvtepu8_epi16(nibbles);
+    const __m256i sel = _mm256_set_epi16(16, 16, 16, 16, 16, 16, 16, 16, 0, 0, 0, 0, 0, 0, 0, 0);
+    const __m256i idx = _mm256_ternarylogic_epi32(words, _mm256_set1_epi16(15), sel, 0xEA);
+    const __m512i r = _mm512_permutexvar_epi16(_mm512_castsi256_si512(idx), _mm512_loadu_si512(d.th + 32 * p));
+    return _mm512_cvtph_ps(_mm512_castsi512_si256(r));
+  }
+};
+
+// Steps of the kernel's shape: the next step's three weight vectors made during this one's
+// 24 FMAs. Activations broadcast from 8 floats (Whole: loaded as 16).
+template <class Kind, bool Whole = false>
+SG_STEP_TARGET __attribute__((noinline)) float run_steps(const Data& d, int64_t steps) {
+  __m512 a0[8], a1[8], a2[8];
+  for (int t = 0; t < 8; ++t) a0[t] = a1[t] = a2[t] = _mm512_setzero_ps();
+  __m512 v0 = Kind::pair(d, 0, 0), v1 = Kind::pair(d, 1, 0), v2 = Kind::pair(d, 2, 0);
+  for (int64_t s = 0; s < steps; ++s) {
+    const __m512 n0 = Kind::pair(d, 0, s + 1), n1 = Kind::pair(d, 1, s + 1), n2 = Kind::pair(d, 2, s + 1);
+    const float* xb = d.x + (s & (Whole ? 31 : 63)) * (Whole ? 128 : 64);
+#pragma GCC unroll 8
+    for (int t = 0; t < 8; ++t) {
+      const __m512 xv = Whole ? _mm512_loadu_ps(xb + t * 16)
+                              : _mm512_castpd_ps(_mm512_broadcast_f64x4(_mm256_castps_pd(_mm256_loadu_ps(xb + t * 8))));
+      a0[t] = _mm512_fmadd_ps(v0, xv, a0[t]);
+      a1[t] = _mm512_fmadd_ps(v1, xv, a1[t]);
+      a2[t] = _mm512_fmadd_ps(v2, xv, a2[t]);
+    }
+    v0 = n0;
+    v1 = n1;
+    v2 = n2;
+  }
+  __m512 sum = _mm512_setzero_ps();
+  for (int t = 0; t < 8; ++t) sum = _mm512_add_ps(sum, _mm512_add_ps(a0[t], _mm512_add_ps(a1[t], a2[t])));
+  alignas(64) float lanes[16];
+  _mm512_store_ps(lanes, sum);
+  float total = 0;
+  for (float v : lanes) total += v;
+  return total;
+}
+
+Data* shared_data() {
+  static Data* d = [] {
+    auto* p = new Data;
+    for (int i = 0; i < 64 * 64; ++i) p->x[i] = 1e-3f * static_cast<float>(i % 7);
+    for (int i = 0; i < 6 * 2048; ++i) p->w16[i] = static_cast<uint16_t>(0x1400 + i % 512);
+    for (int i = 0; i < 6 * 1024 + 64; ++i) p->c4[i] = static_cast<uint8_t>(i * 37);
+    for (int i = 0; i < 96; ++i) {
+      p->t[i] = 1e-3f * static_cast<float>(i % 16);
+      p->th[i] = static_cast<uint16_t>(0x1000 + i % 16);
+    }
+    return p;
+  }();
+  return d;
+}
+
+// The kernels' avx512 level (AVX-512F/VL, FMA, F16C, as the runtime detects it) and the two
+// extensions only the fp16-table form uses.
+bool supported() {
+  return sg::cpu_level_detected() >= sg::CpuLevel::kAvx512 && __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512vbmi");
+}
+
+template <class Kind, bool Whole = false>
+void BM_step(benchmark::State& state) {
+  if (!supported()) {
+    state.SkipWithError("needs AVX-512F/VL/BW/VBMI and F16C");
+    return;
+  }
+  constexpr int64_t kSteps = int64_t{1} << 20;
+  const Data& d = *shared_data();
+  double cpu = 0;
+  for (auto _ : state) {
+    const double c0 = cpu_seconds();
+    benchmark::DoNotOptimize(run_steps<Kind, Whole>(d, kSteps));
+    cpu += cpu_seconds() - c0;
+  }
+  // 24 FMAs of 16 lanes per step, 2 FLOP each.
+  state.counters["flop_per_s"] = 24.0 * 32.0 * static_cast<double>(kSteps) * static_cast<double>(state.iterations()) / cpu;
+}
+
+BENCHMARK(BM_step<Fmas>)->Name("fmas");
+BENCHMARK_TEMPLATE2(BM_step, Fmas, true)->Name("fmas_loads");
+BENCHMARK(BM_step<Fp16Insert128>)->Name("fp16_insert128");
+BENCHMARK(BM_step<Fp16Halves>)->Name("fp16_halves");
+BENCHMARK(BM_step<Lut4Kernel>)->Name("lut4_kernel");
+BENCHMARK(BM_step<Lut4Index>)->Name("lut4_index");
+BENCHMARK(BM_step<Lut4JoinedCodes>)->Name("lut4_joined_codes");
+BENCHMARK(BM_step<Lut4PerHalf>)->Name("lut4_per_half");
+BENCHMARK(BM_step<Lut4TwoVpermps>)->Name("lut4_two_vpermps");
+BENCHMARK(BM_step<Lut4Fp16Vpermw>)->Name("lut4_fp16_vpermw");
+
+}  // namespace
+#endif
+
+BENCHMARK_MAIN();

@@ -138,19 +138,21 @@ namespace avx512 {
 
 constexpr int kRowGroup = 6;
 
-// Rows r0 and r1 at the same 8 k: low half r0, high half r1. Each row widened into its own
-// 256-bit half, then the halves joined: Zen 4 runs 512-bit operations as two 256-bit halves, so
-// joining two halves costs nothing, while joining the two 8-value fp16 loads in one 256-bit
-// register first (vinserti128, a shuffle) and widening that cost the FMAs 5-6% (the 8-token
-// fp16 kernel in L1, a throwaway loop: 108 GFLOP/s against 114-115 this way; bench/README.md).
-SG_TARGET_AVX512 inline __m512 load_pair(const uint16_t* r0, const uint16_t* r1) {
-  const __m256 lo = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(r0)));
-  const __m256 hi = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(r1)));
+// lo in the low 256 bits, hi in the high: on Zen 4, which runs 512-bit operations as two
+// 256-bit halves, this join costs nothing.
+SG_TARGET_AVX512 inline __m512 join_halves(__m256 lo, __m256 hi) {
   return _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_castps_pd(lo)), _mm256_castps_pd(hi), 1));
 }
+// Rows r0 and r1 at the same 8 k: low half r0, high half r1. Each fp16 row widened into its own
+// 256-bit half, then the halves joined: joining the two 8-value fp16 loads inside one 256-bit
+// register first (vinserti128, a shuffle) and widening that together cost the FMAs 3-5% on Zen
+// 4 (the step in L1: bench/kernel_steps_bench.cpp, fp16_insert128 against fp16_halves).
+SG_TARGET_AVX512 inline __m512 load_pair(const uint16_t* r0, const uint16_t* r1) {
+  return join_halves(_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(r0))),
+                     _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(r1))));
+}
 SG_TARGET_AVX512 inline __m512 load_pair(const float* r0, const float* r1) {
-  return _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_castps_pd(_mm256_loadu_ps(r0))),
-                                             _mm256_castps_pd(_mm256_loadu_ps(r1)), 1));
+  return join_halves(_mm256_loadu_ps(r0), _mm256_loadu_ps(r1));
 }
 // The 8 floats at p in both halves (vbroadcastf64x4: AVX-512F has no f32x8 form).
 SG_TARGET_AVX512 inline __m512 broadcast8(const float* p) {

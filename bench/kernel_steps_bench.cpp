@@ -18,6 +18,21 @@
 //   lut4_two_vpermps   a one-table vpermps and a masked one, no ternary logic
 //   lut4_fp16_vpermw   fp16 tables, one vpermw of both rows' 32 entries, widened
 //
+// and the ways of making int4-per-block tables (a 16-entry table per row and 32 columns) that
+// were measured against its table pass (ShiftScale4::prepare computes them a 512-column chunk
+// at a time, before the chunk's steps):
+//
+//   lut4_table_round   lut4_kernel, and one table per step made inside the step as the table
+//                      pass makes it: the scale broadcast, times the 16 codes, rounded to fp16
+//                      and back, stored (64 bytes)
+//   lut4_table_exp     the same table from a 64 KiB table of round(m · code) for the 1024
+//                      fp16 significands m: loaded, the scale's exponent and sign added as
+//                      integers (and, add), stored
+//   rows4_fmas         a 4-row group's step (2 row pairs × 8 tokens = 16 FMAs, 8 broadcasts)
+//   rows4_lut4         its lookups from tables held in registers (no stores)
+//   rows4_lut4_exp     the same, the 4 tables made in registers every 4 steps (32 columns)
+//                      by the exponent form
+//
 // The values are not checked (the kernels' tests do that); only the instructions count. Needs
 // AVX-512F/VL/BW/VBMI (every form is skipped otherwise).
 //
@@ -57,6 +72,13 @@ struct alignas(64) Data {
   uint8_t c4[6 * 1024 + 64];
   float t[96];
   uint16_t th[96];
+  // The exponent form's table: row m holds round(code · (1024 + m)) · 2^-25 for the 16 codes;
+  // its jobs (which row, which exponent and sign) cycle through 4096 entries.
+  float exp_rows[1024 * 16];
+  uint32_t exp_row[4096];
+  uint32_t exp_add[4096];
+  float scale[4096];
+  float ring[64 * 16];
 };
 
 SG_STEP_TARGET inline __m512 join_halves(__m256 lo, __m256 hi) {
@@ -159,15 +181,40 @@ struct Lut4Fp16Vpermw {
   }
 };
 
+// The signed 4-bit codes of a table's 16 entries.
+SG_STEP_TARGET inline __m512 codes16() { return _mm512_set_ps(-1, -2, -3, -4, -5, -6, -7, -8, 7, 6, 5, 4, 3, 2, 1, 0); }
+// Every lane but the code-0 one, which takes only the sign.
+SG_STEP_TARGET inline __m512i exp_keep() {
+  return _mm512_set_epi32(-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, static_cast<int32_t>(0x80000000u));
+}
+
+// How a step makes one table (into a 64-entry ring), besides its weight vectors.
+enum class Tables { kNone, kRound, kExp };
+
+template <Tables How>
+SG_STEP_TARGET inline void make_table(Data& d, int64_t s) {
+  const int64_t j = s & 4095;
+  float* dst = d.ring + (s & 63) * 16;
+  if constexpr (How == Tables::kRound) {
+    const __m512 v = _mm512_mul_ps(_mm512_set1_ps(d.scale[j]), codes16());
+    _mm512_store_ps(dst, _mm512_cvtph_ps(_mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)));
+  } else if constexpr (How == Tables::kExp) {
+    const __m512i base = _mm512_load_si512(d.exp_rows + d.exp_row[j]);
+    const __m512i add = _mm512_and_si512(_mm512_set1_epi32(static_cast<int32_t>(d.exp_add[j])), exp_keep());
+    _mm512_store_si512(dst, _mm512_add_epi32(base, add));
+  }
+}
+
 // Steps of the kernel's shape: the next step's three weight vectors made during this one's
 // 24 FMAs. Activations broadcast from 8 floats (Whole: loaded as 16).
-template <class Kind, bool Whole = false>
-SG_STEP_TARGET __attribute__((noinline)) float run_steps(const Data& d, int64_t steps) {
+template <class Kind, bool Whole = false, Tables How = Tables::kNone>
+SG_STEP_TARGET __attribute__((noinline)) float run_steps(Data& d, int64_t steps) {
   __m512 a0[8], a1[8], a2[8];
   for (int t = 0; t < 8; ++t) a0[t] = a1[t] = a2[t] = _mm512_setzero_ps();
   __m512 v0 = Kind::pair(d, 0, 0), v1 = Kind::pair(d, 1, 0), v2 = Kind::pair(d, 2, 0);
   for (int64_t s = 0; s < steps; ++s) {
     const __m512 n0 = Kind::pair(d, 0, s + 1), n1 = Kind::pair(d, 1, s + 1), n2 = Kind::pair(d, 2, s + 1);
+    make_table<How>(d, s);
     const float* xb = d.x + (s & (Whole ? 31 : 63)) * (Whole ? 128 : 64);
 #pragma GCC unroll 8
     for (int t = 0; t < 8; ++t) {
@@ -190,6 +237,68 @@ SG_STEP_TARGET __attribute__((noinline)) float run_steps(const Data& d, int64_t 
   return total;
 }
 
+// A 4-row group: 2 row pairs × 8 tokens = 16 accumulators, which leaves registers for the two
+// pairs' tables; steps come in blocks of 4 (32 columns), each block's 4 tables made in
+// registers first by the exponent form (Exp) or kept from the start (the lookups alone).
+// Lookups: false for the FMAs alone.
+template <bool Lookups, bool Exp>
+SG_STEP_TARGET __attribute__((noinline)) float run_rows4(Data& d, int64_t steps) {
+  __m512 a0[8], a1[8];
+  for (int t = 0; t < 8; ++t) a0[t] = a1[t] = _mm512_setzero_ps();
+  __m512 t0 = _mm512_loadu_ps(d.t), t1 = _mm512_loadu_ps(d.t + 16);
+  __m512 t2 = _mm512_loadu_ps(d.t + 32), t3 = _mm512_loadu_ps(d.t + 48);
+  auto table = [&](int64_t j) SG_STEP_TARGET {
+    j &= 4095;
+    const __m512i base = _mm512_load_si512(d.exp_rows + d.exp_row[j]);
+    const __m512i add = _mm512_and_si512(_mm512_set1_epi32(static_cast<int32_t>(d.exp_add[j])), exp_keep());
+    return _mm512_castsi512_ps(_mm512_add_epi32(base, add));
+  };
+  // Pair p's weight vector at step s (the FMAs alone: the table itself).
+  auto lookup = [&](int p, int64_t s, __m512 ta, __m512 tb) SG_STEP_TARGET {
+    if constexpr (!Lookups) return ta;
+    int32_t a, b;
+    codes4(d, p, s, a, b);
+    const __m512i both = _mm512_mask_set1_epi32(_mm512_set1_epi32(a), 0xFF00, b);
+    return _mm512_permutex2var_ps(
+        ta, _mm512_ternarylogic_epi32(_mm512_srlv_epi32(both, shifts()), _mm512_set1_epi32(15), select16(), 0xEA), tb);
+  };
+  if constexpr (Exp) {
+    t0 = table(0), t1 = table(1), t2 = table(2), t3 = table(3);
+  }
+  // One step ahead, as the kernels: the next step's vectors are looked up during this one's
+  // FMAs, and the last step of a block makes the next block's tables first.
+  __m512 v0 = lookup(0, 0, t0, t1), v1 = lookup(1, 0, t2, t3);
+  for (int64_t blk = 0; blk < steps / 4; ++blk) {
+#pragma GCC unroll 4
+    for (int st = 0; st < 4; ++st) {
+      const int64_t s = blk * 4 + st;
+      if (Exp && st == 3) {
+        t0 = table(4 * blk + 4);
+        t1 = table(4 * blk + 5);
+        t2 = table(4 * blk + 6);
+        t3 = table(4 * blk + 7);
+      }
+      const __m512 n0 = lookup(0, s + 1, t0, t1), n1 = lookup(1, s + 1, t2, t3);
+      const float* xb = d.x + (s & 63) * 64;
+#pragma GCC unroll 8
+      for (int t = 0; t < 8; ++t) {
+        const __m512 xv = _mm512_castpd_ps(_mm512_broadcast_f64x4(_mm256_castps_pd(_mm256_loadu_ps(xb + t * 8))));
+        a0[t] = _mm512_fmadd_ps(v0, xv, a0[t]);
+        a1[t] = _mm512_fmadd_ps(v1, xv, a1[t]);
+      }
+      v0 = n0;
+      v1 = n1;
+    }
+  }
+  __m512 sum = _mm512_setzero_ps();
+  for (int t = 0; t < 8; ++t) sum = _mm512_add_ps(sum, _mm512_add_ps(a0[t], a1[t]));
+  alignas(64) float lanes[16];
+  _mm512_store_ps(lanes, sum);
+  float total = 0;
+  for (float v : lanes) total += v;
+  return total;
+}
+
 Data* shared_data() {
   static Data* d = [] {
     auto* p = new Data;
@@ -199,6 +308,15 @@ Data* shared_data() {
     for (int i = 0; i < 96; ++i) {
       p->t[i] = 1e-3f * static_cast<float>(i % 16);
       p->th[i] = static_cast<uint16_t>(0x1000 + i % 16);
+    }
+    for (int m = 0; m < 1024; ++m) {
+      for (int j = 0; j < 16; ++j) p->exp_rows[m * 16 + j] = 1e-3f * static_cast<float>((m + j) % 13);
+    }
+    // Jobs spread over the 64 KiB table as a row group's scales would be.
+    for (uint32_t j = 0; j < 4096; ++j) {
+      p->exp_row[j] = ((j * 2654435761u) >> 22) * 16;
+      p->exp_add[j] = (j % 7) << 23;
+      p->scale[j] = 1e-3f * static_cast<float>(j % 11 + 1);
     }
     return p;
   }();
@@ -212,22 +330,34 @@ bool supported() {
          __builtin_cpu_supports("avx512vbmi");
 }
 
-template <class Kind, bool Whole = false>
-void BM_step(benchmark::State& state) {
+// steps_per_run(d, steps) runs `steps` steps of one form.
+template <class Run>
+void run_form(benchmark::State& state, int64_t flop_per_step, Run steps_per_run) {
   if (!supported()) {
     state.SkipWithError("needs AVX-512F/VL/BW/VBMI and F16C");
     return;
   }
   constexpr int64_t kSteps = int64_t{1} << 20;
-  const Data& d = *shared_data();
+  Data& d = *shared_data();
   double cpu = 0;
   for (auto _ : state) {
     const double c0 = cpu_seconds();
-    benchmark::DoNotOptimize(run_steps<Kind, Whole>(d, kSteps));
+    benchmark::DoNotOptimize(steps_per_run(d, kSteps));
     cpu += cpu_seconds() - c0;
   }
-  // 24 FMAs of 16 lanes per step, 2 FLOP each.
-  state.counters["flop_per_s"] = 24.0 * 32.0 * static_cast<double>(kSteps) * static_cast<double>(state.iterations()) / cpu;
+  state.counters["flop_per_s"] =
+      static_cast<double>(flop_per_step) * static_cast<double>(kSteps) * static_cast<double>(state.iterations()) / cpu;
+}
+
+// The kernel's 6-row step: 24 FMAs of 16 lanes, 2 FLOP each.
+template <class Kind, bool Whole = false, Tables How = Tables::kNone>
+void BM_step(benchmark::State& state) {
+  run_form(state, 24 * 32, [](Data& d, int64_t steps) { return run_steps<Kind, Whole, How>(d, steps); });
+}
+// The 4-row step: 16 FMAs.
+template <bool Lookups, bool Exp>
+void BM_rows4(benchmark::State& state) {
+  run_form(state, 16 * 32, [](Data& d, int64_t steps) { return run_rows4<Lookups, Exp>(d, steps); });
 }
 
 BENCHMARK(BM_step<Fmas>)->Name("fmas");
@@ -240,6 +370,11 @@ BENCHMARK(BM_step<Lut4JoinedCodes>)->Name("lut4_joined_codes");
 BENCHMARK(BM_step<Lut4PerHalf>)->Name("lut4_per_half");
 BENCHMARK(BM_step<Lut4TwoVpermps>)->Name("lut4_two_vpermps");
 BENCHMARK(BM_step<Lut4Fp16Vpermw>)->Name("lut4_fp16_vpermw");
+BENCHMARK_TEMPLATE(BM_step, Lut4Kernel, false, Tables::kRound)->Name("lut4_table_round");
+BENCHMARK_TEMPLATE(BM_step, Lut4Kernel, false, Tables::kExp)->Name("lut4_table_exp");
+BENCHMARK(BM_rows4<false, false>)->Name("rows4_fmas");
+BENCHMARK(BM_rows4<true, false>)->Name("rows4_lut4");
+BENCHMARK(BM_rows4<true, true>)->Name("rows4_lut4_exp");
 
 }  // namespace
 #endif

@@ -1,10 +1,11 @@
 // kernel_steps_bench: what one 8-token k-step's weight loading and decoding costs the FMAs,
-// instruction form by instruction form, with everything in L1. Each benchmark runs the step of
-// linear_kernel.cpp's avx512 kernels (3 row pairs × 8 tokens = 24 FMAs, 8 activation
-// broadcasts, the next step's 3 weight vectors made during this step's FMAs) with one way of
-// making the weight vectors, and reports GFLOP/s in process CPU time: divide by `fmas` (no
-// weight vectors made at all) for what the form costs. The forms are the kernels' own and the
-// ones measured against them (bench/README.md, "The 8-token kernel in every format"):
+// instruction form by instruction form, with its data in L1 or L2 (never memory). Each
+// benchmark runs the step of linear_kernel.cpp's avx512 kernels (3 row pairs × 8 tokens = 24
+// FMAs, 8 activation broadcasts, the next step's 3 weight vectors made during this step's
+// FMAs) with one way of making the weight vectors, and reports GFLOP/s in process CPU time:
+// divide by `fmas` (no weight vectors made at all) for what the form costs. The forms are the
+// kernels' own and the ones measured against them (bench/README.md, "The 8-token kernel in
+// every format" and "int4 per block: tables from exponents"):
 //
 //   fmas               the 24 FMAs and 8 broadcasts alone (the weights stay in registers)
 //   fmas_loads         the activations loaded whole (16 floats) instead of broadcast from 8
@@ -64,8 +65,12 @@ double cpu_seconds() {
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
-// Everything a step reads, in L1: 64 steps of packed activations (16 KiB), 6 fp16 rows and 6
-// rows of 4-bit codes of 256 steps each, and the three pairs' 16-entry tables (fp32 and fp16).
+// Everything a step reads: 64 steps of packed activations (16 KiB), 6 fp16 rows (24 KiB) and
+// 6 rows of 4-bit codes (6 KiB) of 256 steps each, the three pairs' 16-entry tables (fp32 and
+// fp16), and the table forms' sources. A form reads the activations and its own part: 22-40
+// KiB, so on a 32 KiB L1 (Zen 4) the fp16 rows come partly from L2, and the exponent form's 64
+// KiB table from L2 as in a kernel. (Activations read from 64 or 256 KiB instead of 16 ran
+// the FMAs at the same rate, checked once with a throwaway copy of this file.)
 struct alignas(64) Data {
   float x[64 * 64];
   uint16_t w16[6 * 2048];

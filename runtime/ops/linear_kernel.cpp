@@ -146,7 +146,7 @@ SG_TARGET_AVX512 inline __m512 join_halves(__m256 lo, __m256 hi) {
 // Rows r0 and r1 at the same 8 k: low half r0, high half r1. Each fp16 row widened into its own
 // 256-bit half, then the halves joined: joining the two 8-value fp16 loads inside one 256-bit
 // register first (vinserti128, a shuffle) and widening that together cost the FMAs 3-5% on Zen
-// 4 (the step in L1: bench/kernel_steps_bench.cpp, fp16_insert128 against fp16_halves).
+// 4 (the step alone: bench/kernel_steps_bench.cpp, fp16_insert128 against fp16_halves).
 SG_TARGET_AVX512 inline __m512 load_pair(const uint16_t* r0, const uint16_t* r1) {
   return join_halves(_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(r0))),
                      _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(r1))));

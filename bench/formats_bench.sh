@@ -6,12 +6,15 @@
 # bandwidth).
 #
 #   bench/formats_bench.sh [FULL_DIR] [BUILD_DIR] [RUNS]
+# RUNS: repetitions of each benchmark, at least 2 (default 5); the medians are reported.
 # FULL_DIR (default /tmp/fullsize) needs moe_{fp16,lut4,int8,int8pc,int4blk}.mlpackage:
 #   /opt/ctvenv/bin/python tests/generators/generate_fixtures.py --full DIR --full-variants fp16,lut4,int8,int8pc,int4blk
 set -euo pipefail
 full=${1:-/tmp/fullsize}
 build=${2:-build}
 runs=${3:-5}
+. "$(dirname "$0")/bench_common.sh"
+require_repetitions "$runs"
 out=$(mktemp -d /tmp/formats.XXXXXX)
 formats=(fp16 lut4 int8 int8pc int4blk)
 cmake --build "$build" -j2 --target floors_bench exec_bench > "$out/build.log"
@@ -20,7 +23,7 @@ for f in "${formats[@]}"; do
   args+=(--shard "$full/moe_$f.mlpackage")
   cat "$full/moe_$f.mlpackage/Data/com.apple.CoreML/weights/weight.bin" > /dev/null
 done
-echo "date: $(date -Is)  git: $(git rev-parse --short HEAD)  loadavg before: $(cut -d' ' -f1-3 /proc/loadavg)"
+run_header
 gb=(--benchmark_repetitions="$runs" --benchmark_report_aggregates_only=true)
 "$build/bench/floors_bench" --benchmark_filter='fma_peak_avx512/1|read_bw/1' "${gb[@]}" \
   --benchmark_out="$out/floors.json" --benchmark_out_format=json > /dev/null

@@ -8,13 +8,16 @@
 # order, so a ratio never compares two different minutes of a shared host.
 #
 #   bench/kernel_formats_bench.sh [BUILD_DIR] [RUNS]
+# RUNS: repetitions of each benchmark, at least 2 (default 5); the medians are reported.
 # BUILD_DIR: a build with the tests and the benchmarks (both on by default), Release.
 set -euo pipefail
 build=${1:-build}
 runs=${2:-5}
+. "$(dirname "$0")/bench_common.sh"
+require_repetitions "$runs"
 out=$(mktemp -d /tmp/kernel_formats.XXXXXX)
 cmake --build "$build" -j2 --target floors_bench gemm_bench > "$out/build.log"
-echo "date: $(date -Is)  git: $(git rev-parse --short HEAD)  loadavg before: $(cut -d' ' -f1-3 /proc/loadavg)"
+run_header
 gb=(--benchmark_repetitions="$runs" --benchmark_report_aggregates_only=true)
 "$build/bench/floors_bench" --benchmark_filter='fma_peak_avx512/1' "${gb[@]}" \
   --benchmark_out="$out/floors.json" --benchmark_out_format=json > /dev/null 2> "$out/floors.log"

@@ -9,6 +9,7 @@
 # Prints every rate as a fraction of the peak. 1 thread, CPU time, medians.
 #
 #   bench/many_tokens_bench.sh [FULL512_DIR] [BUILD_DIR] [RUNS]
+# RUNS: repetitions of each benchmark, at least 2 (default 5); the medians are reported.
 # FULL512_DIR (default /tmp/fullsize512) is made if missing with
 #   /opt/ctvenv/bin/python tests/generators/generate_fixtures.py --full DIR --full-variants fp16 --full-seq 512
 # The PyTorch environment is /opt/torchvenv (bench/requirements.txt); TORCH_PY overrides it.
@@ -16,6 +17,8 @@ set -euo pipefail
 full=${1:-/tmp/fullsize512}
 build=${2:-build}
 runs=${3:-5}
+. "$(dirname "$0")/bench_common.sh"
+require_repetitions "$runs"
 ct_py=${CT_PY:-/opt/ctvenv/bin/python}
 torch_py=${TORCH_PY:-/opt/torchvenv/bin/python}
 out=$(mktemp -d /tmp/many_tokens.XXXXXX)
@@ -25,7 +28,7 @@ out=$(mktemp -d /tmp/many_tokens.XXXXXX)
 cmake --build "$build" -j2 --target floors_bench gemm_bench exec_bench golden-validator > "$out/build.log"
 cat "$full"/moe_fp16.mlpackage/Data/com.apple.CoreML/weights/weight.bin > /dev/null
 
-echo "date: $(date -Is)  git: $(git rev-parse --short HEAD)  loadavg before: $(cut -d' ' -f1-3 /proc/loadavg)"
+run_header
 gb=(--benchmark_repetitions="$runs" --benchmark_report_aggregates_only=true)
 "$build/bench/floors_bench" --benchmark_filter='fma_peak_avx512/1' "${gb[@]}" \
   --benchmark_out="$out/floors.json" --benchmark_out_format=json > /dev/null

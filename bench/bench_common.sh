@@ -3,7 +3,7 @@
 #
 #   . "$(dirname "$0")/bench_common.sh"
 #   require_repetitions "$runs"   # before any work
-#   run_header                    # first line of the output
+#   run_header                    # the first two lines of the output
 
 # Google Benchmark reports medians only for two or more repetitions, and the scripts read
 # medians: with one they would find nothing to print.
@@ -24,8 +24,9 @@ run_header() {
   cpu_model=$(sed -n 's/^model[[:space:]]*: //p' /proc/cpuinfo | head -1)
   flags=" $(sed -n 's/^flags[[:space:]]*: //p' /proc/cpuinfo | head -1) "
   local isa=""
-  for f in avx2 avx512f avx512fp16; do
-    [[ $flags == *" $f "* ]] && isa+=" $f"
+  # /proc/cpuinfo's names: AVX512-FP16 is "avx512_fp16".
+  for f in avx2 avx512f avx512_fp16; do
+    [[ $flags == *" $f "* ]] && isa+=" ${f/_/}"
   done
   echo "date: $(date -Is)  git: $(git rev-parse --short HEAD)  loadavg before: $(cut -d' ' -f1-3 /proc/loadavg)"
   echo "machine: ${model:-unknown} (family ${family:-?} model ${cpu_model:-?}), $(nproc) CPUs,${isa:- no AVX2}"

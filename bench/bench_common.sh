@@ -1,4 +1,5 @@
-# Sourced by the bench scripts that print issue 11's ratios (formats, kernel_formats,
+# Sourced by the bench scripts that report Google Benchmark medians (require_repetitions: all
+# of them) and by those that print issue 11's ratios (run_header: formats, kernel_formats,
 # many_tokens):
 #
 #   . "$(dirname "$0")/bench_common.sh"

@@ -10,22 +10,30 @@
 set -euo pipefail
 build=${1:-build}
 runs=${2:-9}
+. "$(dirname "$0")/bench_common.sh"
+require_repetitions "$runs"
 here=$(cd "$(dirname "$0")/.." && pwd)
 dir=$here/tests/data/fixtures/conv_encoder
 echo "loadavg before: $(cut -d' ' -f1-3 /proc/loadavg)"
-out=$("$build/bench/exec_bench" --shard "$dir/fp16.mlpackage" --shard "$dir/int8.mlpackage" \
+json=$(mktemp /tmp/conv_encoder.XXXXXX.json)
+"$build/bench/exec_bench" --shard "$dir/fp16.mlpackage" --shard "$dir/int8.mlpackage" \
   --shard "$dir/int8pc.mlpackage" --threads 1 --precision fp16 --mode steady \
   --benchmark_repetitions="$runs" --benchmark_report_aggregates_only=true \
-  --benchmark_min_time=0.2 2>/dev/null | grep -E "_median")
-echo "$out"
+  --benchmark_min_time=0.2 --benchmark_out="$json" --benchmark_out_format=json 2>/dev/null | grep -E "_median"
 echo "loadavg after: $(cut -d' ' -f1-3 /proc/loadavg)"
-# exec/<variant>/fp16/steady/threads:1/manual_time_median  <wall> ms  <cpu> ms ... cpu_s=<s>
-echo "$out" | awk '
-  { split($1, p, "/"); v = p[2]; wall[v] = $2;
-    for (i = 1; i <= NF; ++i) if ($i ~ /^cpu_s=/) { sub("cpu_s=", "", $i); cpu[v] = $i * 1000 } }
-  END {
-    printf "%-8s %10s %10s %12s %12s\n", "variant", "wall ms", "cpu ms", "wall/fp16", "cpu/fp16"
-    n = split("fp16 int8 int8pc", vs, " ")
-    for (k = 1; k <= n; ++k) { v = vs[k]
-      printf "%-8s %10.2f %10.2f %12.2f %12.2f\n", v, wall[v], cpu[v], wall[v] / wall["fp16"], cpu[v] / cpu["fp16"] }
-  }'
+# From the JSON, not the console: the console prints cpu_s with an SI suffix (8.4m = 8.4 ms),
+# which the awk that read it before multiplied as if it were seconds, and times in whatever
+# unit suits their size.
+python3 - "$json" "$here/bench" <<'PY'
+import sys
+sys.path.insert(0, sys.argv[2])
+from summarize_exec_bench import load_gbench, ms  # the one reader of Google Benchmark medians
+rows = {}
+for name, b in load_gbench(sys.argv[1])[1].items():
+    rows[name.split("/")[1]] = (ms(b), b["cpu_s"] * 1e3)  # exec/<variant>/fp16/steady/...
+print(f"{'variant':<8} {'wall ms':>10} {'cpu ms':>10} {'wall/fp16':>12} {'cpu/fp16':>12}")
+for v in ("fp16", "int8", "int8pc"):
+    wall, cpu = rows[v]
+    print(f"{v:<8} {wall:10.2f} {cpu:10.2f} {wall / rows['fp16'][0]:12.2f} {cpu / rows['fp16'][1]:12.2f}")
+PY
+rm -f "$json"

@@ -10,6 +10,8 @@ set -euo pipefail
 full=$1
 build=${2:-build}
 runs=${3:-5}
+. "$(dirname "$0")/bench_common.sh"
+require_repetitions "$runs"
 shards=${4:-"moe_fp16 moe_int8"}
 gb=(--benchmark_repetitions="$runs" --benchmark_report_aggregates_only=true --benchmark_min_time=0.05)
 args=()

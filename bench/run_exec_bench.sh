@@ -16,6 +16,8 @@ set -euo pipefail
 full=${1:-/tmp/fullsize}
 build=${2:-build-bench}
 runs=${3:-7}
+. "$(dirname "$0")/bench_common.sh"
+require_repetitions "$runs"
 threads=${SG_BENCH_THREADS:-1,2}
 ct_py=${SG_CT_PY:-/opt/ctvenv/bin/python}
 torch_py=${SG_TORCH_PY:-/opt/torchvenv/bin/python}

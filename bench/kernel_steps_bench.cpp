@@ -77,8 +77,9 @@ struct alignas(64) Data {
   uint8_t c4[6 * 1024 + 64];
   float t[96];
   uint16_t th[96];
-  // The exponent form's table: row m holds round(code · (1024 + m)) · 2^-25 for the 16 codes;
-  // its jobs (which row, which exponent and sign) cycle through 4096 entries.
+  // The exponent form's table (in a kernel row m would hold round(code · (1024 + m)) · 2^-25
+  // for the 16 codes; here only its size and the spread of the rows read matter) and its jobs
+  // (which row, which exponent and sign), cycling through 4096 entries.
   float exp_rows[1024 * 16];
   uint32_t exp_row[4096];
   uint32_t exp_add[4096];

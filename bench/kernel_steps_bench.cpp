@@ -9,8 +9,10 @@
 //
 //   fmas               the 24 FMAs and 8 broadcasts alone (the weights stay in registers)
 //   fmas_loads         the activations loaded whole (16 floats) instead of broadcast from 8
+//   fmas_x_l2          the FMAs alone, the activations read from 256 KiB (L2), not 16 (L1)
 //   fp16_insert128     two fp16 rows joined by vinserti128 in 256 bits, widened in 512
 //   fp16_halves        each fp16 row widened into its own 256-bit half, joined (load_pair)
+//   fp16_halves_x_l2   the same, the activations read from 256 KiB (L2)
 //   lut4_kernel        4-bit codes: a broadcast and a masked broadcast of the two rows'
 //                      dwords, vpsrlvd, vpternlogd, vpermt2ps (regdec::Table4::pair)
 //   lut4_index         the same index, no lookup (the index as the weight vector)
@@ -65,14 +67,14 @@ double cpu_seconds() {
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
-// Everything a step reads: 64 steps of packed activations (16 KiB), 6 fp16 rows (24 KiB) and
+// Everything a step reads: 64 steps of packed activations (16 KiB; 1024 steps, 256 KiB, for the
+// forms that read them from L2), 6 fp16 rows (24 KiB) and
 // 6 rows of 4-bit codes (6 KiB) of 256 steps each, the three pairs' 16-entry tables (fp32 and
 // fp16), and the table forms' sources. A form reads the activations and its own part: 22-40
 // KiB, so on a 32 KiB L1 (Zen 4) the fp16 rows come partly from L2, and the exponent form's 64
-// KiB table from L2 as in a kernel. (Activations read from 64 or 256 KiB instead of 16 ran
-// the FMAs at the same rate, checked once with a throwaway copy of this file.)
+// KiB table from L2 as in a kernel.
 struct alignas(64) Data {
-  float x[64 * 64];
+  float x[1024 * 64];
   uint16_t w16[6 * 2048];
   uint8_t c4[6 * 1024 + 64];
   float t[96];
@@ -105,6 +107,14 @@ SG_STEP_TARGET inline __m512i select16() {
   return _mm512_set_epi32(16, 16, 16, 16, 16, 16, 16, 16, 0, 0, 0, 0, 0, 0, 0, 0);
 }
 
+// The kernel's 4-bit index of a pair (regdec::Table4::pair): row a's code dword broadcast, row
+// b's merged into the high half, each lane shifted to its nibble, masked to it with the
+// second-table bit set in row b's lanes.
+SG_STEP_TARGET inline __m512i lut4_index(int32_t a, int32_t b) {
+  const __m512i both = _mm512_mask_set1_epi32(_mm512_set1_epi32(a), 0xFF00, b);
+  return _mm512_ternarylogic_epi32(_mm512_srlv_epi32(both, shifts()), _mm512_set1_epi32(15), select16(), 0xEA);
+}
+
 struct Fmas {
   SG_STEP_TARGET static __m512 pair(const Data& d, int p, int64_t) { return _mm512_set1_ps(d.t[p]); }
 };
@@ -127,18 +137,14 @@ struct Lut4Kernel {
   SG_STEP_TARGET static __m512 pair(const Data& d, int p, int64_t s) {
     int32_t a, b;
     codes4(d, p, s, a, b);
-    const __m512i both = _mm512_mask_set1_epi32(_mm512_set1_epi32(a), 0xFF00, b);
-    const __m512i idx = _mm512_ternarylogic_epi32(_mm512_srlv_epi32(both, shifts()), _mm512_set1_epi32(15), select16(), 0xEA);
-    return _mm512_permutex2var_ps(_mm512_loadu_ps(d.t + 32 * p), idx, _mm512_loadu_ps(d.t + 32 * p + 16));
+    return _mm512_permutex2var_ps(_mm512_loadu_ps(d.t + 32 * p), lut4_index(a, b), _mm512_loadu_ps(d.t + 32 * p + 16));
   }
 };
 struct Lut4Index {
   SG_STEP_TARGET static __m512 pair(const Data& d, int p, int64_t s) {
     int32_t a, b;
     codes4(d, p, s, a, b);
-    const __m512i both = _mm512_mask_set1_epi32(_mm512_set1_epi32(a), 0xFF00, b);
-    return _mm512_castsi512_ps(
-        _mm512_ternarylogic_epi32(_mm512_srlv_epi32(both, shifts()), _mm512_set1_epi32(15), select16(), 0xEA));
+    return _mm512_castsi512_ps(lut4_index(a, b));
   }
 };
 struct Lut4JoinedCodes {
@@ -194,26 +200,45 @@ SG_STEP_TARGET inline __m512i exp_keep() {
   return _mm512_set_epi32(-1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, -1, static_cast<int32_t>(0x80000000u));
 }
 
+// Job j's table by the exponent form: its row of the 64 KiB table with the scale's exponent and
+// sign added to every entry's bits (the code-0 entry takes only the sign).
+SG_STEP_TARGET inline __m512i exp_table(const Data& d, int64_t j) {
+  j &= 4095;
+  const __m512i base = _mm512_load_si512(d.exp_rows + d.exp_row[j]);
+  return _mm512_add_epi32(base, _mm512_and_si512(_mm512_set1_epi32(static_cast<int32_t>(d.exp_add[j])), exp_keep()));
+}
+
+// The sum of every lane of every accumulator, so the compiler keeps the steps that made them.
+// Each accumulator is an array of 8 (one per token).
+template <class... Accs>
+SG_STEP_TARGET inline float lanes_total(const Accs&... accs) {
+  __m512 sum = _mm512_setzero_ps();
+  for (int t = 0; t < 8; ++t) ((sum = _mm512_add_ps(sum, accs[t])), ...);
+  alignas(64) float lanes[16];
+  _mm512_store_ps(lanes, sum);
+  float total = 0;
+  for (float v : lanes) total += v;
+  return total;
+}
+
 // How a step makes one table (into a 64-entry ring), besides its weight vectors.
 enum class Tables { kNone, kRound, kExp };
 
 template <Tables How>
 SG_STEP_TARGET inline void make_table(Data& d, int64_t s) {
-  const int64_t j = s & 4095;
   float* dst = d.ring + (s & 63) * 16;
   if constexpr (How == Tables::kRound) {
-    const __m512 v = _mm512_mul_ps(_mm512_set1_ps(d.scale[j]), codes16());
+    const __m512 v = _mm512_mul_ps(_mm512_set1_ps(d.scale[s & 4095]), codes16());
     _mm512_store_ps(dst, _mm512_cvtph_ps(_mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)));
   } else if constexpr (How == Tables::kExp) {
-    const __m512i base = _mm512_load_si512(d.exp_rows + d.exp_row[j]);
-    const __m512i add = _mm512_and_si512(_mm512_set1_epi32(static_cast<int32_t>(d.exp_add[j])), exp_keep());
-    _mm512_store_si512(dst, _mm512_add_epi32(base, add));
+    _mm512_store_si512(dst, exp_table(d, s));
   }
 }
 
 // Steps of the kernel's shape: the next step's three weight vectors made during this one's
-// 24 FMAs. Activations broadcast from 8 floats (Whole: loaded as 16).
-template <class Kind, bool Whole = false, Tables How = Tables::kNone>
+// 24 FMAs. Activations broadcast from 8 floats (Whole: loaded as 16), cycling through XSteps
+// steps of them (64: 16 KiB, in L1; 1024: 256 KiB, from L2 as a kernel's K = 8192 reads them).
+template <class Kind, bool Whole = false, Tables How = Tables::kNone, int XSteps = 64>
 SG_STEP_TARGET __attribute__((noinline)) float run_steps(Data& d, int64_t steps) {
   __m512 a0[8], a1[8], a2[8];
   for (int t = 0; t < 8; ++t) a0[t] = a1[t] = a2[t] = _mm512_setzero_ps();
@@ -221,7 +246,7 @@ SG_STEP_TARGET __attribute__((noinline)) float run_steps(Data& d, int64_t steps)
   for (int64_t s = 0; s < steps; ++s) {
     const __m512 n0 = Kind::pair(d, 0, s + 1), n1 = Kind::pair(d, 1, s + 1), n2 = Kind::pair(d, 2, s + 1);
     make_table<How>(d, s);
-    const float* xb = d.x + (s & (Whole ? 31 : 63)) * (Whole ? 128 : 64);
+    const float* xb = d.x + (s & (Whole ? 31 : XSteps - 1)) * (Whole ? 128 : 64);
 #pragma GCC unroll 8
     for (int t = 0; t < 8; ++t) {
       const __m512 xv = Whole ? _mm512_loadu_ps(xb + t * 16)
@@ -234,13 +259,7 @@ SG_STEP_TARGET __attribute__((noinline)) float run_steps(Data& d, int64_t steps)
     v1 = n1;
     v2 = n2;
   }
-  __m512 sum = _mm512_setzero_ps();
-  for (int t = 0; t < 8; ++t) sum = _mm512_add_ps(sum, _mm512_add_ps(a0[t], _mm512_add_ps(a1[t], a2[t])));
-  alignas(64) float lanes[16];
-  _mm512_store_ps(lanes, sum);
-  float total = 0;
-  for (float v : lanes) total += v;
-  return total;
+  return lanes_total(a0, a1, a2);
 }
 
 // A 4-row group: 2 row pairs × 8 tokens = 16 accumulators, which leaves registers for the two
@@ -253,20 +272,13 @@ SG_STEP_TARGET __attribute__((noinline)) float run_rows4(Data& d, int64_t steps)
   for (int t = 0; t < 8; ++t) a0[t] = a1[t] = _mm512_setzero_ps();
   __m512 t0 = _mm512_loadu_ps(d.t), t1 = _mm512_loadu_ps(d.t + 16);
   __m512 t2 = _mm512_loadu_ps(d.t + 32), t3 = _mm512_loadu_ps(d.t + 48);
-  auto table = [&](int64_t j) SG_STEP_TARGET {
-    j &= 4095;
-    const __m512i base = _mm512_load_si512(d.exp_rows + d.exp_row[j]);
-    const __m512i add = _mm512_and_si512(_mm512_set1_epi32(static_cast<int32_t>(d.exp_add[j])), exp_keep());
-    return _mm512_castsi512_ps(_mm512_add_epi32(base, add));
-  };
+  auto table = [&](int64_t j) SG_STEP_TARGET { return _mm512_castsi512_ps(exp_table(d, j)); };
   // Pair p's weight vector at step s (the FMAs alone: the table itself).
   auto lookup = [&](int p, int64_t s, __m512 ta, __m512 tb) SG_STEP_TARGET {
     if constexpr (!Lookups) return ta;
     int32_t a, b;
     codes4(d, p, s, a, b);
-    const __m512i both = _mm512_mask_set1_epi32(_mm512_set1_epi32(a), 0xFF00, b);
-    return _mm512_permutex2var_ps(
-        ta, _mm512_ternarylogic_epi32(_mm512_srlv_epi32(both, shifts()), _mm512_set1_epi32(15), select16(), 0xEA), tb);
+    return _mm512_permutex2var_ps(ta, lut4_index(a, b), tb);
   };
   if constexpr (Exp) {
     t0 = table(0), t1 = table(1), t2 = table(2), t3 = table(3);
@@ -296,19 +308,13 @@ SG_STEP_TARGET __attribute__((noinline)) float run_rows4(Data& d, int64_t steps)
       v1 = n1;
     }
   }
-  __m512 sum = _mm512_setzero_ps();
-  for (int t = 0; t < 8; ++t) sum = _mm512_add_ps(sum, _mm512_add_ps(a0[t], a1[t]));
-  alignas(64) float lanes[16];
-  _mm512_store_ps(lanes, sum);
-  float total = 0;
-  for (float v : lanes) total += v;
-  return total;
+  return lanes_total(a0, a1);
 }
 
 Data* shared_data() {
   static Data* d = [] {
     auto* p = new Data;
-    for (int i = 0; i < 64 * 64; ++i) p->x[i] = 1e-3f * static_cast<float>(i % 7);
+    for (int i = 0; i < 1024 * 64; ++i) p->x[i] = 1e-3f * static_cast<float>(i % 7);
     for (int i = 0; i < 6 * 2048; ++i) p->w16[i] = static_cast<uint16_t>(0x1400 + i % 512);
     for (int i = 0; i < 6 * 1024 + 64; ++i) p->c4[i] = static_cast<uint8_t>(i * 37);
     for (int i = 0; i < 96; ++i) {
@@ -356,9 +362,9 @@ void run_form(benchmark::State& state, int64_t flop_per_step, Run steps_per_run)
 }
 
 // The kernel's 6-row step: 24 FMAs of 16 lanes, 2 FLOP each.
-template <class Kind, bool Whole = false, Tables How = Tables::kNone>
+template <class Kind, bool Whole = false, Tables How = Tables::kNone, int XSteps = 64>
 void BM_step(benchmark::State& state) {
-  run_form(state, 24 * 32, [](Data& d, int64_t steps) { return run_steps<Kind, Whole, How>(d, steps); });
+  run_form(state, 24 * 32, [](Data& d, int64_t steps) { return run_steps<Kind, Whole, How, XSteps>(d, steps); });
 }
 // The 4-row step: 16 FMAs.
 template <bool Lookups, bool Exp>
@@ -368,8 +374,10 @@ void BM_rows4(benchmark::State& state) {
 
 BENCHMARK(BM_step<Fmas>)->Name("fmas");
 BENCHMARK_TEMPLATE2(BM_step, Fmas, true)->Name("fmas_loads");
+BENCHMARK_TEMPLATE(BM_step, Fmas, false, Tables::kNone, 1024)->Name("fmas_x_l2");
 BENCHMARK(BM_step<Fp16Insert128>)->Name("fp16_insert128");
 BENCHMARK(BM_step<Fp16Halves>)->Name("fp16_halves");
+BENCHMARK_TEMPLATE(BM_step, Fp16Halves, false, Tables::kNone, 1024)->Name("fp16_halves_x_l2");
 BENCHMARK(BM_step<Lut4Kernel>)->Name("lut4_kernel");
 BENCHMARK(BM_step<Lut4Index>)->Name("lut4_index");
 BENCHMARK(BM_step<Lut4JoinedCodes>)->Name("lut4_joined_codes");

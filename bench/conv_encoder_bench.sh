@@ -16,6 +16,7 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 dir=$here/tests/data/fixtures/conv_encoder
 echo "loadavg before: $(cut -d' ' -f1-3 /proc/loadavg)"
 json=$(mktemp /tmp/conv_encoder.XXXXXX.json)
+trap 'rm -f "$json"' EXIT
 "$build/bench/exec_bench" --shard "$dir/fp16.mlpackage" --shard "$dir/int8.mlpackage" \
   --shard "$dir/int8pc.mlpackage" --threads 1 --precision fp16 --mode steady \
   --benchmark_repetitions="$runs" --benchmark_report_aggregates_only=true \
@@ -36,4 +37,3 @@ for v in ("fp16", "int8", "int8pc"):
     wall, cpu = rows[v]
     print(f"{v:<8} {wall:10.2f} {cpu:10.2f} {wall / rows['fp16'][0]:12.2f} {cpu / rows['fp16'][1]:12.2f}")
 PY
-rm -f "$json"

@@ -1,6 +1,5 @@
-# Sourced by the bench scripts that report Google Benchmark medians (require_repetitions: all
-# of them) and by those that print issue 11's ratios (run_header: formats, kernel_formats,
-# many_tokens):
+# Sourced by every bench script that reports Google Benchmark medians (formats, kernel_formats,
+# many_tokens, conv_encoder, cpu_levels, run_exec):
 #
 #   . "$(dirname "$0")/bench_common.sh"
 #   require_repetitions "$runs"   # before any work
@@ -29,6 +28,9 @@ run_header() {
   for f in avx2 avx512f avx512_fp16; do
     [[ $flags == *" $f "* ]] && isa+=" ${f/_/}"
   done
-  echo "date: $(date -Is)  git: $(git rev-parse --short HEAD)  loadavg before: $(cut -d' ' -f1-3 /proc/loadavg)"
+  # Changed paths: a dirty tree's numbers are not the commit's.
+  local git_at
+  git_at="$(git rev-parse --short HEAD 2>/dev/null || echo '?'), $(git status --porcelain 2>/dev/null | wc -l) changed paths"
+  echo "date: $(date -Is)  git: $git_at  loadavg before: $(cut -d' ' -f1-3 /proc/loadavg)"
   echo "machine: ${model:-unknown} (family ${family:-?} model ${cpu_model:-?}), $(nproc) CPUs,${isa:- no AVX2}"
 }

@@ -14,7 +14,7 @@ runs=${2:-9}
 require_repetitions "$runs"
 here=$(cd "$(dirname "$0")/.." && pwd)
 dir=$here/tests/data/fixtures/conv_encoder
-echo "loadavg before: $(cut -d' ' -f1-3 /proc/loadavg)"
+run_header
 json=$(mktemp /tmp/conv_encoder.XXXXXX.json)
 trap 'rm -f "$json"' EXIT
 "$build/bench/exec_bench" --shard "$dir/fp16.mlpackage" --shard "$dir/int8.mlpackage" \

@@ -19,7 +19,7 @@ for s in $shards; do
   cat "$full/$s.mlpackage/Data/com.apple.CoreML/weights/weight.bin" > /dev/null  # warm page cache
   args+=(--shard "$full/$s.mlpackage")
 done
-echo "loadavg before: $(cut -d' ' -f1-3 /proc/loadavg)"
+run_header
 "$build/bench/floors_bench" "${gb[@]}" --benchmark_filter='BM_fma_peak/1' 2>/dev/null | grep -E "median"
 for level in scalar avx2 avx512 avx512fp16; do  # a level above the CPU's runs as the CPU's
   echo "== SG_CPU_LEVEL=$level"

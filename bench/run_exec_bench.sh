@@ -45,12 +45,7 @@ gv="$build/validators/golden-validator"
 cat "$full"/*.mlpackage/Data/com.apple.CoreML/weights/weight.bin > /dev/null
 
 # 4. The machine and its load.
-{
-  echo "date: $(date -Is)"
-  echo "cpu: $(lscpu | sed -n 's/^Model name: *//p') ($(nproc) CPUs, family $(lscpu | sed -n 's/^CPU family: *//p') model $(lscpu | sed -n 's/^Model: *//p'))"
-  echo "loadavg before: $(cut -d' ' -f1-3 /proc/loadavg)"
-  echo "git: $(git rev-parse --short HEAD 2>/dev/null || echo '?') $(git status --porcelain 2>/dev/null | wc -l) changed paths"
-} | tee "$out/machine.txt"
+run_header | tee "$out/machine.txt"
 
 gb=(--benchmark_repetitions="$runs" --benchmark_report_aggregates_only=true --benchmark_min_time=0.05)
 

@@ -20,6 +20,13 @@
 //   lut4_per_half      each row looked up in 256 bits by its own two-table permute, joined
 //   lut4_two_vpermps   a one-table vpermps and a masked one, no ternary logic
 //   lut4_fp16_vpermw   fp16 tables, one vpermw of both rows' 32 entries, widened
+//   lut4_fp16_vpermb   fp16 tables by bytes: vpmultishiftqb puts each nibble in bits 1-4 of
+//                      both bytes of its word, vpternlogd sets the byte's parity and the row
+//                      select, one vpermb of the pair's 64 table bytes, vcvtph2ps
+//   lut4_fp16_vpermw_shift  the same index made for vpermw (a byte per word, from bit 4m)
+//   lut4_fp16_vpermw_shuf   vpermw's index by vpshufb and vpsrlvw instead of the multishift
+//   lut4_fp16_index_only    lut4_fp16_vpermb's index alone, widened as if it were fp16
+//   lut4_fp16_lookup_only   its vpermb and widening alone, the index a plain mask of the codes
 //
 // and the ways of making int4-per-block tables (a 16-entry table per row and 32 columns) that
 // were measured against its table pass (ShiftScale4::prepare computes them a 512-column chunk
@@ -189,6 +196,95 @@ struct Lut4Fp16Vpermw {
     const __m256i sel = _mm256_set_epi16(16, 16, 16, 16, 16, 16, 16, 16, 0, 0, 0, 0, 0, 0, 0, 0);
     const __m256i idx = _mm256_ternarylogic_epi32(words, _mm256_set1_epi16(15), sel, 0xEA);
     const __m512i r = _mm512_permutexvar_epi16(_mm512_castsi256_si512(idx), _mm512_loadu_si512(d.th + 32 * p));
+    return _mm512_cvtph_ps(_mm512_castsi512_si256(r));
+  }
+};
+
+// fp16 tables looked up by bytes: the two rows' code dwords broadcast into 256 bits (row a's in
+// qwords 0-1, row b's in 2-3), vpmultishiftqb puts each code's nibble in bits 1-4 of both bytes
+// of its word (from bit 4m - 1: bit 0 and bits 5-7 are the neighbours', masked off), vpternlogd
+// masks them and sets the byte's parity and row b's table bit (32), one vpermb of the pair's 32
+// fp16 entries (64 bytes) reads both bytes of each weight, vcvtph2ps widens.
+struct ByteIndexConsts {
+  alignas(32) uint8_t ctl[32];
+  alignas(32) uint8_t pat[32];
+  ByteIndexConsts() {
+    for (int i = 0; i < 32; ++i) {
+      const int lane = i / 8, m = 4 * (lane % 2) + (i % 8) / 2;
+      ctl[i] = static_cast<uint8_t>((4 * m - 1) & 63);
+      pat[i] = static_cast<uint8_t>((i & 1) | (lane >= 2 ? 32 : 0));
+    }
+  }
+};
+const ByteIndexConsts kByteIndex;
+// The same for vpermw: each word's low byte from bit 4m (its high byte ignored by vpermw), the
+// word masked to 4 bits with row b's table bit (16) set.
+struct WordIndexConsts {
+  alignas(32) uint8_t ctl[32];
+  alignas(32) uint16_t pat[16];
+  WordIndexConsts() {
+    for (int i = 0; i < 32; ++i) ctl[i] = static_cast<uint8_t>((4 * (4 * ((i / 8) % 2) + (i % 8) / 2)) & 63);
+    for (int w = 0; w < 16; ++w) pat[w] = static_cast<uint16_t>(w >= 8 ? 16 : 0);
+  }
+};
+const WordIndexConsts kWordIndex;
+
+SG_STEP_TARGET inline __m256i both_dwords(int32_t a, int32_t b) {
+  return _mm256_mask_set1_epi32(_mm256_set1_epi32(a), 0xF0, b);
+}
+struct Lut4Fp16Vpermb {
+  SG_STEP_TARGET static __m512 pair(const Data& d, int p, int64_t s) {
+    int32_t a, b;
+    codes4(d, p, s, a, b);
+    const __m256i raw = _mm256_multishift_epi64_epi8(_mm256_load_si256(reinterpret_cast<const __m256i*>(kByteIndex.ctl)), both_dwords(a, b));
+    const __m256i idx = _mm256_ternarylogic_epi32(raw, _mm256_set1_epi8(0x1E), _mm256_load_si256(reinterpret_cast<const __m256i*>(kByteIndex.pat)), 0xEA);
+    const __m512i r = _mm512_permutexvar_epi8(_mm512_castsi256_si512(idx), _mm512_loadu_si512(d.th + 32 * p));
+    return _mm512_cvtph_ps(_mm512_castsi512_si256(r));
+  }
+};
+struct Lut4Fp16VpermwShift {
+  SG_STEP_TARGET static __m512 pair(const Data& d, int p, int64_t s) {
+    int32_t a, b;
+    codes4(d, p, s, a, b);
+    const __m256i raw = _mm256_multishift_epi64_epi8(_mm256_load_si256(reinterpret_cast<const __m256i*>(kWordIndex.ctl)), both_dwords(a, b));
+    const __m256i idx = _mm256_ternarylogic_epi32(raw, _mm256_set1_epi16(15), _mm256_load_si256(reinterpret_cast<const __m256i*>(kWordIndex.pat)), 0xEA);
+    const __m512i r = _mm512_permutexvar_epi16(_mm512_castsi256_si512(idx), _mm512_loadu_si512(d.th + 32 * p));
+    return _mm512_cvtph_ps(_mm512_castsi512_si256(r));
+  }
+};
+
+// vpermw's index by an in-lane byte shuffle and a word shift instead of vpmultishiftqb: word m
+// takes byte m / 2 of its row's dword (vpshufb), shifted right by 4 for odd m (vpsrlvw).
+struct Lut4Fp16VpermwShuf {
+  SG_STEP_TARGET static __m512 pair(const Data& d, int p, int64_t s) {
+    int32_t a, b;
+    codes4(d, p, s, a, b);
+    const __m256i ctl = _mm256_set_epi8(-1, 3, -1, 3, -1, 2, -1, 2, -1, 1, -1, 1, -1, 0, -1, 0,
+                                        -1, 3, -1, 3, -1, 2, -1, 2, -1, 1, -1, 1, -1, 0, -1, 0);
+    const __m256i sh = _mm256_set_epi16(4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0);
+    const __m256i words = _mm256_srlv_epi16(_mm256_shuffle_epi8(both_dwords(a, b), ctl), sh);
+    const __m256i idx = _mm256_ternarylogic_epi32(words, _mm256_set1_epi16(15), _mm256_load_si256(reinterpret_cast<const __m256i*>(kWordIndex.pat)), 0xEA);
+    const __m512i r = _mm512_permutexvar_epi16(_mm512_castsi256_si512(idx), _mm512_loadu_si512(d.th + 32 * p));
+    return _mm512_cvtph_ps(_mm512_castsi512_si256(r));
+  }
+};
+// Costs apart: the multishift index alone (as the weight vector, widened), and the lookup with
+// the codes masked as its index (no multishift or ternary logic).
+struct Lut4Fp16IndexOnly {
+  SG_STEP_TARGET static __m512 pair(const Data& d, int p, int64_t s) {
+    int32_t a, b;
+    codes4(d, p, s, a, b);
+    const __m256i raw = _mm256_multishift_epi64_epi8(_mm256_load_si256(reinterpret_cast<const __m256i*>(kByteIndex.ctl)), both_dwords(a, b));
+    const __m256i idx = _mm256_ternarylogic_epi32(raw, _mm256_set1_epi8(0x1E), _mm256_load_si256(reinterpret_cast<const __m256i*>(kByteIndex.pat)), 0xEA);
+    return _mm512_cvtph_ps(idx);
+  }
+};
+struct Lut4Fp16LookupOnly {
+  SG_STEP_TARGET static __m512 pair(const Data& d, int p, int64_t s) {
+    int32_t a, b;
+    codes4(d, p, s, a, b);
+    const __m256i idx = _mm256_and_si256(both_dwords(a, b), _mm256_set1_epi8(0x3F));
+    const __m512i r = _mm512_permutexvar_epi8(_mm512_castsi256_si512(idx), _mm512_loadu_si512(d.th + 32 * p));
     return _mm512_cvtph_ps(_mm512_castsi512_si256(r));
   }
 };
@@ -384,6 +480,11 @@ BENCHMARK(BM_step<Lut4JoinedCodes>)->Name("lut4_joined_codes");
 BENCHMARK(BM_step<Lut4PerHalf>)->Name("lut4_per_half");
 BENCHMARK(BM_step<Lut4TwoVpermps>)->Name("lut4_two_vpermps");
 BENCHMARK(BM_step<Lut4Fp16Vpermw>)->Name("lut4_fp16_vpermw");
+BENCHMARK(BM_step<Lut4Fp16Vpermb>)->Name("lut4_fp16_vpermb");
+BENCHMARK(BM_step<Lut4Fp16VpermwShift>)->Name("lut4_fp16_vpermw_shift");
+BENCHMARK(BM_step<Lut4Fp16VpermwShuf>)->Name("lut4_fp16_vpermw_shuf");
+BENCHMARK(BM_step<Lut4Fp16IndexOnly>)->Name("lut4_fp16_index_only");
+BENCHMARK(BM_step<Lut4Fp16LookupOnly>)->Name("lut4_fp16_lookup_only");
 BENCHMARK_TEMPLATE(BM_step, Lut4Kernel, false, Tables::kRound)->Name("lut4_table_round");
 BENCHMARK_TEMPLATE(BM_step, Lut4Kernel, false, Tables::kExp)->Name("lut4_table_exp");
 BENCHMARK(BM_rows4<false, false>)->Name("rows4_fmas");

@@ -70,20 +70,27 @@ inline int64_t code_byte(int64_t k, int bits) {
 }
 
 // The codes one cache line ahead of column k of a row (8 steps of 8-bit codes, 16 of 4-bit
-// ones): the kernel reads 6 rows at a time, 8 codes of each per step, and the hardware
+// ones) into L1: the kernel reads 6 rows at a time, 8 codes of each per step, and the hardware
 // prefetcher alone left it waiting for memory. On Zen 4, 8-token MoE shards, 5 rounds of
 // each distance alternated: 64 B int8 per channel 15.6-16.2 ms, int4 per block 17.4-17.8,
 // LUT4 14.3; 256 B (the distance before, which the Xeon could not tell from 128 B-1 KiB)
 // 16.8 / 18.9 / 15.0; 128 B 15.9 / 17.8 / 15.0; 32 B and none 16.2-16.7 / 17.8-18.5 / 14.9-15.1.
 constexpr int64_t kPrefetchBytes = 64;
-SG_REGDEC_TARGET inline void prefetch(const std::byte* row, int64_t k, int bits) {
-  _mm_prefetch(reinterpret_cast<const char*>(row + code_byte(k, bits) + kPrefetchBytes), _MM_HINT_T0);
+// And the same column of the next row group's row (`ahead` bytes on: kRows rows) into L2, a
+// whole group's run ahead of its use, as linear_kernel.cpp's fp16 kernel does (see there): a
+// group's rows start new 4 KiB pages, where the hardware prefetcher stops.
+SG_REGDEC_TARGET inline void prefetch(const std::byte* row, int64_t k, int bits, int64_t ahead) {
+  const char* at = reinterpret_cast<const char*>(row + code_byte(k, bits));
+  _mm_prefetch(at + kPrefetchBytes, _MM_HINT_T0);
+  _mm_prefetch(at + ahead, _MM_HINT_T1);
 }
+// The bytes from a row's codes to the next group's same row.
+inline int64_t group_bytes(const RegisterDecode& d, int bits) { return kRows * d.cols * bits / 8; }
 
 // 8 codes of 8-bit row a at column k, then 8 of row b, prefetching both rows ahead.
-SG_REGDEC_TARGET inline __m128i code_bytes(const std::byte* a, const std::byte* b, int64_t k) {
-  prefetch(a, k, 8);
-  prefetch(b, k, 8);
+SG_REGDEC_TARGET inline __m128i code_bytes(const std::byte* a, const std::byte* b, int64_t k, int64_t ahead) {
+  prefetch(a, k, 8, ahead);
+  prefetch(b, k, 8, ahead);
   const __m128i lo = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(a + k));
   return _mm_castpd_si128(_mm_loadh_pd(_mm_castsi128_pd(lo), reinterpret_cast<const double*>(b + k)));
 }
@@ -150,7 +157,7 @@ class ShiftScale8Rows {
   static_assert(!Split || (Off == Offset::kNone && !Blocked), "the split rounds s · x for one scale per row");
 
  public:
-  SG_REGDEC_TARGET ShiftScale8Rows(const RegisterDecode& d, int64_t row) : shift_(d.block_shift) {
+  SG_REGDEC_TARGET ShiftScale8Rows(const RegisterDecode& d, int64_t row) : shift_(d.block_shift), ahead_(group_bytes(d, 8)) {
     for (int i = 0; i < kRows; ++i) rows_[i] = row_codes(d, row + i, 8);
     if constexpr (Blocked) {
       // The group's parameter rows widened once into the thread's scratch ([scale | offset]
@@ -191,7 +198,7 @@ class ShiftScale8Rows {
       scale = scale_[p];
       second = second_[p];
     }
-    const __m128i codes = code_bytes(rows_[2 * p], rows_[2 * p + 1], k);
+    const __m128i codes = code_bytes(rows_[2 * p], rows_[2 * p + 1], k, ahead_);
     // Zero-masked forms, every lane selected (the same instructions): GCC 12 warns of the
     // unmasked forms' undefined pass-through once this is inlined outside the kernel's loop.
     const __m512i wide = Signed ? _mm512_maskz_cvtepi8_epi32(0xFFFF, codes) : _mm512_maskz_cvtepu8_epi32(0xFFFF, codes);
@@ -223,6 +230,7 @@ class ShiftScale8Rows {
   const float* offset_tab_ = nullptr;  // row i's at i · cols_
   int64_t cols_ = 0;
   int shift_;
+  int64_t ahead_;
   const std::byte* rows_[kRows];
   __m512 scale_[kPairs];
   __m512 second_[kPairs];  // the offsets, or with Split the scales times 8193
@@ -252,7 +260,7 @@ class ShiftScale8Fp16 {
  public:
   static constexpr bool kFp16 = true;
 
-  SG_REGDEC_TARGET_FP16 ShiftScale8Fp16(const RegisterDecode& d, int64_t row) {
+  SG_REGDEC_TARGET_FP16 ShiftScale8Fp16(const RegisterDecode& d, int64_t row) : ahead_(group_bytes(d, 8)) {
     for (int i = 0; i < kRows; ++i) rows_[i] = row_codes(d, row + i, 8);
     for (int p = 0; p < kPairs; ++p) {
       const int64_t ia = param_row_start(d, row + 2 * p), ib = param_row_start(d, row + 2 * p + 1);
@@ -262,7 +270,7 @@ class ShiftScale8Fp16 {
   }
 
   SG_REGDEC_TARGET_FP16 __m512 pair(int p, int64_t k) const {
-    const __m128i codes = code_bytes(rows_[2 * p], rows_[2 * p + 1], k);
+    const __m128i codes = code_bytes(rows_[2 * p], rows_[2 * p + 1], k, ahead_);
     __m256h v = _mm256_cvtepi16_ph(Signed ? _mm256_cvtepi8_epi16(codes) : _mm256_cvtepu8_epi16(codes));
     if constexpr (Off == Offset::kRounded) v = _mm256_sub_ph(v, offs_[p]);
     return _mm512_cvtxph_ps(_mm256_mul_ph(v, scale_[p]));
@@ -276,6 +284,7 @@ class ShiftScale8Fp16 {
     return _mm256_castsi256_ph(_mm256_inserti128_si256(_mm256_castsi128_si256(ha), hb, 1));
   }
 
+  int64_t ahead_;
   const std::byte* rows_[kRows];
   __m256h scale_[kPairs];
   __m256h offs_[kPairs];
@@ -305,8 +314,8 @@ class Table4 {
   SG_REGDEC_TARGET __m512 pair(int p, int64_t k) const {
     const std::byte* ra = rows_[2 * p];
     const std::byte* rb = rows_[2 * p + 1];
-    prefetch(ra, k, 4);
-    prefetch(rb, k, 4);
+    prefetch(ra, k, 4, ahead_);
+    prefetch(rb, k, 4, ahead_);
     int32_t a, b;
     std::memcpy(&a, ra + code_byte(k, 4), sizeof a);
     std::memcpy(&b, rb + code_byte(k, 4), sizeof b);
@@ -324,7 +333,7 @@ class Table4 {
  protected:
   // table_blocks: how many column blocks' tables the scratch holds (all of them, or a chunk's).
   SG_REGDEC_TARGET Table4(const RegisterDecode& d, int64_t row, int64_t table_blocks)
-      : shift_(d.block_shift), blocks_(Blocked ? d.param_cols : 1),
+      : shift_(d.block_shift), ahead_(group_bytes(d, 4)), blocks_(Blocked ? d.param_cols : 1),
         tables_(table_scratch(static_cast<size_t>(kRows * 16 * table_blocks))) {
     for (int i = 0; i < kRows; ++i) rows_[i] = row_codes(d, row + i, 4);
   }
@@ -333,6 +342,7 @@ class Table4 {
   float* table(int i, int64_t q) { return tables_ + (q * kRows + i) * 16; }
 
   int shift_;
+  int64_t ahead_;
   int64_t blocks_;
   float* tables_;
   int64_t tq0_ = 0;
@@ -382,7 +392,17 @@ class ShiftScale4 : public Table4<Blocked, Blocked> {
       if constexpr (Off != Offset::kNone) widen_params(d.offset, first, blocks, params + (kRows + i) * blocks);
     }
     params_ = params;
-    if constexpr (!Blocked) tables_for(0, 1);
+    if constexpr (!Blocked) {
+      tables_for(0, 1);
+    } else {
+      // The next group's fp16 scale rows (the last group: its own), asked for a chunk at a
+      // time by prepare(): without it the constructor waited on them (3.6% of the int4 per
+      // block MoE shard's run, nearly all on the widening's first store).
+      const uint16_t* h = d.scale.f16();
+      for (int i = 0; i < kRows; ++i) {
+        next_scales_[i] = h != nullptr ? h + param_row_start(d, std::min(row + kRows + i, d.rows - 1)) : nullptr;
+      }
+    }
   }
 
   // Columns per call of prepare(): a whole number of column blocks.
@@ -393,6 +413,9 @@ class ShiftScale4 : public Table4<Blocked, Blocked> {
     const int64_t q0 = k0 >> this->shift_;
     const int64_t q1 = (k1 + (int64_t{1} << this->shift_) - 1) >> this->shift_;
     this->tq0_ = q0 * (kRows * 16);
+    for (const uint16_t* n : next_scales_) {
+      if (n != nullptr) _mm_prefetch(reinterpret_cast<const char*>(n + q0), _MM_HINT_T1);
+    }
     tables_for(q0, q1);
   }
 
@@ -428,6 +451,7 @@ class ShiftScale4 : public Table4<Blocked, Blocked> {
   }
 
   const float* params_ = nullptr;
+  const uint16_t* next_scales_[kRows] = {};
 };
 
 // The kernel's chunking (register_kernel.inc): decoders with rolling tables say how many

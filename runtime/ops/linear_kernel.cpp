@@ -167,8 +167,10 @@ SG_TARGET_AVX512 inline void hsum8_pair(__m512 v, float* lo, float* hi) {
   *hi = avx2::hsum8(_mm256_load_ps(b + 8));
 }
 
+// next: how many elements on from each row the next row group's same row starts (6 · ldw), or
+// 0 where no whole group follows in memory (its rows are then asked for again, never past them).
 template <typename WT>
-SG_TARGET_AVX512 void dot_rows8(const float* xp, int64_t K, const WT* w, int64_t ldw, float* out) {
+SG_TARGET_AVX512 void dot_rows8(const float* xp, int64_t K, const WT* w, int64_t ldw, int64_t next, float* out) {
   static_assert(kRowGroup == 6 && kTokenBlock == 8);
   // Three named accumulator arrays rather than one [3][8] array: GCC keeps arrays of this
   // size in registers but spills a larger one to the stack on every iteration.
@@ -197,8 +199,7 @@ SG_TARGET_AVX512 void dot_rows8(const float* xp, int64_t K, const WT* w, int64_t
       // stops, so a group began with six rows' waits on memory. Zen 4, 8-token fp16 MoE shard,
       // alternated: 13.1-13.4 ms without, 12.0-12.3 with (L2 or L3 hint alike; into L1 12.6;
       // two groups ahead 12.2; once per line, behind a branch, 12.8-12.9: bench/README.md).
-      // Past the last group it asks for bytes it never reads: a prefetch never faults.
-      for (int i = 0; i < 6; ++i) _mm_prefetch(reinterpret_cast<const char*>(r[i] + 6 * ldw + k), _MM_HINT_T1);
+      for (int i = 0; i < 6; ++i) _mm_prefetch(reinterpret_cast<const char*>(r[i] + next + k), _MM_HINT_T1);
       const int64_t kn = std::min(kb + 1, full - 1) * kLanes;
       const __m512 n0 = load_pair(r[0] + kn, r[1] + kn);
       const __m512 n1 = load_pair(r[2] + kn, r[3] + kn);
@@ -266,7 +267,7 @@ struct OneRowVariant {
     Dot<MB, WT>::run(xp, K, w, out);
   }
   template <typename WT>
-  static void rows(const float* xp, int64_t K, const WT* w, int64_t, float* out) {
+  static void rows(const float* xp, int64_t K, const WT* w, int64_t, int64_t, float* out) {
     Dot<kTokenBlock, WT>::run(xp, K, w, out);
   }
 };
@@ -290,9 +291,10 @@ struct Avx512Variant {
   static void dot(const float* xp, int64_t K, const WT* w, float* out) {
     avx2::dot_tokens<MB>(xp, K, w, out);
   }
+  // next: see dot_rows8.
   template <typename WT>
-  static void rows(const float* xp, int64_t K, const WT* w, int64_t ldw, float* out) {
-    avx512::dot_rows8(xp, K, w, ldw, out);
+  static void rows(const float* xp, int64_t K, const WT* w, int64_t ldw, int64_t next, float* out) {
+    avx512::dot_rows8(xp, K, w, ldw, next, out);
   }
 };
 #endif
@@ -358,7 +360,10 @@ void gemm_typed(const float* x, int64_t M, int64_t ldx, const WeightRows& w, con
           // Full token blocks: kRowGroup weight rows at a time.
           float grp[kRowGroup * kTokenBlock];
           for (; n + kRowGroup <= n1; n += kRowGroup) {
-            V::rows(xp, K, rows + (n - n0) * ld, ld, grp);
+            // The next group's rows, where a whole group follows in the same memory: the rest
+            // of the weight, or of the tile a streamed weight was decoded into.
+            const bool next = n + 2 * kRowGroup <= (w.stream != nullptr ? n1 : N);
+            V::rows(xp, K, rows + (n - n0) * ld, ld, next ? kRowGroup * ld : 0, grp);
             for (int r = 0; r < kRowGroup; ++r) {
               const float b = bias != nullptr ? bias[n + r] : 0.0f;
               for (int t = 0; t < mb; ++t) y[(m0 + t) * ldy + n + r] = grp[r * kTokenBlock + t] + b;

@@ -78,14 +78,18 @@ inline int64_t code_byte(int64_t k, int bits) {
 constexpr int64_t kPrefetchBytes = 64;
 // And the same column of the next row group's row (`ahead` bytes on: kRows rows) into L2, a
 // whole group's run ahead of its use, as linear_kernel.cpp's fp16 kernel does (see there): a
-// group's rows start new 4 KiB pages, where the hardware prefetcher stops.
+// group's rows start new 4 KiB pages, where the hardware prefetcher stops. The last group has
+// no next one: its `ahead` is 0 (group_bytes), so it asks for its own rows, never past them.
 SG_REGDEC_TARGET inline void prefetch(const std::byte* row, int64_t k, int bits, int64_t ahead) {
   const char* at = reinterpret_cast<const char*>(row + code_byte(k, bits));
   _mm_prefetch(at + kPrefetchBytes, _MM_HINT_T0);
   _mm_prefetch(at + ahead, _MM_HINT_T1);
 }
-// The bytes from a row's codes to the next group's same row.
-inline int64_t group_bytes(const RegisterDecode& d, int bits) { return kRows * d.cols * bits / 8; }
+// The bytes from the codes of the group at `row` to the next group's, or 0 if no whole group
+// follows it.
+inline int64_t group_bytes(const RegisterDecode& d, int64_t row, int bits) {
+  return row + 2 * kRows <= d.rows ? kRows * d.cols * bits / 8 : 0;
+}
 
 // 8 codes of 8-bit row a at column k, then 8 of row b, prefetching both rows ahead.
 SG_REGDEC_TARGET inline __m128i code_bytes(const std::byte* a, const std::byte* b, int64_t k, int64_t ahead) {
@@ -157,7 +161,7 @@ class ShiftScale8Rows {
   static_assert(!Split || (Off == Offset::kNone && !Blocked), "the split rounds s · x for one scale per row");
 
  public:
-  SG_REGDEC_TARGET ShiftScale8Rows(const RegisterDecode& d, int64_t row) : shift_(d.block_shift), ahead_(group_bytes(d, 8)) {
+  SG_REGDEC_TARGET ShiftScale8Rows(const RegisterDecode& d, int64_t row) : shift_(d.block_shift), ahead_(group_bytes(d, row, 8)) {
     for (int i = 0; i < kRows; ++i) rows_[i] = row_codes(d, row + i, 8);
     if constexpr (Blocked) {
       // The group's parameter rows widened once into the thread's scratch ([scale | offset]
@@ -260,7 +264,7 @@ class ShiftScale8Fp16 {
  public:
   static constexpr bool kFp16 = true;
 
-  SG_REGDEC_TARGET_FP16 ShiftScale8Fp16(const RegisterDecode& d, int64_t row) : ahead_(group_bytes(d, 8)) {
+  SG_REGDEC_TARGET_FP16 ShiftScale8Fp16(const RegisterDecode& d, int64_t row) : ahead_(group_bytes(d, row, 8)) {
     for (int i = 0; i < kRows; ++i) rows_[i] = row_codes(d, row + i, 8);
     for (int p = 0; p < kPairs; ++p) {
       const int64_t ia = param_row_start(d, row + 2 * p), ib = param_row_start(d, row + 2 * p + 1);
@@ -333,7 +337,7 @@ class Table4 {
  protected:
   // table_blocks: how many column blocks' tables the scratch holds (all of them, or a chunk's).
   SG_REGDEC_TARGET Table4(const RegisterDecode& d, int64_t row, int64_t table_blocks)
-      : shift_(d.block_shift), ahead_(group_bytes(d, 4)), blocks_(Blocked ? d.param_cols : 1),
+      : shift_(d.block_shift), ahead_(group_bytes(d, row, 4)), blocks_(Blocked ? d.param_cols : 1),
         tables_(table_scratch(static_cast<size_t>(kRows * 16 * table_blocks))) {
     for (int i = 0; i < kRows; ++i) rows_[i] = row_codes(d, row + i, 4);
   }

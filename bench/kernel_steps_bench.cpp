@@ -43,6 +43,14 @@
 //   rows4_lut4_exp     the same, the 4 tables made in registers every 4 steps (32 columns)
 //                      by the exponent form
 //
+// and the table pass itself, without FMAs, in CPU ns per table (per row and 32 columns):
+//
+//   table_pass            the kernel's (ShiftScale4::tables_for): multiply, fp16 round trip,
+//                         a 64-byte store
+//   table_pass_stores     the scale broadcast and stored alone
+//   table_pass_fp16_rows  the 32 columns decoded to fp16 rows instead (vpermw from an fp16
+//                         table in a register), as a decoder feeding fp16 steps would
+//
 // The values are not checked (the kernels' tests do that); only the instructions count. Needs
 // AVX-512F/VL/BW/VBMI (every form is skipped otherwise).
 //
@@ -94,6 +102,10 @@ struct alignas(64) Data {
   uint32_t exp_add[4096];
   float scale[4096];
   float ring[64 * 16];
+  // The table passes' outputs: a chunk's 96 tables (16 column blocks × 6 rows), or its 6 rows
+  // of 512 columns decoded to fp16.
+  float tables[96 * 16];
+  uint16_t rows16[6 * 512];
 };
 
 SG_STEP_TARGET inline __m512 join_halves(__m256 lo, __m256 hi) {
@@ -232,27 +244,40 @@ const WordIndexConsts kWordIndex;
 SG_STEP_TARGET inline __m256i both_dwords(int32_t a, int32_t b) {
   return _mm256_mask_set1_epi32(_mm256_set1_epi32(a), 0xF0, b);
 }
+SG_STEP_TARGET inline __m256i load256(const void* p) { return _mm256_load_si256(static_cast<const __m256i*>(p)); }
+// lut4_fp16_vpermb's index of a pair: both bytes of each weight's word.
+SG_STEP_TARGET inline __m256i byte_index(int32_t a, int32_t b) {
+  const __m256i raw = _mm256_multishift_epi64_epi8(load256(kByteIndex.ctl), both_dwords(a, b));
+  return _mm256_ternarylogic_epi32(raw, _mm256_set1_epi8(0x1E), load256(kByteIndex.pat), 0xEA);
+}
+// vpermw's index from words holding their nibble in the low 4 bits: masked, row b's bit set.
+SG_STEP_TARGET inline __m256i word_index(__m256i words) {
+  return _mm256_ternarylogic_epi32(words, _mm256_set1_epi16(15), load256(kWordIndex.pat), 0xEA);
+}
+// Pair p's 32 fp16 entries looked up by a byte index (vpermb) or a word index (vpermw), widened.
+SG_STEP_TARGET inline __m512 fp16_by_bytes(const Data& d, int p, __m256i idx) {
+  const __m512i r = _mm512_permutexvar_epi8(_mm512_castsi256_si512(idx), _mm512_loadu_si512(d.th + 32 * p));
+  return _mm512_cvtph_ps(_mm512_castsi512_si256(r));
+}
+SG_STEP_TARGET inline __m512 fp16_by_words(const Data& d, int p, __m256i idx) {
+  const __m512i r = _mm512_permutexvar_epi16(_mm512_castsi256_si512(idx), _mm512_loadu_si512(d.th + 32 * p));
+  return _mm512_cvtph_ps(_mm512_castsi512_si256(r));
+}
+
 struct Lut4Fp16Vpermb {
   SG_STEP_TARGET static __m512 pair(const Data& d, int p, int64_t s) {
     int32_t a, b;
     codes4(d, p, s, a, b);
-    const __m256i raw = _mm256_multishift_epi64_epi8(_mm256_load_si256(reinterpret_cast<const __m256i*>(kByteIndex.ctl)), both_dwords(a, b));
-    const __m256i idx = _mm256_ternarylogic_epi32(raw, _mm256_set1_epi8(0x1E), _mm256_load_si256(reinterpret_cast<const __m256i*>(kByteIndex.pat)), 0xEA);
-    const __m512i r = _mm512_permutexvar_epi8(_mm512_castsi256_si512(idx), _mm512_loadu_si512(d.th + 32 * p));
-    return _mm512_cvtph_ps(_mm512_castsi512_si256(r));
+    return fp16_by_bytes(d, p, byte_index(a, b));
   }
 };
 struct Lut4Fp16VpermwShift {
   SG_STEP_TARGET static __m512 pair(const Data& d, int p, int64_t s) {
     int32_t a, b;
     codes4(d, p, s, a, b);
-    const __m256i raw = _mm256_multishift_epi64_epi8(_mm256_load_si256(reinterpret_cast<const __m256i*>(kWordIndex.ctl)), both_dwords(a, b));
-    const __m256i idx = _mm256_ternarylogic_epi32(raw, _mm256_set1_epi16(15), _mm256_load_si256(reinterpret_cast<const __m256i*>(kWordIndex.pat)), 0xEA);
-    const __m512i r = _mm512_permutexvar_epi16(_mm512_castsi256_si512(idx), _mm512_loadu_si512(d.th + 32 * p));
-    return _mm512_cvtph_ps(_mm512_castsi512_si256(r));
+    return fp16_by_words(d, p, word_index(_mm256_multishift_epi64_epi8(load256(kWordIndex.ctl), both_dwords(a, b))));
   }
 };
-
 // vpermw's index by an in-lane byte shuffle and a word shift instead of vpmultishiftqb: word m
 // takes byte m / 2 of its row's dword (vpshufb), shifted right by 4 for odd m (vpsrlvw).
 struct Lut4Fp16VpermwShuf {
@@ -262,10 +287,7 @@ struct Lut4Fp16VpermwShuf {
     const __m256i ctl = _mm256_set_epi8(-1, 3, -1, 3, -1, 2, -1, 2, -1, 1, -1, 1, -1, 0, -1, 0,
                                         -1, 3, -1, 3, -1, 2, -1, 2, -1, 1, -1, 1, -1, 0, -1, 0);
     const __m256i sh = _mm256_set_epi16(4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0, 4, 0);
-    const __m256i words = _mm256_srlv_epi16(_mm256_shuffle_epi8(both_dwords(a, b), ctl), sh);
-    const __m256i idx = _mm256_ternarylogic_epi32(words, _mm256_set1_epi16(15), _mm256_load_si256(reinterpret_cast<const __m256i*>(kWordIndex.pat)), 0xEA);
-    const __m512i r = _mm512_permutexvar_epi16(_mm512_castsi256_si512(idx), _mm512_loadu_si512(d.th + 32 * p));
-    return _mm512_cvtph_ps(_mm512_castsi512_si256(r));
+    return fp16_by_words(d, p, word_index(_mm256_srlv_epi16(_mm256_shuffle_epi8(both_dwords(a, b), ctl), sh)));
   }
 };
 // Costs apart: the multishift index alone (as the weight vector, widened), and the lookup with
@@ -274,18 +296,14 @@ struct Lut4Fp16IndexOnly {
   SG_STEP_TARGET static __m512 pair(const Data& d, int p, int64_t s) {
     int32_t a, b;
     codes4(d, p, s, a, b);
-    const __m256i raw = _mm256_multishift_epi64_epi8(_mm256_load_si256(reinterpret_cast<const __m256i*>(kByteIndex.ctl)), both_dwords(a, b));
-    const __m256i idx = _mm256_ternarylogic_epi32(raw, _mm256_set1_epi8(0x1E), _mm256_load_si256(reinterpret_cast<const __m256i*>(kByteIndex.pat)), 0xEA);
-    return _mm512_cvtph_ps(idx);
+    return _mm512_cvtph_ps(byte_index(a, b));
   }
 };
 struct Lut4Fp16LookupOnly {
   SG_STEP_TARGET static __m512 pair(const Data& d, int p, int64_t s) {
     int32_t a, b;
     codes4(d, p, s, a, b);
-    const __m256i idx = _mm256_and_si256(both_dwords(a, b), _mm256_set1_epi8(0x3F));
-    const __m512i r = _mm512_permutexvar_epi8(_mm512_castsi256_si512(idx), _mm512_loadu_si512(d.th + 32 * p));
-    return _mm512_cvtph_ps(_mm512_castsi512_si256(r));
+    return fp16_by_bytes(d, p, _mm256_and_si256(both_dwords(a, b), _mm256_set1_epi8(0x3F)));
   }
 };
 
@@ -317,6 +335,11 @@ SG_STEP_TARGET inline float lanes_total(const Accs&... accs) {
   return total;
 }
 
+// A scale's 16 table values rounded to fp16 (as ShiftScale4::tables_for makes them), in fp16.
+SG_STEP_TARGET inline __m256i table_fp16(float scale) {
+  return _mm512_cvtps_ph(_mm512_mul_ps(_mm512_set1_ps(scale), codes16()), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+}
+
 // How a step makes one table (into a 64-entry ring), besides its weight vectors.
 enum class Tables { kNone, kRound, kExp };
 
@@ -324,8 +347,7 @@ template <Tables How>
 SG_STEP_TARGET inline void make_table(Data& d, int64_t s) {
   float* dst = d.ring + (s & 63) * 16;
   if constexpr (How == Tables::kRound) {
-    const __m512 v = _mm512_mul_ps(_mm512_set1_ps(d.scale[s & 4095]), codes16());
-    _mm512_store_ps(dst, _mm512_cvtph_ps(_mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)));
+    _mm512_store_ps(dst, _mm512_cvtph_ps(table_fp16(d.scale[s & 4095])));
   } else if constexpr (How == Tables::kExp) {
     _mm512_store_si512(dst, exp_table(d, s));
   }
@@ -407,6 +429,49 @@ SG_STEP_TARGET __attribute__((noinline)) float run_rows4(Data& d, int64_t steps)
   return lanes_total(a0, a1);
 }
 
+// One chunk's table pass, by itself (no FMAs), as ShiftScale4::prepare runs it before a chunk's
+// steps: 16 column blocks × 6 rows, each scale read from the group's widened parameters.
+//   kTables     the kernel's: scale × the 16 codes, rounded to fp16 and back, a 64-byte store
+//   kStores     the scale broadcast and stored alone (what the stores cost by themselves)
+//   kFp16Rows   the 32 columns decoded to fp16 instead (the block's 16 values as fp16 in a
+//               register, vpmultishiftqb + AND for the word indices, one vpermw, a 64-byte store)
+enum class Pass { kTables, kStores, kFp16Rows };
+
+// Word j of qword l (column 4l + j of 32) from bit 16 (l mod 4) + 4j of its source qword, codes
+// 0-15 in qwords 0-3 and 16-31 in 4-7 (high bytes: anything, masked off).
+struct RowsConsts {
+  alignas(64) uint8_t ctl[64] = {};
+  RowsConsts() {
+    for (int i = 0; i < 64; i += 2) ctl[i] = static_cast<uint8_t>(16 * ((i / 8) % 4) + 4 * ((i % 8) / 2));
+  }
+};
+const RowsConsts kRowsCtl;
+
+template <Pass How>
+SG_STEP_TARGET __attribute__((noinline)) void table_pass(Data& d, int64_t chunk) {
+  const float* scales = d.scale + (chunk & 31) * 96;
+  for (int q = 0; q < 16; ++q) {
+    for (int i = 0; i < 6; ++i) {
+      const float scale = scales[i * 16 + q];
+      float* table = d.tables + (q * 6 + i) * 16;
+      if constexpr (How == Pass::kTables) {
+        _mm512_store_ps(table, _mm512_cvtph_ps(table_fp16(scale)));
+      } else if constexpr (How == Pass::kStores) {
+        _mm512_store_ps(table, _mm512_set1_ps(scale));
+      } else {
+        const __m256i h = table_fp16(scale);
+        int64_t c0, c1;
+        std::memcpy(&c0, d.c4 + i * 1024 + q * 16, sizeof c0);
+        std::memcpy(&c1, d.c4 + i * 1024 + q * 16 + 8, sizeof c1);
+        const __m512i src = _mm512_mask_set1_epi64(_mm512_set1_epi64(c0), 0xF0, c1);
+        const __m512i idx = _mm512_and_si512(_mm512_multishift_epi64_epi8(_mm512_load_si512(kRowsCtl.ctl), src),
+                                             _mm512_set1_epi16(15));
+        _mm512_store_si512(d.rows16 + i * 512 + q * 32, _mm512_permutexvar_epi16(idx, _mm512_castsi256_si512(h)));
+      }
+    }
+  }
+}
+
 Data* shared_data() {
   static Data* d = [] {
     auto* p = new Data;
@@ -457,6 +522,25 @@ void run_form(benchmark::State& state, int64_t flop_per_step, Run steps_per_run)
       static_cast<double>(flop_per_step) * static_cast<double>(kSteps) * static_cast<double>(state.iterations()) / cpu;
 }
 
+// A table pass alone, reported as CPU nanoseconds per table (per row and 32 columns).
+template <Pass How>
+void BM_pass(benchmark::State& state) {
+  if (!supported()) {
+    state.SkipWithError("needs AVX-512F/VL/BW/VBMI and F16C");
+    return;
+  }
+  constexpr int64_t kChunks = int64_t{1} << 14;
+  Data& d = *shared_data();
+  double cpu = 0;
+  for (auto _ : state) {
+    const double c0 = cpu_seconds();
+    for (int64_t c = 0; c < kChunks; ++c) table_pass<How>(d, c);
+    benchmark::ClobberMemory();
+    cpu += cpu_seconds() - c0;
+  }
+  state.counters["ns_per_table"] = cpu * 1e9 / (static_cast<double>(kChunks) * 96 * static_cast<double>(state.iterations()));
+}
+
 // The kernel's 6-row step: 24 FMAs of 16 lanes, 2 FLOP each.
 template <class Kind, bool Whole = false, Tables How = Tables::kNone, int XSteps = 64>
 void BM_step(benchmark::State& state) {
@@ -490,6 +574,9 @@ BENCHMARK_TEMPLATE(BM_step, Lut4Kernel, false, Tables::kExp)->Name("lut4_table_e
 BENCHMARK(BM_rows4<false, false>)->Name("rows4_fmas");
 BENCHMARK(BM_rows4<true, false>)->Name("rows4_lut4");
 BENCHMARK(BM_rows4<true, true>)->Name("rows4_lut4_exp");
+BENCHMARK(BM_pass<Pass::kTables>)->Name("table_pass");
+BENCHMARK(BM_pass<Pass::kStores>)->Name("table_pass_stores");
+BENCHMARK(BM_pass<Pass::kFp16Rows>)->Name("table_pass_fp16_rows");
 
 }  // namespace
 #endif

@@ -85,10 +85,14 @@ SG_REGDEC_TARGET inline void prefetch(const std::byte* row, int64_t k, int bits,
   _mm_prefetch(at + kPrefetchBytes, _MM_HINT_T0);
   _mm_prefetch(at + ahead, _MM_HINT_T1);
 }
-// The bytes from the codes of the group at `row` to the next group's, or 0 if no whole group
-// follows it.
+// The first row of the group after the one at `row`, or `row` itself where no whole group
+// follows: the last group prefetches its own rows again, never past the weight.
+inline int64_t next_group_row(const RegisterDecode& d, int64_t row) {
+  return row + 2 * kRows <= d.rows ? row + kRows : row;
+}
+// The bytes from the codes of the group at `row` to next_group_row's (0 for the last group).
 inline int64_t group_bytes(const RegisterDecode& d, int64_t row, int bits) {
-  return row + 2 * kRows <= d.rows ? kRows * d.cols * bits / 8 : 0;
+  return (next_group_row(d, row) - row) * d.cols * bits / 8;
 }
 
 // 8 codes of 8-bit row a at column k, then 8 of row b, prefetching both rows ahead.
@@ -399,13 +403,12 @@ class ShiftScale4 : public Table4<Blocked, Blocked> {
     if constexpr (!Blocked) {
       tables_for(0, 1);
     } else {
-      // The next group's fp16 scale rows (the last group: its own), asked for a chunk at a
-      // time by prepare(): without it the constructor waited on them (3.6% of the int4 per
-      // block MoE shard's run, nearly all on the widening's first store).
+      // The next group's fp16 scale rows (next_group_row: the last group, its own), asked for
+      // a chunk at a time by prepare(): without it the constructor waited on them (3.6% of the
+      // int4 per block MoE shard's run, nearly all on the widening's first store).
       const uint16_t* h = d.scale.f16();
-      for (int i = 0; i < kRows; ++i) {
-        next_scales_[i] = h != nullptr ? h + param_row_start(d, std::min(row + kRows + i, d.rows - 1)) : nullptr;
-      }
+      const int64_t next = next_group_row(d, row);
+      for (int i = 0; i < kRows; ++i) next_scales_[i] = h != nullptr ? h + param_row_start(d, next + i) : nullptr;
     }
   }
 

@@ -11,6 +11,7 @@ namespace sg {
 namespace {
 
 using kern::map_x;
+using kern::map_x_costly;
 
 Result<float> param(OpContext& ctx, const char* name) {
   SG_ASSIGN_OR_RETURN(double v, ctx.get_float(name));
@@ -73,19 +74,19 @@ Status op_elu(OpContext& ctx) {
 Status op_gelu(OpContext& ctx) {
   SG_ASSIGN_OR_RETURN(std::string mode, ctx.get_string_or("mode", "EXACT"));
   if (mode == "EXACT") {
-    return map_x(ctx, [](float v) {
+    return map_x_costly(ctx, [](float v) {
       return static_cast<float>(0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0))));
     });
   }
   if (mode == "TANH_APPROXIMATION") {
-    return map_x(ctx, [](float v) {
+    return map_x_costly(ctx, [](float v) {
       const double x = v;
       const double a = std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x);
       return static_cast<float>(0.5 * x * (1.0 + std::tanh(a)));
     });
   }
   if (mode == "SIGMOID_APPROXIMATION") {
-    return map_x(ctx, [](float v) { return v * sigmoid(1.702f * v); });
+    return map_x_costly(ctx, [](float v) { return v * sigmoid(1.702f * v); });
   }
   return ctx.error(ErrorCode::kShape,
                    fmt::format("gelu: mode '{}' is not EXACT, TANH_APPROXIMATION or "
@@ -126,7 +127,7 @@ Status op_scaled_tanh(OpContext& ctx) {
   return map_x(ctx, [=](float v) { return alpha * std::tanh(v * beta); });
 }
 
-Status op_sigmoid(OpContext& ctx) { return map_x(ctx, sigmoid); }
+Status op_sigmoid(OpContext& ctx) { return map_x_costly(ctx, [](float v) { return sigmoid(v); }); }
 
 Status op_sigmoid_hard(OpContext& ctx) {
   SG_ASSIGN_OR_RETURN(float alpha, param(ctx, "alpha"));
@@ -134,11 +135,11 @@ Status op_sigmoid_hard(OpContext& ctx) {
   return map_x(ctx, [=](float v) { return std::min(std::max(alpha * v + beta, 0.0f), 1.0f); });
 }
 
-Status op_silu(OpContext& ctx) { return map_x(ctx, [](float v) { return v * sigmoid(v); }); }
+Status op_silu(OpContext& ctx) { return map_x_costly(ctx, [](float v) { return v * sigmoid(v); }); }
 
 Status op_softplus(OpContext& ctx) {
   // log(1 + e^x) written so large |x| neither overflows nor loses the small term.
-  return map_x(ctx, [](float v) { return std::log1p(std::exp(-std::fabs(v))) + std::max(v, 0.0f); });
+  return map_x_costly(ctx, [](float v) { return std::log1p(std::exp(-std::fabs(v))) + std::max(v, 0.0f); });
 }
 
 Status op_softplus_parametric(OpContext& ctx) {
@@ -152,7 +153,7 @@ Status op_softplus_parametric(OpContext& ctx) {
 }
 
 Status op_softsign(OpContext& ctx) {
-  return map_x(ctx, [](float v) { return v / (1.0f + std::fabs(v)); });
+  return map_x_costly(ctx, [](float v) { return v / (1.0f + std::fabs(v)); });
 }
 
 // threshold: max(x, alpha) (coremltools lists it with the unary elementwise ops).

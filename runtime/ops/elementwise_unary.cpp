@@ -10,6 +10,7 @@ namespace sg {
 namespace {
 
 using kern::map_x;
+using kern::map_x_costly;
 
 // Integer inputs stay integer for ops that are exact on integers.
 template <typename FI, typename FF>
@@ -37,18 +38,18 @@ Status op_abs(OpContext& ctx) {
       ctx, [](int64_t v) { return v < 0 ? static_cast<int64_t>(0 - static_cast<uint64_t>(v)) : v; },
       [](float v) { return std::fabs(v); });
 }
-Status op_acos(OpContext& ctx) { return map_x(ctx, [](float v) { return std::acos(v); }); }
-Status op_asin(OpContext& ctx) { return map_x(ctx, [](float v) { return std::asin(v); }); }
-Status op_atan(OpContext& ctx) { return map_x(ctx, [](float v) { return std::atan(v); }); }
-Status op_atanh(OpContext& ctx) { return map_x(ctx, [](float v) { return std::atanh(v); }); }
+Status op_acos(OpContext& ctx) { return map_x_costly(ctx, [](float v) { return std::acos(v); }); }
+Status op_asin(OpContext& ctx) { return map_x_costly(ctx, [](float v) { return std::asin(v); }); }
+Status op_atan(OpContext& ctx) { return map_x_costly(ctx, [](float v) { return std::atan(v); }); }
+Status op_atanh(OpContext& ctx) { return map_x_costly(ctx, [](float v) { return std::atanh(v); }); }
 Status op_ceil(OpContext& ctx) {
   return int_or_float(ctx, [](int64_t v) { return v; }, [](float v) { return std::ceil(v); });
 }
-Status op_cos(OpContext& ctx) { return map_x(ctx, [](float v) { return std::cos(v); }); }
-Status op_cosh(OpContext& ctx) { return map_x(ctx, [](float v) { return std::cosh(v); }); }
-Status op_erf(OpContext& ctx) { return map_x(ctx, [](float v) { return std::erf(v); }); }
-Status op_exp(OpContext& ctx) { return map_x(ctx, [](float v) { return std::exp(v); }); }
-Status op_exp2(OpContext& ctx) { return map_x(ctx, [](float v) { return std::exp2(v); }); }
+Status op_cos(OpContext& ctx) { return map_x_costly(ctx, [](float v) { return std::cos(v); }); }
+Status op_cosh(OpContext& ctx) { return map_x_costly(ctx, [](float v) { return std::cosh(v); }); }
+Status op_erf(OpContext& ctx) { return map_x_costly(ctx, [](float v) { return std::erf(v); }); }
+Status op_exp(OpContext& ctx) { return map_x_costly(ctx, [](float v) { return std::exp(v); }); }
+Status op_exp2(OpContext& ctx) { return map_x_costly(ctx, [](float v) { return std::exp2(v); }); }
 Status op_floor(OpContext& ctx) {
   return int_or_float(ctx, [](int64_t v) { return v; }, [](float v) { return std::floor(v); });
 }
@@ -89,15 +90,15 @@ Status op_sign(OpContext& ctx) {
       ctx, [](int64_t v) { return static_cast<int64_t>((v > 0) - (v < 0)); },
       [](float v) { return std::isnan(v) ? v : static_cast<float>((v > 0) - (v < 0)); });
 }
-Status op_sin(OpContext& ctx) { return map_x(ctx, [](float v) { return std::sin(v); }); }
-Status op_sinh(OpContext& ctx) { return map_x(ctx, [](float v) { return std::sinh(v); }); }
+Status op_sin(OpContext& ctx) { return map_x_costly(ctx, [](float v) { return std::sin(v); }); }
+Status op_sinh(OpContext& ctx) { return map_x_costly(ctx, [](float v) { return std::sinh(v); }); }
 Status op_sqrt(OpContext& ctx) { return map_x(ctx, [](float v) { return std::sqrt(v); }); }
 Status op_square(OpContext& ctx) {
   return int_or_float(
       ctx, [](int64_t v) { return static_cast<int64_t>(static_cast<uint64_t>(v) * static_cast<uint64_t>(v)); },
       [](float v) { return v * v; });
 }
-Status op_tan(OpContext& ctx) { return map_x(ctx, [](float v) { return std::tan(v); }); }
-Status op_tanh(OpContext& ctx) { return map_x(ctx, [](float v) { return std::tanh(v); }); }
+Status op_tan(OpContext& ctx) { return map_x_costly(ctx, [](float v) { return std::tan(v); }); }
+Status op_tanh(OpContext& ctx) { return map_x_costly(ctx, [](float v) { return std::tanh(v); }); }
 
 }  // namespace sg

@@ -13,6 +13,18 @@
 //   fp16_insert128     two fp16 rows joined by vinserti128 in 256 bits, widened in 512
 //   fp16_halves        each fp16 row widened into its own 256-bit half, joined (load_pair)
 //   fp16_halves_x_l2   the same, the activations read from 256 KiB (L2)
+//   int8_convert       8-bit codes (two rows' qwords joined, as code_bytes): widened to int32
+//                      and converted to fp32, nothing else (no scale: not a decode)
+//   int8_mul1          the same times the pair's scales: one multiply, the least any scaled
+//                      form does (still not the decode: the product is not rounded to fp16)
+//   int8_imul1         the codes times an integer (vpmulld) and converted: that multiply off
+//                      the FP multiply, to see whether it is any cheaper (it is not)
+//   int8_round_trip    the decode by the fp16 round trip: multiply, vcvtps2ph, vcvtph2ps
+//   int8_split         the kernel's decode (regdec::ShiftScale8Split): Veltkamp's split, two
+//                      multiplies and two subtractions (GCC fuses one multiply into a vfnmadd)
+//   int8_integer_split the split in units of the scale's last bit: c by vpmulld and a
+//                      conversion, so one multiply leaves the FP pipes (measured, not kept:
+//                      bench/README.md, "int8: what a decode costs the FMAs")
 //   lut4_kernel        4-bit codes: a broadcast and a masked broadcast of the two rows'
 //                      dwords, vpsrlvd, vpternlogd, vpermt2ps (regdec::Table4::pair)
 //   lut4_index         the same index, no lookup (the index as the weight vector)
@@ -92,6 +104,7 @@ struct alignas(64) Data {
   float x[1024 * 64];
   uint16_t w16[6 * 2048];
   uint8_t c4[6 * 1024 + 64];
+  int8_t c8[6 * 2048];
   float t[96];
   uint16_t th[96];
   // The exponent form's table (in a kernel row m would hold round(code · (1024 + m)) · 2^-25
@@ -150,6 +163,62 @@ struct Fp16Halves {
     const uint16_t* r = d.w16 + (2 * p) * 2048 + (s & 255) * 8;
     return join_halves(_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(r))),
                        _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(r + 2048))));
+  }
+};
+// 8-bit codes (regdec::ShiftScale8Rows): rows 2p and 2p + 1's 8 codes at step s, one qword
+// each, joined (code_bytes) and sign-extended to int32.
+SG_STEP_TARGET inline __m512i codes8(const Data& d, int p, int64_t s) {
+  const int8_t* a = d.c8 + (2 * p) * 2048 + (s & 255) * 8;
+  const __m128i lo = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(a));
+  const __m128i both = _mm_castpd_si128(_mm_loadh_pd(_mm_castsi128_pd(lo), reinterpret_cast<const double*>(a + 2048)));
+  return _mm512_cvtepi8_epi32(both);
+}
+// The pair's two scales (rows 2p and 2p + 1 in the low and high half), and the same scales as
+// integer significands m (1024 <= m < 2048) times `mult`.
+SG_STEP_TARGET inline __m512 pair_scale(const Data& d, int p) {
+  return _mm512_mask_blend_ps(0xFF00, _mm512_set1_ps(d.t[2 * p]), _mm512_set1_ps(d.t[2 * p + 1]));
+}
+SG_STEP_TARGET inline __m512i pair_m(int p, int mult) {
+  return _mm512_mask_blend_epi32(0xFF00, _mm512_set1_epi32((1024 + 37 * p) * mult), _mm512_set1_epi32((1031 + 37 * p) * mult));
+}
+// Veltkamp's split at 13 bits: c - (c - n) for c = fl(8193 · n) is n rounded to 11 bits.
+SG_STEP_TARGET inline __m512 veltkamp(__m512 c, __m512 n) {
+  asm("" : "+v"(c));  // c stays a rounded value (as split_round_f16 keeps it)
+  return _mm512_sub_ps(c, _mm512_sub_ps(c, n));
+}
+struct Int8Convert {
+  SG_STEP_TARGET static __m512 pair(const Data& d, int p, int64_t s) { return _mm512_cvtepi32_ps(codes8(d, p, s)); }
+};
+struct Int8Mul1 {
+  SG_STEP_TARGET static __m512 pair(const Data& d, int p, int64_t s) {
+    return _mm512_mul_ps(pair_scale(d, p), _mm512_cvtepi32_ps(codes8(d, p, s)));
+  }
+};
+struct Int8IMul1 {
+  SG_STEP_TARGET static __m512 pair(const Data& d, int p, int64_t s) {
+    return _mm512_cvtepi32_ps(_mm512_mullo_epi32(codes8(d, p, s), pair_m(p, 8193)));
+  }
+};
+struct Int8RoundTrip {
+  SG_STEP_TARGET static __m512 pair(const Data& d, int p, int64_t s) {
+    const __m512 v = _mm512_mul_ps(pair_scale(d, p), _mm512_cvtepi32_ps(codes8(d, p, s)));
+    return _mm512_cvtph_ps(_mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  }
+};
+struct Int8Split {
+  SG_STEP_TARGET static __m512 pair(const Data& d, int p, int64_t s) {
+    const __m512 x = _mm512_cvtepi32_ps(codes8(d, p, s)), sc = pair_scale(d, p);
+    return veltkamp(_mm512_mul_ps(_mm512_mul_ps(sc, _mm512_set1_ps(8193.0f)), x), _mm512_mul_ps(sc, x));
+  }
+};
+// In units of the scale's last significand bit (the kernel would multiply each accumulator
+// by 2^exponent at the end): n = m · x by a multiply, c = fl(m · 8193 · x) by vpmulld and a
+// conversion, so one of the split's two multiplies leaves the FMA pipes.
+struct Int8IntegerSplit {
+  SG_STEP_TARGET static __m512 pair(const Data& d, int p, int64_t s) {
+    const __m512i x = codes8(d, p, s);
+    const __m512 n = _mm512_mul_ps(_mm512_cvtepi32_ps(x), _mm512_cvtepi32_ps(pair_m(p, 1)));
+    return veltkamp(_mm512_cvtepi32_ps(_mm512_mullo_epi32(x, pair_m(p, 8193))), n);
   }
 };
 struct Lut4Kernel {
@@ -478,6 +547,7 @@ Data* shared_data() {
     for (int i = 0; i < 1024 * 64; ++i) p->x[i] = 1e-3f * static_cast<float>(i % 7);
     for (int i = 0; i < 6 * 2048; ++i) p->w16[i] = static_cast<uint16_t>(0x1400 + i % 512);
     for (int i = 0; i < 6 * 1024 + 64; ++i) p->c4[i] = static_cast<uint8_t>(i * 37);
+    for (int i = 0; i < 6 * 2048; ++i) p->c8[i] = static_cast<int8_t>(i * 37);
     for (int i = 0; i < 96; ++i) {
       p->t[i] = 1e-3f * static_cast<float>(i % 16);
       p->th[i] = static_cast<uint16_t>(0x1000 + i % 16);
@@ -558,6 +628,12 @@ BENCHMARK_TEMPLATE(BM_step, Fmas, false, Tables::kNone, 1024)->Name("fmas_x_l2")
 BENCHMARK(BM_step<Fp16Insert128>)->Name("fp16_insert128");
 BENCHMARK(BM_step<Fp16Halves>)->Name("fp16_halves");
 BENCHMARK_TEMPLATE(BM_step, Fp16Halves, false, Tables::kNone, 1024)->Name("fp16_halves_x_l2");
+BENCHMARK(BM_step<Int8Convert>)->Name("int8_convert");
+BENCHMARK(BM_step<Int8Mul1>)->Name("int8_mul1");
+BENCHMARK(BM_step<Int8IMul1>)->Name("int8_imul1");
+BENCHMARK(BM_step<Int8RoundTrip>)->Name("int8_round_trip");
+BENCHMARK(BM_step<Int8Split>)->Name("int8_split");
+BENCHMARK(BM_step<Int8IntegerSplit>)->Name("int8_integer_split");
 BENCHMARK(BM_step<Lut4Kernel>)->Name("lut4_kernel");
 BENCHMARK(BM_step<Lut4Index>)->Name("lut4_index");
 BENCHMARK(BM_step<Lut4JoinedCodes>)->Name("lut4_joined_codes");

@@ -13,6 +13,8 @@
 // Only for stateless functions (captureless lambdas: empty types), since the table is one per
 // function type; a function whose result depends on a captured value (threshold's alpha) is
 // always called. Process-wide and built once under std::call_once, so any thread may use it.
+// A table is 256 KiB and lives as long as the process, like the worker pool: it is not a value,
+// so `--max-memory` does not count it (at most one per op in map_x_costly's list, 20).
 #pragma once
 
 #include "shardgate/half.h"

@@ -13,7 +13,7 @@
 
 namespace sg::kern {
 
-// Lookup: f costs more than a table lookup (exp, log, erf, trig, a division), so where x is fp16
+// Lookup: f costs more than a table lookup (exp, erf, trig, silu, a division), so where x is fp16
 // and f stateless its results come from f16_table once it has run on enough elements; cheap
 // functions (abs, floor, a compare) are computed, which vectorises.
 template <bool Lookup = false, typename F>

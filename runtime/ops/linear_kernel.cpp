@@ -11,6 +11,7 @@
 #include "ops/aligned_floats.h"
 #include "ops/gemm_panel.h"
 #include "ops/register_decoders.h"
+#include "ops/row_groups.h"
 
 #include "core/parallel.h"
 #include "shardgate/cpu.h"
@@ -360,10 +361,10 @@ void gemm_typed(const float* x, int64_t M, int64_t ldx, const WeightRows& w, con
           // Full token blocks: kRowGroup weight rows at a time.
           float grp[kRowGroup * kTokenBlock];
           for (; n + kRowGroup <= n1; n += kRowGroup) {
-            // The next group's rows, where a whole group follows in the same memory: the rest
-            // of the weight, or of the tile a streamed weight was decoded into.
-            const bool next = n + 2 * kRowGroup <= (w.stream != nullptr ? n1 : N);
-            V::rows(xp, K, rows + (n - n0) * ld, ld, next ? kRowGroup * ld : 0, grp);
+            // The next group's rows, within the same memory: the rest of the weight, or of the
+            // tile a streamed weight was decoded into.
+            const int64_t next = next_whole_group(n, kRowGroup, w.stream != nullptr ? n1 : N) - n;
+            V::rows(xp, K, rows + (n - n0) * ld, ld, next * ld, grp);
             for (int r = 0; r < kRowGroup; ++r) {
               const float b = bias != nullptr ? bias[n + r] : 0.0f;
               for (int t = 0; t < mb; ++t) y[(m0 + t) * ldy + n + r] = grp[r * kTokenBlock + t] + b;

@@ -17,6 +17,7 @@
 
 #include "ops/aligned_floats.h"
 #include "ops/param_f16c.h"
+#include "ops/row_groups.h"
 #include "ops/split_rounding.h"
 #include "shardgate/op_context.h"
 
@@ -85,11 +86,8 @@ SG_REGDEC_TARGET inline void prefetch(const std::byte* row, int64_t k, int bits,
   _mm_prefetch(at + kPrefetchBytes, _MM_HINT_T0);
   _mm_prefetch(at + ahead, _MM_HINT_T1);
 }
-// The first row of the group after the one at `row`, or `row` itself where no whole group
-// follows: the last group prefetches its own rows again, never past the weight.
-inline int64_t next_group_row(const RegisterDecode& d, int64_t row) {
-  return row + 2 * kRows <= d.rows ? row + kRows : row;
-}
+// The first row of the group after the one at `row` (next_whole_group: the last group, its own).
+inline int64_t next_group_row(const RegisterDecode& d, int64_t row) { return next_whole_group(row, kRows, d.rows); }
 // The bytes from the codes of the group at `row` to next_group_row's (0 for the last group).
 inline int64_t group_bytes(const RegisterDecode& d, int64_t row, int bits) {
   return (next_group_row(d, row) - row) * d.cols * bits / 8;

@@ -1,0 +1,17 @@
+// Where the 8-token kernels' next row group starts, for the prefetch that asks for a group's
+// rows one group ahead of their use: one rule for dot_rows8 over fp16 rows (linear_kernel.cpp)
+// and for the register decoders' code rows (register_decoders.h).
+#pragma once
+
+#include <cstdint>
+
+namespace sg {
+
+// The first row of the group of `group` rows after the group at `row`, or `row` itself where
+// no whole group follows before `end`: the last group asks for its own rows again, so no
+// prefetch address is formed past the rows there are.
+constexpr int64_t next_whole_group(int64_t row, int64_t group, int64_t end) {
+  return row + 2 * group <= end ? row + group : row;
+}
+
+}  // namespace sg

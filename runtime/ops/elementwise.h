@@ -18,25 +18,22 @@ namespace sg::kern {
 // functions (abs, floor, a compare) are computed, which vectorises.
 template <bool Lookup = false, typename F>
 Status map_f32(OpContext& ctx, const char* input, F f) {
+  static_assert(!Lookup || std::is_empty_v<F>, "looked-up functions are stateless (one table per function type)");
   SG_ASSIGN_OR_RETURN(Tensor in, ctx.get(input));
-  if constexpr (Lookup) {
-    static_assert(std::is_empty_v<F>, "looked-up functions are stateless (one table per function type)");
-    if (in.dtype() == DType::kF16) {
-      const int64_t n = in.numel();
-      if (const float* table = f16_table(f, n)) {
-        SG_ASSIGN_OR_RETURN(Tensor out, new_tensor(ctx, DType::kF32, in.shape()));
-        const uint16_t* src = in.data<uint16_t>();
-        float* dst = out.mutable_data<float>();
-        for (int64_t i = 0; i < n; ++i) dst[i] = table[src[i]];
-        ctx.set_output(0, std::move(out));
-        return Status::ok();
-      }
-    }
-  }
   if (float_rows_dtype(in.dtype())) {
-    // fp16/fp32 x is read in place, a block at a time (ops/float_rows.h).
     SG_ASSIGN_OR_RETURN(Tensor out, new_tensor(ctx, DType::kF32, in.shape()));
-    float_rows_unary(in, out.mutable_data<float>(), f);
+    float* dst = out.mutable_data<float>();
+    const float* table = nullptr;
+    if constexpr (Lookup) {
+      if (in.dtype() == DType::kF16) table = f16_table(f, in.numel());
+    }
+    if (table != nullptr) {
+      const uint16_t* src = in.data<uint16_t>();
+      for (int64_t i = 0, n = in.numel(); i < n; ++i) dst[i] = table[src[i]];
+    } else {
+      // fp16/fp32 x is read in place, a block at a time (ops/float_rows.h).
+      float_rows_unary(in, dst, f);
+    }
     ctx.set_output(0, std::move(out));
     return Status::ok();
   }

@@ -6,6 +6,7 @@
 // which NaN an operation on two NaNs returns follows the operand order the compiler chose for
 // that one call site (softplus's sum of two NaNs gave +NaN in one loop and -NaN in the other),
 // so no two compiled copies of a function promise a NaN's sign or payload.
+#include "ops/elementwise.h"
 #include "ops/f16_table.h"
 #include "shardgate/half.h"
 #include "shardgate/ops.h"
@@ -85,6 +86,44 @@ TEST(F16Table, EveryLookedUpOpGivesTheComputedBitsForEveryFp16Input) {
                          << (first >= 0 ? looked[static_cast<size_t>(first)] : 0) << ", computed 0x"
                          << (first >= 0 ? computed[static_cast<size_t>(first)] : 0);
   }
+}
+
+// Calls of the counting function below (a captureless lambda can still count in a global).
+int g_calls = 0;
+
+// map_x_costly computes while its function has run on fewer than kF16TableAfter elements, then
+// builds the table (one call per fp16 input) and calls the function no more for fp16 inputs; an
+// fp32 input is always computed. The lookup path is what the op test above relies on taking.
+TEST(F16Table, ACostlyMapCallsItsFunctionNoMoreOnceItsTableIsBuilt) {
+  const auto f = [](float v) {
+    ++g_calls;
+    return v * 0.5f - 1.0f;
+  };
+  std::vector<float> outputs;
+  const auto map = [&](const Tensor& x) {
+    const Status s = with_op_context("silu", {HarnessInput::tensor("x", x)}, [&](OpContext& ctx) {
+      SG_TRY(kern::map_x_costly(ctx, f));
+      const Tensor& out = ctx.outputs().at(0);
+      outputs.assign(out.data<float>(), out.data<float>() + out.numel());
+      return Status::ok();
+    });
+    ASSERT_TRUE(s.is_ok()) << s.to_string();
+  };
+  map(rand_f16({1000}, 7));
+  EXPECT_EQ(g_calls, 1000);  // below kF16TableAfter: computed
+  const Tensor h = all_f16(), w = all_f16_widened();
+  map(h);
+  EXPECT_EQ(g_calls, 1000 + (1 << 16));  // the table built: one call per fp16 input
+  map(h);
+  EXPECT_EQ(g_calls, 1000 + (1 << 16));  // looked up
+  for (size_t i = 0; i < outputs.size(); i += 97) {
+    const float want = w.data<float>()[i] * 0.5f - 1.0f;
+    if (want == want) {
+      EXPECT_EQ(outputs[i], want) << i;
+    }
+  }
+  map(w);
+  EXPECT_EQ(g_calls, 1000 + 2 * (1 << 16));  // fp32 input: computed
 }
 
 // The table waits until the function has run on kF16TableAfter elements, then holds f of every

@@ -201,7 +201,7 @@ struct Int8IMul1 {
 };
 struct Int8RoundTrip {
   SG_STEP_TARGET static __m512 pair(const Data& d, int p, int64_t s) {
-    const __m512 v = _mm512_mul_ps(pair_scale(d, p), _mm512_cvtepi32_ps(codes8(d, p, s)));
+    const __m512 v = Int8Mul1::pair(d, p, s);
     return _mm512_cvtph_ps(_mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
   }
 };
@@ -573,21 +573,30 @@ bool supported() {
          __builtin_cpu_supports("avx512vbmi");
 }
 
-// steps_per_run(d, steps) runs `steps` steps of one form.
-template <class Run>
-void run_form(benchmark::State& state, int64_t flop_per_step, Run steps_per_run) {
+// The process CPU seconds of every iteration of body(d), or a negative value with the state
+// skipped where the CPU lacks the forms' extensions.
+template <class Body>
+double iterations_cpu(benchmark::State& state, Body body) {
   if (!supported()) {
     state.SkipWithError("needs AVX-512F/VL/BW/VBMI and F16C");
-    return;
+    return -1;
   }
-  constexpr int64_t kSteps = int64_t{1} << 20;
   Data& d = *shared_data();
   double cpu = 0;
   for (auto _ : state) {
     const double c0 = cpu_seconds();
-    benchmark::DoNotOptimize(steps_per_run(d, kSteps));
+    body(d);
     cpu += cpu_seconds() - c0;
   }
+  return cpu;
+}
+
+// steps_per_run(d, steps) runs `steps` steps of one form.
+template <class Run>
+void run_form(benchmark::State& state, int64_t flop_per_step, Run steps_per_run) {
+  constexpr int64_t kSteps = int64_t{1} << 20;
+  const double cpu = iterations_cpu(state, [&](Data& d) { benchmark::DoNotOptimize(steps_per_run(d, kSteps)); });
+  if (cpu < 0) return;
   state.counters["flop_per_s"] =
       static_cast<double>(flop_per_step) * static_cast<double>(kSteps) * static_cast<double>(state.iterations()) / cpu;
 }
@@ -595,19 +604,12 @@ void run_form(benchmark::State& state, int64_t flop_per_step, Run steps_per_run)
 // A table pass alone, reported as CPU nanoseconds per table (per row and 32 columns).
 template <Pass How>
 void BM_pass(benchmark::State& state) {
-  if (!supported()) {
-    state.SkipWithError("needs AVX-512F/VL/BW/VBMI and F16C");
-    return;
-  }
   constexpr int64_t kChunks = int64_t{1} << 14;
-  Data& d = *shared_data();
-  double cpu = 0;
-  for (auto _ : state) {
-    const double c0 = cpu_seconds();
+  const double cpu = iterations_cpu(state, [](Data& d) {
     for (int64_t c = 0; c < kChunks; ++c) table_pass<How>(d, c);
     benchmark::ClobberMemory();
-    cpu += cpu_seconds() - c0;
-  }
+  });
+  if (cpu < 0) return;
   state.counters["ns_per_table"] = cpu * 1e9 / (static_cast<double>(kChunks) * 96 * static_cast<double>(state.iterations()));
 }
 

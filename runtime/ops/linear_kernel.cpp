@@ -137,7 +137,7 @@ SG_TARGET_AVX2 void dot_tokens(const float* xp, int64_t K, const WT* w, float* o
 // avx2::dot_tokens, so the result is bit-identical to the avx2 variant.
 namespace avx512 {
 
-constexpr int kRowGroup = 6;
+constexpr int kRowGroup = kPairRowGroup;
 
 // lo in the low 256 bits, hi in the high: on Zen 4, which runs 512-bit operations as two
 // 256-bit halves, this join costs nothing.

@@ -35,8 +35,8 @@
 
 namespace sg::regdec {
 
-constexpr int kRows = 6;   // rows per group: 3 pairs
-constexpr int kPairs = 3;
+constexpr int kRows = kPairRowGroup;   // rows per group: 3 pairs
+constexpr int kPairs = kRows / 2;
 
 // Rows 2p and 2p + 1 of the group in one zmm: a in the low 8 lanes, b in the high 8.
 SG_REGDEC_TARGET inline __m512 halves(float a, float b) {

@@ -75,6 +75,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <optional>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -573,13 +574,13 @@ bool supported() {
          __builtin_cpu_supports("avx512vbmi");
 }
 
-// The process CPU seconds of every iteration of body(d), or a negative value with the state
-// skipped where the CPU lacks the forms' extensions.
+// The process CPU seconds of every iteration of body(d), or none with the state skipped where
+// the CPU lacks the forms' extensions.
 template <class Body>
-double iterations_cpu(benchmark::State& state, Body body) {
+std::optional<double> iterations_cpu(benchmark::State& state, Body body) {
   if (!supported()) {
     state.SkipWithError("needs AVX-512F/VL/BW/VBMI and F16C");
-    return -1;
+    return std::nullopt;
   }
   Data& d = *shared_data();
   double cpu = 0;
@@ -595,22 +596,22 @@ double iterations_cpu(benchmark::State& state, Body body) {
 template <class Run>
 void run_form(benchmark::State& state, int64_t flop_per_step, Run steps_per_run) {
   constexpr int64_t kSteps = int64_t{1} << 20;
-  const double cpu = iterations_cpu(state, [&](Data& d) { benchmark::DoNotOptimize(steps_per_run(d, kSteps)); });
-  if (cpu < 0) return;
+  const auto cpu = iterations_cpu(state, [&](Data& d) { benchmark::DoNotOptimize(steps_per_run(d, kSteps)); });
+  if (!cpu) return;
   state.counters["flop_per_s"] =
-      static_cast<double>(flop_per_step) * static_cast<double>(kSteps) * static_cast<double>(state.iterations()) / cpu;
+      static_cast<double>(flop_per_step) * static_cast<double>(kSteps) * static_cast<double>(state.iterations()) / *cpu;
 }
 
 // A table pass alone, reported as CPU nanoseconds per table (per row and 32 columns).
 template <Pass How>
 void BM_pass(benchmark::State& state) {
   constexpr int64_t kChunks = int64_t{1} << 14;
-  const double cpu = iterations_cpu(state, [](Data& d) {
+  const auto cpu = iterations_cpu(state, [](Data& d) {
     for (int64_t c = 0; c < kChunks; ++c) table_pass<How>(d, c);
     benchmark::ClobberMemory();
   });
-  if (cpu < 0) return;
-  state.counters["ns_per_table"] = cpu * 1e9 / (static_cast<double>(kChunks) * 96 * static_cast<double>(state.iterations()));
+  if (!cpu) return;
+  state.counters["ns_per_table"] = *cpu * 1e9 / (static_cast<double>(kChunks) * 96 * static_cast<double>(state.iterations()));
 }
 
 // The kernel's 6-row step: 24 FMAs of 16 lanes, 2 FLOP each.

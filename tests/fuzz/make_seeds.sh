@@ -63,9 +63,18 @@ for f in $(small "$data/placement/mac" -maxdepth 1 -name '*.json') $(small "$dat
 # Package metadata: 0 Manifest.json, 1 metadata.json.
 for f in $(small "$data" "$root/goldens" -name 'Manifest.json' | spread 30); do seed package 0 "$f"; done
 for f in $(small "$data" -name 'metadata.json'); do seed package 1 "$f"; done
-# Shard execution: the hand-written programs, and a compiled model with its weights (its
-# flexible input fixed to the default shape, so seeded inputs can be made).
+# Shard execution: the hand-written programs, each op's first two oracle cases as one-op
+# programs (cases_to_mil.py: 305 programs over 156 ops, so mutations start inside every kernel
+# family), and a compiled model with its weights (its flexible input fixed to the default
+# shape, so seeded inputs can be made). The case programs also seed the MIL text reader.
 for f in "$root"/tests/fuzz/seeds/exec/*.mil; do seed exec - "$f"; done
+cases="$(mktemp -d)"
+python3 "$root/tests/fuzz/cases_to_mil.py" "$cases" >/dev/null
+for f in "$cases"/*.mil; do
+  cp "$f" "$out/exec/"
+  cp "$f" "$out/mil_text/"
+done
+rm -rf "$cases"
 style="$data/exec/compiled_style/compiled_style.mlmodelc"
 mkdir -p "$out/exec"
 { sed 's/tensor<fp16, \[?, ?, 8\]> x)/tensor<fp16, [1, 4, 8]> x)/' "$style/model.mil"

@@ -80,6 +80,13 @@ mkdir -p "$out/exec"
 { sed 's/tensor<fp16, \[?, ?, 8\]> x)/tensor<fp16, [1, 4, 8]> x)/' "$style/model.mil"
   printf '\n@@weight.bin\n'
   cat "$style/weights/weight.bin"; } >"$out/exec/compiled_style_with_weights"
+# Two published compiled models whose weights are compressed (4-bit palettes, int8), fixed
+# input shapes: mutations of their blobs reach the blob reader, the constexpr decoders and the
+# streamed-weight kernels of a real conv/LSTM graph (each runs in a few milliseconds).
+for m in unified_palette_4bit unified_int8; do
+  model="$data/corpus/silero-vad/$m.mlmodelc"
+  { cat "$model/model.mil"; printf '\n@@weight.bin\n'; cat "$model/weights/weight.bin"; } >"$out/exec/silero_${m}_with_weights"
+done
 
 # Reports (0 regate a golden-validator report, 1 diff): written by the tools of BUILD_DIR.
 if [[ -n "$build" ]]; then

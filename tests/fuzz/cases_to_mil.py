@@ -6,7 +6,7 @@
 The hand-written exec seeds reach a handful of ops; these give the fuzzer a running program for
 every op the oracle cases cover (158 of them), so its mutations start inside pooling, resize,
 recurrent, scatter, list and detection kernels instead of having to find their names and
-parameters by chance. Each program is one op: small tensors (at most kInline elements) and every
+parameters by chance. Each program is one op: small tensors (at most K_INLINE elements) and every
 literal parameter become `const` ops, larger tensors function inputs (the fuzz target feeds them
 seeded values), the outputs are declared with the shapes and types numpy wrote. Cases expected to
 fail, cases with state inputs and values MIL text cannot spell (non-finite floats) are skipped.
@@ -110,7 +110,6 @@ class Program:
             if len(flat) > K_INLINE:
                 self.inputs.append(f"{type_text(dtype, shape)} {name}")
                 return name
-            flat = [float(x) for x in flat] if dtype.startswith("fp") else flat
         else:
             dtype, shape, flat = value_of(spec)
         self.lines.append(f'{type_text(dtype, shape)} {name} = const()[name = string("{name}"), val = {literal(dtype, shape, flat)}];')

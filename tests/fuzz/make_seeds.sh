@@ -65,27 +65,23 @@ for f in $(small "$data" "$root/goldens" -name 'Manifest.json' | spread 30); do 
 for f in $(small "$data" -name 'metadata.json'); do seed package 1 "$f"; done
 # Shard execution: the hand-written programs, each op's first two oracle cases as one-op
 # programs (cases_to_mil.py: 305 programs over 156 ops, so mutations start inside every kernel
-# family), and a compiled model with its weights (its flexible input fixed to the default
-# shape, so seeded inputs can be made). The case programs also seed the MIL text reader.
+# family; they also seed the MIL text reader), and compiled models with their weights.
 for f in "$root"/tests/fuzz/seeds/exec/*.mil; do seed exec - "$f"; done
-cases="$(mktemp -d)"
-python3 "$root/tests/fuzz/cases_to_mil.py" "$cases" >/dev/null
-for f in "$cases"/*.mil; do
-  cp "$f" "$out/exec/"
-  cp "$f" "$out/mil_text/"
-done
-rm -rf "$cases"
-style="$data/exec/compiled_style/compiled_style.mlmodelc"
-mkdir -p "$out/exec"
-{ sed 's/tensor<fp16, \[?, ?, 8\]> x)/tensor<fp16, [1, 4, 8]> x)/' "$style/model.mil"
-  printf '\n@@weight.bin\n'
-  cat "$style/weights/weight.bin"; } >"$out/exec/compiled_style_with_weights"
-# Two published compiled models whose weights are compressed (4-bit palettes, int8), fixed
-# input shapes: mutations of their blobs reach the blob reader, the constexpr decoders and the
+python3 "$root/tests/fuzz/cases_to_mil.py" "$out/exec" >/dev/null
+cp "$out"/exec/case_*.mil "$out/mil_text/"
+# with_weights NAME MODELC [SED_SCRIPT]: the model's text (edited by SED_SCRIPT), the line
+# fuzz_exec splits on (kWeightSeparator) and its weight.bin, as the exec seed NAME.
+with_weights() {
+  { sed "${3:-}" "$2/model.mil"; printf '\n@@weight.bin\n'; cat "$2/weights/weight.bin"; } >"$out/exec/$1"
+}
+# Apple's compiled style, its flexible input fixed to the default shape so seeded inputs can
+# be made; and two published models whose weights are compressed (4-bit palettes, int8), fixed
+# shapes: mutations of their blobs reach the blob reader, the constexpr decoders and the
 # streamed-weight kernels of a real conv/LSTM graph (each runs in a few milliseconds).
+with_weights compiled_style_with_weights "$data/exec/compiled_style/compiled_style.mlmodelc" \
+  's/tensor<fp16, \[?, ?, 8\]> x)/tensor<fp16, [1, 4, 8]> x)/'
 for m in unified_palette_4bit unified_int8; do
-  model="$data/corpus/silero-vad/$m.mlmodelc"
-  { cat "$model/model.mil"; printf '\n@@weight.bin\n'; cat "$model/weights/weight.bin"; } >"$out/exec/silero_${m}_with_weights"
+  with_weights "silero_${m}_with_weights" "$data/corpus/silero-vad/$m.mlmodelc"
 done
 
 # Reports (0 regate a golden-validator report, 1 diff): written by the tools of BUILD_DIR.

@@ -25,6 +25,12 @@
 //   int8_integer_split the split in units of the scale's last bit: c by vpmulld and a
 //                      conversion, so one multiply leaves the FP pipes (measured, not kept:
 //                      bench/README.md, "int8: what a decode costs the FMAs")
+//   int8_table         no multiply: 256-entry fp16 tables in byte planes, 4 steps' codes of
+//                      a pair looked up at once by vpermi2b, stored, widened by each step
+//                      (one table for all rows, as int8 per tensor; measured, not kept)
+//   int8_table_per_row the same with each row its own table (int8 per channel)
+//   int8_table_no_lookup   its data movement alone (the planes an XOR of the codes)
+//   int8_table_steps_only  its steps alone, widening stored words (no decode)
 //   lut4_kernel        4-bit codes: a broadcast and a masked broadcast of the two rows'
 //                      dwords, vpsrlvd, vpternlogd, vpermt2ps (regdec::Table4::pair)
 //   lut4_index         the same index, no lookup (the index as the weight vector)
@@ -120,6 +126,9 @@ struct alignas(64) Data {
   // of 512 columns decoded to fp16.
   float tables[96 * 16];
   uint16_t rows16[6 * 512];
+  // int8_table's byte tables: per row, the low bytes of the 256 codes' fp16 values, then the
+  // high bytes (code c at index c & 255).
+  alignas(64) uint8_t t8[6][512];
 };
 
 SG_STEP_TARGET inline __m512 join_halves(__m256 lo, __m256 hi) {
@@ -220,6 +229,25 @@ struct Int8IntegerSplit {
     const __m512i x = codes8(d, p, s);
     const __m512 n = _mm512_mul_ps(_mm512_cvtepi32_ps(x), _mm512_cvtepi32_ps(pair_m(p, 1)));
     return veltkamp(_mm512_cvtepi32_ps(_mm512_mullo_epi32(x, pair_m(p, 8193))), n);
+  }
+};
+// The product rounded to fp16 by integer steps on its fp32 bits (exact where the result is a
+// normal fp16 number, as for the split): add 0xFFF and the bit that becomes the last kept one
+// (ties to even), clear the 13 dropped bits. Shift form: vpsrld, vpandd, two vpaddd, vpandd;
+// mask form: vptestmd of that bit, vpblendmd of 0x1000 or 0xFFF, vpaddd, vpandd.
+template <bool Mask>
+struct Int8IntRound {
+  SG_STEP_TARGET static __m512 pair(const Data& d, int p, int64_t s) {
+    const __m512i b = _mm512_castps_si512(Int8Mul1::pair(d, p, s));
+    __m512i r;
+    if constexpr (Mask) {
+      const __mmask16 odd = _mm512_test_epi32_mask(b, _mm512_set1_epi32(0x2000));
+      r = _mm512_add_epi32(b, _mm512_mask_blend_epi32(odd, _mm512_set1_epi32(0xFFF), _mm512_set1_epi32(0x1000)));
+    } else {
+      const __m512i tie = _mm512_and_si512(_mm512_srli_epi32(b, 13), _mm512_set1_epi32(1));
+      r = _mm512_add_epi32(_mm512_add_epi32(b, _mm512_set1_epi32(0xFFF)), tie);
+    }
+    return _mm512_castsi512_ps(_mm512_and_si512(r, _mm512_set1_epi32(static_cast<int32_t>(0xFFFFE000u))));
   }
 };
 struct Lut4Kernel {
@@ -499,6 +527,77 @@ SG_STEP_TARGET __attribute__((noinline)) float run_rows4(Data& d, int64_t steps)
   return lanes_total(a0, a1);
 }
 
+// 8-bit codes looked up in 256-entry fp16 tables split into byte planes, with no multiply
+// (bench/README.md, "int8: what a decode costs the FMAs"). Per pair and 4 steps (32 columns
+// of both rows) the codes are joined so that 16-byte lane j holds row a's columns for even j
+// and row b's for odd j; each plane is two vpermi2b of its 128-byte halves blended by the code's
+// bit 7; the planes are interleaved into fp16 words (unpacklo: steps 0 and 2, unpackhi: 1 and
+// 3) and stored; each step widens its pair's 16 words from that store (one vcvtph2ps). Pair p's
+// next block is decoded during step p of this one. The forms:
+//   kTensor     one table for every row (int8 per tensor)
+//   kRow        each row its own table (int8 per channel): both rows' lookups, blended by row
+//   kNoLookup   the same data movement with each plane an XOR of the codes (no lookup)
+//   kStepsOnly  no decode at all: the steps widen the same stored words (the loop alone)
+enum class Table8 { kTensor, kRow, kNoLookup, kStepsOnly };
+template <Table8 How>
+SG_STEP_TARGET inline void decode_block8(const Data& d, int p, int64_t blk, uint16_t* out) {
+  const int64_t c0 = (blk & 63) * 32;
+  const int8_t* a = d.c8 + (2 * p) * 2048 + c0;
+  const __m512i ab = _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a))),
+                                        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a + 2048)), 1);
+  const __m512i codes = _mm512_shuffle_i64x2(ab, ab, _MM_SHUFFLE(3, 1, 2, 0));
+  const __mmask64 upper = _mm512_movepi8_mask(codes);
+  // Codes 0-127 from the plane's first 128 bytes, 128-255 from its second.
+  auto lookup = [&](const uint8_t* t) SG_STEP_TARGET {
+    const __m512i below = _mm512_permutex2var_epi8(_mm512_load_si512(t), codes, _mm512_load_si512(t + 64));
+    const __m512i above = _mm512_permutex2var_epi8(_mm512_load_si512(t + 128), codes, _mm512_load_si512(t + 192));
+    return _mm512_mask_blend_epi8(upper, below, above);
+  };
+  auto plane = [&](int half) SG_STEP_TARGET {
+    if constexpr (How == Table8::kTensor) {
+      return lookup(d.t8[0] + half);
+    } else if constexpr (How == Table8::kRow) {
+      return _mm512_mask_blend_epi8(0xFFFF0000FFFF0000ull, lookup(d.t8[2 * p] + half), lookup(d.t8[2 * p + 1] + half));
+    } else {
+      return _mm512_xor_si512(codes, _mm512_load_si512(d.t8[0] + half));
+    }
+  };
+  const __m512i lo = plane(0), hi = plane(256);
+  _mm512_store_si512(out, _mm512_unpacklo_epi8(lo, hi));
+  _mm512_store_si512(out + 32, _mm512_unpackhi_epi8(lo, hi));
+}
+template <Table8 How>
+SG_STEP_TARGET __attribute__((noinline)) float run_int8_table(Data& d, int64_t steps) {
+  __m512 a0[8], a1[8], a2[8];
+  for (int t = 0; t < 8; ++t) a0[t] = a1[t] = a2[t] = _mm512_setzero_ps();
+  alignas(64) uint16_t buf[2][3][64];
+  for (int b = 0; b < 2; ++b) {
+    for (int p = 0; p < 3; ++p) decode_block8<How>(d, p, 0, buf[b][p]);
+  }
+  // Where step st's 16 words are in its pair's store.
+  constexpr int kAt[4] = {0, 32, 16, 48};
+  for (int64_t blk = 0; blk < steps / 4; ++blk) {
+    uint16_t(*cur)[64] = buf[blk & 1];
+    uint16_t(*nxt)[64] = buf[(blk + 1) & 1];
+#pragma GCC unroll 4
+    for (int st = 0; st < 4; ++st) {
+      const int64_t s = blk * 4 + st;
+      if (How != Table8::kStepsOnly && st < 3) decode_block8<How>(d, st, blk + 1, nxt[st]);
+      const __m512 v0 = _mm512_cvtph_ps(load256(cur[0] + kAt[st]));
+      const __m512 v1 = _mm512_cvtph_ps(load256(cur[1] + kAt[st]));
+      const __m512 v2 = _mm512_cvtph_ps(load256(cur[2] + kAt[st]));
+      const float* xb = d.x + (s & 63) * 64;
+#pragma GCC unroll 8
+      for (int t = 0; t < 8; ++t) {
+        const __m512 xv = _mm512_castpd_ps(_mm512_broadcast_f64x4(_mm256_castps_pd(_mm256_loadu_ps(xb + t * 8))));
+        a0[t] = _mm512_fmadd_ps(v0, xv, a0[t]);
+        a1[t] = _mm512_fmadd_ps(v1, xv, a1[t]);
+        a2[t] = _mm512_fmadd_ps(v2, xv, a2[t]);
+      }
+    }
+  }
+  return lanes_total(a0, a1, a2);
+}
 // One chunk's table pass, by itself (no FMAs), as ShiftScale4::prepare runs it before a chunk's
 // steps: 16 column blocks × 6 rows, each scale read from the group's widened parameters.
 //   kTables     the kernel's: scale × the 16 codes, rounded to fp16 and back, a 64-byte store
@@ -552,6 +651,14 @@ Data* shared_data() {
     for (int i = 0; i < 96; ++i) {
       p->t[i] = 1e-3f * static_cast<float>(i % 16);
       p->th[i] = static_cast<uint16_t>(0x1000 + i % 16);
+    }
+    // Small fp16 values (bits 0x1400 + 3c + r) in the byte planes.
+    for (int r = 0; r < 6; ++r) {
+      for (int c = 0; c < 256; ++c) {
+        const int bits = 0x1400 + 3 * c + r;
+        p->t8[r][c] = static_cast<uint8_t>(bits & 0xFF);
+        p->t8[r][256 + c] = static_cast<uint8_t>(bits >> 8);
+      }
     }
     for (int m = 0; m < 1024; ++m) {
       for (int j = 0; j < 16; ++j) p->exp_rows[m * 16 + j] = 1e-3f * static_cast<float>((m + j) % 13);
@@ -619,6 +726,11 @@ template <class Kind, bool Whole = false, Tables How = Tables::kNone, int XSteps
 void BM_step(benchmark::State& state) {
   run_form(state, 24 * 32, [](Data& d, int64_t steps) { return run_steps<Kind, Whole, How, XSteps>(d, steps); });
 }
+// 4 steps at a time, 8-bit codes by byte tables: the same 24 FMAs per step.
+template <Table8 How>
+void BM_int8_table(benchmark::State& state) {
+  run_form(state, 24 * 32, [](Data& d, int64_t steps) { return run_int8_table<How>(d, steps); });
+}
 // The 4-row step: 16 FMAs.
 template <bool Lookups, bool Exp>
 void BM_rows4(benchmark::State& state) {
@@ -637,6 +749,12 @@ BENCHMARK(BM_step<Int8IMul1>)->Name("int8_imul1");
 BENCHMARK(BM_step<Int8RoundTrip>)->Name("int8_round_trip");
 BENCHMARK(BM_step<Int8Split>)->Name("int8_split");
 BENCHMARK(BM_step<Int8IntegerSplit>)->Name("int8_integer_split");
+BENCHMARK(BM_step<Int8IntRound<false>>)->Name("int8_int_round");
+BENCHMARK(BM_step<Int8IntRound<true>>)->Name("int8_int_round_mask");
+BENCHMARK(BM_int8_table<Table8::kTensor>)->Name("int8_table");
+BENCHMARK(BM_int8_table<Table8::kRow>)->Name("int8_table_per_row");
+BENCHMARK(BM_int8_table<Table8::kNoLookup>)->Name("int8_table_no_lookup");
+BENCHMARK(BM_int8_table<Table8::kStepsOnly>)->Name("int8_table_steps_only");
 BENCHMARK(BM_step<Lut4Kernel>)->Name("lut4_kernel");
 BENCHMARK(BM_step<Lut4Index>)->Name("lut4_index");
 BENCHMARK(BM_step<Lut4JoinedCodes>)->Name("lut4_joined_codes");

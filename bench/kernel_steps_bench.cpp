@@ -451,6 +451,8 @@ SG_STEP_TARGET inline void make_table(Data& d, int64_t s) {
   }
 }
 
+// Token t's 8 activations at xb, broadcast to both halves (a pair's two rows).
+SG_STEP_TARGET inline __m512 x8(const float* xb, int t) { return _mm512_castpd_ps(_mm512_broadcast_f64x4(_mm256_castps_pd(_mm256_loadu_ps(xb + t * 8)))); }
 // Steps of the kernel's shape: the next step's three weight vectors made during this one's
 // 24 FMAs. Activations broadcast from 8 floats (Whole: loaded as 16), cycling through XSteps
 // steps of them (64: 16 KiB, in L1; 1024: 256 KiB, from L2 as a kernel's K = 8192 reads them).
@@ -465,8 +467,7 @@ SG_STEP_TARGET __attribute__((noinline)) float run_steps(Data& d, int64_t steps)
     const float* xb = d.x + (s & (Whole ? 31 : XSteps - 1)) * (Whole ? 128 : 64);
 #pragma GCC unroll 8
     for (int t = 0; t < 8; ++t) {
-      const __m512 xv = Whole ? _mm512_loadu_ps(xb + t * 16)
-                              : _mm512_castpd_ps(_mm512_broadcast_f64x4(_mm256_castps_pd(_mm256_loadu_ps(xb + t * 8))));
+      const __m512 xv = Whole ? _mm512_loadu_ps(xb + t * 16) : x8(xb, t);
       a0[t] = _mm512_fmadd_ps(v0, xv, a0[t]);
       a1[t] = _mm512_fmadd_ps(v1, xv, a1[t]);
       a2[t] = _mm512_fmadd_ps(v2, xv, a2[t]);
@@ -516,7 +517,7 @@ SG_STEP_TARGET __attribute__((noinline)) float run_rows4(Data& d, int64_t steps)
       const float* xb = d.x + (s & 63) * 64;
 #pragma GCC unroll 8
       for (int t = 0; t < 8; ++t) {
-        const __m512 xv = _mm512_castpd_ps(_mm512_broadcast_f64x4(_mm256_castps_pd(_mm256_loadu_ps(xb + t * 8))));
+        const __m512 xv = x8(xb, t);
         a0[t] = _mm512_fmadd_ps(v0, xv, a0[t]);
         a1[t] = _mm512_fmadd_ps(v1, xv, a1[t]);
       }
@@ -528,7 +529,7 @@ SG_STEP_TARGET __attribute__((noinline)) float run_rows4(Data& d, int64_t steps)
 }
 
 // 8-bit codes looked up in 256-entry fp16 tables split into byte planes, with no multiply
-// (bench/README.md, "int8: what a decode costs the FMAs"). Per pair and 4 steps (32 columns
+// (bench/README.md, "int8 without a multiply"). Per pair and 4 steps (32 columns
 // of both rows) the codes are joined so that 16-byte lane j holds row a's columns for even j
 // and row b's for odd j; each plane is two vpermi2b of its 128-byte halves blended by the code's
 // bit 7; the planes are interleaved into fp16 words (unpacklo: steps 0 and 2, unpackhi: 1 and
@@ -583,16 +584,15 @@ SG_STEP_TARGET __attribute__((noinline)) float run_int8_table(Data& d, int64_t s
     for (int st = 0; st < 4; ++st) {
       const int64_t s = blk * 4 + st;
       if (How != Table8::kStepsOnly && st < 3) decode_block8<How>(d, st, blk + 1, nxt[st]);
-      const __m512 v0 = _mm512_cvtph_ps(load256(cur[0] + kAt[st]));
-      const __m512 v1 = _mm512_cvtph_ps(load256(cur[1] + kAt[st]));
-      const __m512 v2 = _mm512_cvtph_ps(load256(cur[2] + kAt[st]));
+      const __m512 v[3] = {_mm512_cvtph_ps(load256(cur[0] + kAt[st])), _mm512_cvtph_ps(load256(cur[1] + kAt[st])),
+                           _mm512_cvtph_ps(load256(cur[2] + kAt[st]))};
       const float* xb = d.x + (s & 63) * 64;
 #pragma GCC unroll 8
       for (int t = 0; t < 8; ++t) {
-        const __m512 xv = _mm512_castpd_ps(_mm512_broadcast_f64x4(_mm256_castps_pd(_mm256_loadu_ps(xb + t * 8))));
-        a0[t] = _mm512_fmadd_ps(v0, xv, a0[t]);
-        a1[t] = _mm512_fmadd_ps(v1, xv, a1[t]);
-        a2[t] = _mm512_fmadd_ps(v2, xv, a2[t]);
+        const __m512 xv = x8(xb, t);
+        a0[t] = _mm512_fmadd_ps(v[0], xv, a0[t]);
+        a1[t] = _mm512_fmadd_ps(v[1], xv, a1[t]);
+        a2[t] = _mm512_fmadd_ps(v[2], xv, a2[t]);
       }
     }
   }

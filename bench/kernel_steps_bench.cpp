@@ -69,8 +69,10 @@
 //   table_pass_fp16_rows  the 32 columns decoded to fp16 rows instead (vpermw from an fp16
 //                         table in a register), as a decoder feeding fp16 steps would
 //
-// The values are not checked (the kernels' tests do that); only the instructions count. Needs
-// AVX-512F/VL/BW/VBMI (every form is skipped otherwise).
+// The values are not checked (the kernels' tests do that); only the instructions count. The
+// exception: the int8_table lookups, which no kernel has, check one block's words against their
+// codes looked up one by one before timing (block8_decodes). Needs AVX-512F/VL/BW/VBMI (every
+// form is skipped otherwise).
 //
 //   kernel_steps_bench [--benchmark_* flags]
 #include "shardgate/cpu.h"
@@ -452,7 +454,9 @@ SG_STEP_TARGET inline void make_table(Data& d, int64_t s) {
 }
 
 // Token t's 8 activations at xb, broadcast to both halves (a pair's two rows).
-SG_STEP_TARGET inline __m512 x8(const float* xb, int t) { return _mm512_castpd_ps(_mm512_broadcast_f64x4(_mm256_castps_pd(_mm256_loadu_ps(xb + t * 8)))); }
+SG_STEP_TARGET inline __m512 x8(const float* xb, int t) {
+  return _mm512_castpd_ps(_mm512_broadcast_f64x4(_mm256_castps_pd(_mm256_loadu_ps(xb + t * 8))));
+}
 // Steps of the kernel's shape: the next step's three weight vectors made during this one's
 // 24 FMAs. Activations broadcast from 8 floats (Whole: loaded as 16), cycling through XSteps
 // steps of them (64: 16 KiB, in L1; 1024: 256 KiB, from L2 as a kernel's K = 8192 reads them).
@@ -540,6 +544,8 @@ SG_STEP_TARGET __attribute__((noinline)) float run_rows4(Data& d, int64_t steps)
 //   kNoLookup   the same data movement with each plane an XOR of the codes (no lookup)
 //   kStepsOnly  no decode at all: the steps widen the same stored words (the loop alone)
 enum class Table8 { kTensor, kRow, kNoLookup, kStepsOnly };
+// Where step st's 16 words (row a's 8, then row b's) are in a pair's store.
+constexpr int kAt[4] = {0, 32, 16, 48};
 template <Table8 How>
 SG_STEP_TARGET inline void decode_block8(const Data& d, int p, int64_t blk, uint16_t* out) {
   const int64_t c0 = (blk & 63) * 32;
@@ -572,11 +578,11 @@ SG_STEP_TARGET __attribute__((noinline)) float run_int8_table(Data& d, int64_t s
   __m512 a0[8], a1[8], a2[8];
   for (int t = 0; t < 8; ++t) a0[t] = a1[t] = a2[t] = _mm512_setzero_ps();
   alignas(64) uint16_t buf[2][3][64];
+  // Both buffers start decoded: kStepsOnly never writes them again, and what the steps widen
+  // must be small fp16 values, not whatever the stack held.
   for (int b = 0; b < 2; ++b) {
     for (int p = 0; p < 3; ++p) decode_block8<How>(d, p, 0, buf[b][p]);
   }
-  // Where step st's 16 words are in its pair's store.
-  constexpr int kAt[4] = {0, 32, 16, 48};
   for (int64_t blk = 0; blk < steps / 4; ++blk) {
     uint16_t(*cur)[64] = buf[blk & 1];
     uint16_t(*nxt)[64] = buf[(blk + 1) & 1];
@@ -597,6 +603,24 @@ SG_STEP_TARGET __attribute__((noinline)) float run_int8_table(Data& d, int64_t s
     }
   }
   return lanes_total(a0, a1, a2);
+}
+// Whether the lookup forms decode what they claim: block 1 of every pair, each step's words
+// against its codes looked up one by one in the byte planes (so a rate is a decode's rate).
+template <Table8 How>
+SG_STEP_TARGET bool block8_decodes(const Data& d) {
+  alignas(64) uint16_t out[64];
+  for (int p = 0; p < 3; ++p) {
+    decode_block8<How>(d, p, 1, out);
+    for (int st = 0; st < 4; ++st) {
+      for (int j = 0; j < 16; ++j) {
+        const int row = 2 * p + j / 8;
+        const auto code = static_cast<uint8_t>(d.c8[row * 2048 + 32 + 8 * st + j % 8]);
+        const uint8_t* t = d.t8[How == Table8::kRow ? row : 0];
+        if (out[kAt[st] + j] != (t[code] | t[256 + code] << 8)) return false;
+      }
+    }
+  }
+  return true;
 }
 // One chunk's table pass, by itself (no FMAs), as ShiftScale4::prepare runs it before a chunk's
 // steps: 16 column blocks × 6 rows, each scale read from the group's widened parameters.
@@ -729,6 +753,12 @@ void BM_step(benchmark::State& state) {
 // 4 steps at a time, 8-bit codes by byte tables: the same 24 FMAs per step.
 template <Table8 How>
 void BM_int8_table(benchmark::State& state) {
+  if constexpr (How == Table8::kTensor || How == Table8::kRow) {
+    if (supported() && !block8_decodes<How>(*shared_data())) {
+      state.SkipWithError("the form's words differ from its codes looked up one by one");
+      return;
+    }
+  }
   run_form(state, 24 * 32, [](Data& d, int64_t steps) { return run_int8_table<How>(d, steps); });
 }
 // The 4-row step: 16 FMAs.

@@ -4,9 +4,9 @@
     tests/fuzz/cases_to_mil.py OUT_DIR [--per-op N]
 
 The hand-written exec seeds reach a handful of ops; these give the fuzzer a running program for
-every op the oracle cases cover (158 of them), so its mutations start inside pooling, resize,
-recurrent, scatter, list and detection kernels instead of having to find their names and
-parameters by chance. Each program is one op: small tensors (at most K_INLINE elements) and every
+every op the oracle cases cover (156 when written; the script prints the count), so its
+mutations start inside pooling, resize, recurrent, scatter, list and detection kernels instead
+of having to find their names and parameters by chance. Each program is one op: small tensors (at most K_INLINE elements) and every
 literal parameter become `const` ops, larger tensors function inputs (the fuzz target feeds them
 seeded values), the outputs are declared with the shapes and types numpy wrote. Cases expected to
 fail, cases with state inputs and values MIL text cannot spell (non-finite floats) are skipped.

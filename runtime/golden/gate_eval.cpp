@@ -219,6 +219,17 @@ CheckVerdict evaluate_check(const CheckResult& check, const ResolvedThresholds& 
   for (RowVerdict& rv : cv.rows) {
     if (rv.verdict == Verdict::kPass && !rv.failed.empty()) rv.verdict = Verdict::kFail;
   }
+  // Judged by nothing: no metric it measured has a threshold (a policy may switch every one
+  // off, as gates/fidelity.json does for an MoE pack's partial sum), or, with no row to
+  // measure, the policy sets none at all. Such a check must not count as passed.
+  bool any_threshold = false;
+  for (size_t mi = 0; mi < kMetricCount; ++mi) {
+    const std::optional<Threshold>& t = th.at(static_cast<Metric>(mi));
+    any_threshold = any_threshold || (t && (t->bound || t->upper));
+  }
+  const bool judged = std::any_of(cv.metrics.begin(), cv.metrics.end(),
+                                  [](const MetricVerdict& mv) { return mv.verdict != Verdict::kNotGated; });
+  const bool not_gated = gated.empty() ? !any_threshold : !judged;
   for (size_t i = 0; i < cv.rows.size(); ++i) {
     if (cv.rows[i].verdict == Verdict::kFail || cv.rows[i].verdict == Verdict::kNonfinite) {
       cv.first_failing_position = check.rows[i].position;
@@ -235,6 +246,13 @@ CheckVerdict evaluate_check(const CheckResult& check, const ResolvedThresholds& 
                              n.position >= 0 ? fmt::format(" (position {})", n.position)
                                              : std::string());
     cv.first_failing_position = n.position;
+  } else if (not_gated) {
+    cv.verdict = Verdict::kNotGated;
+    cv.message = "no threshold applies to any metric of this check: measured and reported, judged by nothing";
+    cv.first_failing_position = cv.first_failing_row = -1;
+    for (RowVerdict& rv : cv.rows) {
+      if (rv.verdict == Verdict::kPass) rv.verdict = Verdict::kNotGated;
+    }
   } else if (gated.empty()) {
     cv.verdict = Verdict::kNoEvidence;
     cv.message = check.rows.empty()
@@ -305,6 +323,10 @@ Result<GateEvaluation> evaluate_gate(const FidelityRun& run, const GatePolicy& p
     }
     ev.checks.push_back(evaluate_check(check, th));
     const CheckVerdict& cv = ev.checks.back();
+    if (cv.verdict == Verdict::kNotGated) {
+      ++s.not_gated;
+      continue;
+    }
     ++s.checks;
     if (cv.verdict == Verdict::kPass) {
       ++s.passed;
@@ -323,22 +345,27 @@ Result<GateEvaluation> evaluate_gate(const FidelityRun& run, const GatePolicy& p
     return std::make_tuple(layer ? 0 : 1, layer.value_or(0), i);
   };
   for (size_t i = 0; i < ev.checks.size(); ++i) {
-    if (ev.checks[i].verdict == Verdict::kPass || ev.checks[i].verdict == Verdict::kExcluded) continue;
+    if (ev.checks[i].verdict == Verdict::kPass || is_unjudged(ev.checks[i].verdict)) continue;
     if (!s.first_failure_check || order_key(i) < order_key(*s.first_failure_check)) {
       s.first_failure_check = i;
     }
   }
 
-  const std::string excluded =
+  std::string excluded =
       s.excluded == 0 ? std::string()
                       : fmt::format("{} check{} excluded: {} on ops a device does not reproduce",
                                     s.excluded, s.excluded == 1 ? "" : "s",
                                     s.excluded == 1 ? "it depends" : "they depend");
+  if (s.not_gated > 0) {
+    excluded += fmt::format("{}{} check{} measured, not gated (no threshold applies)",
+                            excluded.empty() ? "" : "; ", s.not_gated, s.not_gated == 1 ? "" : "s");
+  }
   if (s.checks == 0) {
     s.verdict = Verdict::kNoEvidence;
-    s.message = s.excluded == 0
+    s.message = s.excluded + s.not_gated == 0
                     ? std::string("nothing was compared: no evidence, the gate cannot pass")
-                    : fmt::format("every check was excluded ({}): no evidence, the gate cannot pass",
+                    : fmt::format("{} ({}): no evidence, the gate cannot pass",
+                                  s.not_gated == 0 ? "every check was excluded" : "no check was judged",
                                   excluded);
   } else if (s.first_failure_check) {
     const size_t i = *s.first_failure_check;

@@ -321,7 +321,7 @@ std::string golden_report_html(const GoldenReport& report) {
         cos && cos->worst_position >= 0 ? std::to_string(cos->worst_position) : "-",
         norm ? "[" + fmt_num(norm->value, 4) + ", " + fmt_num(norm->value_upper, 4) + "]" : "-",
         fmt_num(rel ? rel->value : std::nullopt), fmt_num(snr ? snr->value : std::nullopt, 2),
-        v.verdict == Verdict::kPass ? "pass" : (v.verdict == Verdict::kExcluded ? "excluded" : "fail"),
+        v.verdict == Verdict::kPass ? "pass" : (is_unjudged(v.verdict) ? "excluded" : "fail"),
         xml_escape(v.message), verdict_name(v.verdict));
   }
   out += "</table>\n";

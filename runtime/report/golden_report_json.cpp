@@ -157,6 +157,7 @@ std::string golden_report_json(const GoldenReport& report) {
   summary["degenerate_rows"] = s.degenerate_rows;
   summary["unstable_rows"] = s.unstable_rows;
   summary["excluded_checks"] = s.excluded;
+  summary["not_gated_checks"] = s.not_gated;
   if (s.first_failure_check) {
     const CheckIdentity& id = run.checks[*s.first_failure_check].identity;
     summary["first_failure"] = {

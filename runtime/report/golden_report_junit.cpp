@@ -2,7 +2,8 @@
 // message, so CI systems list each failing checkpoint by its stable id. A row probe's
 // input-stability check excluded (`unstable`: the FP16 baseline itself moves more than the gate
 // allows) is its own <testcase> marked <skipped> with its margin: visible in CI, never a failure.
-// A check excluded from the gate (it depends on a random_* op) is marked <skipped> the same way.
+// A check excluded from the gate (it depends on a random_* op), or one no threshold applies to,
+// is marked <skipped> the same way.
 #include "report/golden_report_util.h"
 
 namespace sg {
@@ -14,8 +15,8 @@ std::string golden_report_junit(const GoldenReport& report) {
   int64_t failures = 0;
   int64_t excluded = 0;
   for (const CheckVerdict& v : ev.checks) {
-    failures += v.verdict == Verdict::kPass || v.verdict == Verdict::kExcluded ? 0 : 1;
-    excluded += v.verdict == Verdict::kExcluded ? 1 : 0;
+    failures += v.verdict == Verdict::kPass || is_unjudged(v.verdict) ? 0 : 1;
+    excluded += is_unjudged(v.verdict) ? 1 : 0;
   }
   // A run with nothing compared, or failing only through --strict, still fails in CI.
   if (report.error) {
@@ -105,7 +106,7 @@ std::string golden_report_junit(const GoldenReport& report) {
     const CheckVerdict& v = ev.checks[i];
     out += fmt::format("    <testcase classname=\"{}\" name=\"{}\">", xml_escape(suite),
                        xml_escape(c.identity.id()));
-    if (v.verdict == Verdict::kExcluded) {
+    if (is_unjudged(v.verdict)) {
       // Measured, judged by nothing: visible in CI, never a failure.
       out += fmt::format("\n      <skipped message=\"{}\"/>\n    ", xml_escape(v.message));
     } else if (v.verdict != Verdict::kPass) {

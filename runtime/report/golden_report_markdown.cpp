@@ -71,13 +71,13 @@ std::string golden_report_markdown(const GoldenReport& report) {
                        norm ? "[" + fmt_num(norm->value, 4) + ", " + fmt_num(norm->value_upper, 4) + "]" : "-",
                        fmt_num(rel ? rel->value : std::nullopt),
                        fmt_num(top1 ? top1->value : std::nullopt, 2),
-                       v.verdict == Verdict::kPass || v.verdict == Verdict::kExcluded
+                       v.verdict == Verdict::kPass || is_unjudged(v.verdict)
                            ? std::string(verdict_name(v.verdict))
                            : "**" + std::string(verdict_name(v.verdict)) + "**");
   }
   bool any_failure = false;
   for (size_t i = 0; i < run.checks.size(); ++i) {
-    if (ev.checks[i].verdict == Verdict::kPass || ev.checks[i].verdict == Verdict::kExcluded) continue;
+    if (ev.checks[i].verdict == Verdict::kPass || is_unjudged(ev.checks[i].verdict)) continue;
     if (!any_failure) out += "\n### Failures\n\n";
     any_failure = true;
     out += fmt::format("- `{}`: {}\n", run.checks[i].identity.id(), md_escape(ev.checks[i].message));

@@ -95,6 +95,50 @@ TEST(GatePolicy, OverrideWithReasonDecidesTheVerdict) {
   EXPECT_EQ(ev->checks[1].first_failing_position, 1);
 }
 
+// A check whose every threshold is switched off (gates/fidelity.json does so for an MoE pack's
+// partial sum) is measured and reported but judged by nothing: it is neither passed nor failed,
+// and a run of only such checks has no evidence, so it cannot pass.
+TEST(GatePolicy, ACheckNoThresholdAppliesToIsNotGatedAndNeverCountsAsPassed) {
+  auto p = parse_gate_policy(policy_text(R"(, "norm_ratio": {"value": [0.8, 1.25], "reason": "scale"})",
+                                         R"({"match": {"kind": "partial_sum"}, "min_cosine": null,
+      "norm_ratio": null, "reason": "one share of a sum"})"), "gate.json");
+  ASSERT_TRUE(p.is_ok()) << p.status().to_string();
+  CheckResult share = rows_with_cosines("moe_out", 0, {0.10, -0.25});  // would fail if gated
+  share.identity.kind = "partial_sum";
+  FidelityRun run;
+  run.checks.push_back(share);
+  run.checks.push_back(rows_with_cosines("hidden.0", 0, {0.99, 0.98}));
+  auto ev = evaluate_gate(run, *p);
+  ASSERT_TRUE(ev.is_ok());
+  EXPECT_EQ(ev->checks[0].verdict, Verdict::kNotGated) << ev->checks[0].message;
+  for (const RowVerdict& r : ev->checks[0].rows) EXPECT_EQ(r.verdict, Verdict::kNotGated);
+  EXPECT_EQ(ev->checks[1].verdict, Verdict::kPass);
+  EXPECT_EQ(ev->summary.verdict, Verdict::kPass) << ev->summary.message;
+  EXPECT_EQ(ev->summary.checks, 1);
+  EXPECT_EQ(ev->summary.passed, 1);
+  EXPECT_EQ(ev->summary.not_gated, 1);
+  EXPECT_NE(ev->summary.message.find("1 check measured, not gated"), std::string::npos) << ev->summary.message;
+
+  // Only the share: nothing judged, no pass.
+  run.checks.pop_back();
+  auto alone = evaluate_gate(run, *p);
+  ASSERT_TRUE(alone.is_ok());
+  EXPECT_EQ(alone->summary.verdict, Verdict::kNoEvidence) << alone->summary.message;
+  EXPECT_EQ(alone->summary.passed, 0);
+  EXPECT_NE(alone->summary.message.find("no check was judged"), std::string::npos) << alone->summary.message;
+
+  // A policy with every threshold off judges nothing either, whatever the check.
+  auto off = parse_gate_policy(R"({"schema": "shardgate/fidelity-gate@1", "defaults": {
+      "min_cosine": {"value": null, "reason": "off"}, "norm_ratio": {"value": null, "reason": "off"}}})",
+                               "off.json");
+  ASSERT_TRUE(off.is_ok()) << off.status().to_string();
+  run.checks.push_back(rows_with_cosines("hidden.0", 0, {0.99, 0.98}));
+  auto none = evaluate_gate(run, *off);
+  ASSERT_TRUE(none.is_ok());
+  EXPECT_EQ(none->summary.verdict, Verdict::kNoEvidence) << none->summary.message;
+  EXPECT_EQ(none->summary.not_gated, 2);
+}
+
 TEST(GatePolicy, MalformedPoliciesAreRefusedWithThePlace) {
   struct Case {
     std::string text, needle;

@@ -96,7 +96,7 @@ ResolvedThresholds resolve_thresholds(const GatePolicy& policy, const CheckIdent
 enum class Verdict : uint8_t {
   kPass = 0,
   kFail,
-  kNotGated,    // metric measured but no threshold applies
+  kNotGated,    // metric (or check) measured but no threshold applies to it
   kDegenerate,  // row: both vectors zero, excluded
   kNonfinite,   // NaN/Inf found
   kNoEvidence,  // every row degenerate or unstable (or no row at all)
@@ -104,6 +104,10 @@ enum class Verdict : uint8_t {
   kExcluded,    // check: depends on an op a device does not reproduce (CheckResult::excluded)
 };
 const char* verdict_name(Verdict v);  // "pass", "fail", "not_gated", "degenerate", ...
+
+// A check verdict that neither passes nor fails the gate: measured and reported, judged by
+// nothing (excluded, or no threshold applies to any metric it has).
+inline bool is_unjudged(Verdict v) { return v == Verdict::kExcluded || v == Verdict::kNotGated; }
 
 // The gated statistic of one metric of one check.
 struct MetricVerdict {
@@ -140,6 +144,7 @@ struct GateSummary {
   int64_t checks = 0, passed = 0, failed = 0;
   int64_t rows = 0, degenerate_rows = 0, unstable_rows = 0;
   int64_t excluded = 0;  // checks left out of the gate (CheckResult::excluded); not in `checks`
+  int64_t not_gated = 0; // checks no threshold applies to (every metric's is off); not in `checks`
   // The first failing check in layer order (then report order) and its first failing row.
   std::optional<size_t> first_failure_check;
   int64_t first_failure_position = -1;

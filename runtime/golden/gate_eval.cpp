@@ -284,6 +284,27 @@ CheckVerdict evaluate_check(const CheckResult& check, const ResolvedThresholds& 
   return cv;
 }
 
+// A NAME:VALUE threshold typed on the command line names this run's checkpoints (a gate file
+// may cover many shards and match nothing here): one that matches no check is a typo, and
+// passing without it would hide that the threshold the user asked for was never applied. A
+// slice of a fanned-out run holds only some checkpoints, so it is not checked there.
+Status check_command_line_overrides(const FidelityRun& run, const GatePolicy& policy) {
+  if (run.slice) return Status::ok();
+  for (const GateOverride& ov : policy.overrides) {
+    if (ov.origin != "command line" || !ov.match.checkpoint) continue;
+    const bool hit = std::any_of(run.checks.begin(), run.checks.end(),
+                                 [&](const CheckResult& c) { return override_matches(ov.match, c.identity); });
+    if (hit) continue;
+    std::vector<std::string> names;
+    for (const CheckResult& c : run.checks) names.push_back(c.identity.id());
+    const std::string reason = ov.reason.rfind("command line: ", 0) == 0 ? ov.reason.substr(14) : ov.reason;
+    return make_error(ErrorCode::kUsage, "{}: '{}' matches no checkpoint of this run (its checks: {})",
+                      reason, *ov.match.checkpoint,
+                      names.empty() ? std::string("none") : fmt::format("{}", fmt::join(names, ", ")));
+  }
+  return Status::ok();
+}
+
 }  // namespace
 
 std::string row_place(const RowResult& row) {
@@ -300,6 +321,7 @@ Result<GateEvaluation> evaluate_gate(const FidelityRun& run, const GatePolicy& p
            "gate policy '{}' asks for top-k with k = {}, but the metrics were measured with "
            "k = {}: re-run with --topk {}", policy.source, policy.topk.value_or(0),
            run.options.topk, policy.topk.value_or(0));
+  SG_TRY(check_command_line_overrides(run, policy));
   GateEvaluation ev;
   GateSummary& s = ev.summary;
   for (const CheckResult& check : run.checks) {

@@ -112,7 +112,9 @@ Json match_json(const OverrideMatch& m) {
   return j;
 }
 
-bool matches(const OverrideMatch& m, const CheckIdentity& id) {
+}  // namespace
+
+bool override_matches(const OverrideMatch& m, const CheckIdentity& id) {
   if (m.checkpoint && !glob_match(*m.checkpoint, id.checkpoint)) return false;
   if (m.kind && *m.kind != id.kind) return false;
   if (m.shard && !glob_match(*m.shard, id.shard)) return false;
@@ -121,8 +123,6 @@ bool matches(const OverrideMatch& m, const CheckIdentity& id) {
   }
   return true;
 }
-
-}  // namespace
 
 std::optional<std::string> threshold_out_of_range(Metric metric, double bound) {
   if (std::isnan(bound)) return std::string("a threshold is a number, not NaN");
@@ -292,7 +292,7 @@ ResolvedThresholds resolve_thresholds(const GatePolicy& policy, const CheckIdent
   r.metrics = policy.defaults.metrics;
   r.percentile = policy.defaults.percentile.value_or(0);
   for (const GateOverride& ov : policy.overrides) {
-    if (!matches(ov.match, identity)) continue;
+    if (!override_matches(ov.match, identity)) continue;
     for (size_t i = 0; i < kMetricCount; ++i) {
       const auto& t = ov.thresholds.metrics[i];
       if (!t) continue;

@@ -141,6 +141,13 @@ TEST_F(GoldenCli, ThresholdOptionsAndOverrides) {
   EXPECT_EQ(golden(base + " --min-cosine hidden.2:0.6 hidden.3:0.9 --norm-ratio hidden.2:0.5,2").code, 0);
   // Overriding only one of them is not enough.
   EXPECT_EQ(golden(base + " --min-cosine hidden.2:0.6 --norm-ratio hidden.2:0.5,2").code, 1);
+  // A NAME that matches no checkpoint is a typo: refused (exit 2, naming it and the run's
+  // checks), never a run gated as if the threshold had been applied.
+  const CliRun typo = golden(base + " --min-cosine 0.6 --norm-ratio 0.5,2 --min-cosine hiden.2:0.99");
+  EXPECT_EQ(typo.code, 2) << typo.output;
+  EXPECT_NE(typo.output.find("usage error: --min-cosine hiden.2:0.99: 'hiden.2' matches no checkpoint of this run"),
+            std::string::npos) << typo.output;
+  EXPECT_NE(typo.output.find("hidden.2"), std::string::npos) << typo.output;
   // A stricter policy file on a passing candidate still passes (top-1 agrees everywhere).
   EXPECT_EQ(golden("compare -q --candidate " + dump("cand_pass") + " --reference " + dump("ref") +
                    " --gate " SG_SOURCE_DIR "/gates/fidelity.json").code, 0);

@@ -92,6 +92,8 @@ struct ResolvedThresholds {
   const std::optional<Threshold>& at(Metric m) const { return metrics[static_cast<size_t>(m)]; }
 };
 ResolvedThresholds resolve_thresholds(const GatePolicy& policy, const CheckIdentity& identity);
+// Whether an override's match (checkpoint / shard globs, kind, layer range) selects the check.
+bool override_matches(const OverrideMatch& m, const CheckIdentity& id);
 
 enum class Verdict : uint8_t {
   kPass = 0,

@@ -221,7 +221,7 @@ std::string golden_report_html(const GoldenReport& report) {
   }
   std::string out;
   out += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
-  out += fmt::format("<title>golden-validator {}: {}</title>\n", xml_escape(run.command),
+  out += fmt::format("<title>golden-validator {}: {}</title>\n", xml_escape(report_util::command_text(report)),
                      report_util::verdict_word(report));
   out += "<style>\n"
          "body{font-family:system-ui,sans-serif;margin:2em;color:#222}\n"
@@ -233,7 +233,7 @@ std::string golden_report_html(const GoldenReport& report) {
          ".legend span{display:inline-block;width:14px;height:14px;vertical-align:middle;margin:0 4px 0 12px}\n"
          ".scroll{max-width:100%;overflow-x:auto}.point.output{fill:#6a1b9a}.title{font-weight:bold}\n"
          "</style>\n</head>\n<body>\n";
-  out += fmt::format("<h1>golden-validator {}: <span class=\"{}\">{}</span></h1>\n", xml_escape(run.command),
+  out += fmt::format("<h1>golden-validator {}: <span class=\"{}\">{}</span></h1>\n", xml_escape(report_util::command_text(report)),
                      pass || is_empty_slice(report) ? "pass" : "fail", report_util::verdict_word(report));
   out += fmt::format("<p>{}</p>\n<ul>\n", xml_escape(ev.summary.message));
   // The first failure and the worst cell one click away, whatever the size of the map.
@@ -258,7 +258,8 @@ std::string golden_report_html(const GoldenReport& report) {
   if (const std::string slice = report_util::slice_text(report); !slice.empty()) {
     out += fmt::format("<li>{}</li>\n", xml_escape(slice));
   }
-  out += fmt::format("<li>policy: <code>{}</code></li>\n", xml_escape(report.policy.source));
+  out += fmt::format("<li>policy: <code>{}</code>{}</li>\n", xml_escape(report.policy.source),
+                     xml_escape(report_util::policy_note(report.policy)));
   out += fmt::format("<li>tool: golden-validator {}</li>\n", xml_escape(report.tool_version));
   if (!report.command_line.empty()) {
     out += fmt::format("<li>command line: <code>{}</code></li>\n",
@@ -273,8 +274,9 @@ std::string golden_report_html(const GoldenReport& report) {
   }
   out += "</ul>\n";
   if (!run.shards.empty()) {
-    out += "<details><summary>Shards executed, by fingerprint (sha256 over program and every "
-           "weight file)</summary>\n<ul>\n";
+    out += fmt::format("<details><summary>Shards executed{}, by fingerprint (sha256 over program and "
+                       "every weight file)</summary>\n<ul>\n",
+                       report_util::is_regated(report) ? " by the saved run" : "");
     for (const ReportShard& sh : run.shards) {
       out += fmt::format("<li><code>{}</code>: <code>{}</code> <small>{}</small></li>\n",
                          xml_escape(sh.id), xml_escape(sh.path), xml_escape(sh.fingerprint));

@@ -74,7 +74,7 @@ std::string golden_report_junit(const GoldenReport& report) {
                          xml_escape(in.role), xml_escape(in.sha256));
     }
   }
-  out += fmt::format("      <property name=\"policy\" value=\"{}\"/>\n", xml_escape(report.policy.source));
+  out += fmt::format("      <property name=\"policy\" value=\"{}\"/>\n", xml_escape(report_util::policy_text(report.policy)));
   if (!report.policy.sha256.empty()) {
     out += fmt::format("      <property name=\"policy.sha256\" value=\"{}\"/>\n", report.policy.sha256);
   }

@@ -21,7 +21,7 @@ std::string golden_report_markdown(const GoldenReport& report) {
     }
     return out;
   }
-  std::string out = fmt::format("## golden-validator {}: {}\n\n", run.command,
+  std::string out = fmt::format("## golden-validator {}: {}\n\n", report_util::command_text(report),
                                 is_empty_slice(report) ? "⏭️ EMPTY SLICE"
                                 : pass                 ? "✅ PASS"
                                                        : "❌ FAIL");
@@ -34,16 +34,16 @@ std::string golden_report_markdown(const GoldenReport& report) {
     out += fmt::format("- {}\n", md_escape(slice));
   }
   out += report.policy.sha256.empty()
-             ? fmt::format("- policy: `{}`\n", report.policy.source)
-             : fmt::format("- policy: `{}` (sha256 `{}`)\n", report.policy.source,
-                           report.policy.sha256.substr(0, 12));
+             ? fmt::format("- policy: `{}`{}\n", report.policy.source, report_util::policy_note(report.policy))
+             : fmt::format("- policy: `{}`{} (sha256 `{}`)\n", report.policy.source,
+                           report_util::policy_note(report.policy), report.policy.sha256.substr(0, 12));
   out += fmt::format("- tool: golden-validator {}\n", report.tool_version);
   if (!report.command_line.empty()) {
     out += fmt::format("- command line: `{}`\n", report_util::command_line_text(report.command_line));
   }
   if (!run.shards.empty()) {
-    out += fmt::format("- shards executed ({}), by fingerprint (sha256 over program and weights):\n",
-                       run.shards.size());
+    out += fmt::format("- shards executed{} ({}), by fingerprint (sha256 over program and weights):\n",
+                       report_util::is_regated(report) ? " by the saved run" : "", run.shards.size());
     for (const ReportShard& sh : run.shards) {
       out += fmt::format("  - `{}`: `{}` `{}`\n", sh.id, sh.path, sh.fingerprint);
     }

@@ -52,7 +52,7 @@ std::string golden_report_table(const GoldenReport& report, const TableOptions& 
   const FidelityRun& run = report.run;
   const GateEvaluation& ev = report.evaluation;
   std::string out;
-  out += fmt::format("golden-validator {}: {}\n", run.command,
+  out += fmt::format("golden-validator {}: {}\n", report_util::command_text(report),
                      colored(report_util::verdict_word(report),
                              ev.summary.verdict == Verdict::kPass || is_empty_slice(report)
                                  ? Verdict::kPass
@@ -65,7 +65,7 @@ std::string golden_report_table(const GoldenReport& report, const TableOptions& 
   const double p = report.policy.defaults.percentile.value_or(0);
   // Rows are token positions, or seeds for probe: say which, everywhere.
   const std::string axis = run.checks.empty() ? std::string("position") : run.checks.front().row_axis;
-  out += fmt::format("  {:<10} {} (gated on {} over {}s)\n", "policy", report.policy.source,
+  out += fmt::format("  {:<10} {} (gated on {} over {}s)\n", "policy", report_util::policy_text(report.policy),
                      p == 0 ? std::string("the minimum") : fmt::format("percentile p{}", p), axis);
   out += fmt::format("  {:<10} golden-validator {}{}\n", "tool", report.tool_version,
                      report.command_line.empty()
@@ -79,8 +79,9 @@ std::string golden_report_table(const GoldenReport& report, const TableOptions& 
       out += fmt::format("  {:<10} {} {} (fingerprint {})\n", "shard", sh.id, sh.path, sh.fingerprint);
     }
   } else if (!run.shards.empty()) {
-    out += fmt::format("  {:<10} {} executed (their fingerprints: -v, --json, --markdown)\n",
-                       "shards", run.shards.size());
+    out += fmt::format("  {:<10} {} executed{} (their fingerprints: -v, --json, --markdown)\n",
+                       "shards", run.shards.size(),
+                       report_util::is_regated(report) ? " by the saved run, not now" : "");
   }
   for (const ReportView& v : run.views) {
     out += fmt::format("  {:<10} {}: {}\n", "view", v.mode, v.answers);

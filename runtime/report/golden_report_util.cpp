@@ -90,6 +90,23 @@ double cosine_threshold(const GoldenReport& report, size_t check) {
 
 
 
+std::string policy_note(const GatePolicy& policy) {
+  return policy.description.find(kAdjustedOnCommandLine) == std::string::npos
+             ? std::string()
+             : std::string(" (") + kAdjustedOnCommandLine + ")";
+}
+
+std::string policy_text(const GatePolicy& policy) { return policy.source + policy_note(policy); }
+
+bool is_regated(const GoldenReport& report) {
+  return std::any_of(report.run.inputs.begin(), report.run.inputs.end(),
+                     [](const ReportInput& in) { return in.role == "report"; });
+}
+
+std::string command_text(const GoldenReport& report) {
+  return is_regated(report) ? "regate of a saved " + report.run.command + " report" : report.run.command;
+}
+
 std::string command_line_text(const std::vector<std::string>& argv) {
   std::string out;
   for (const std::string& a : argv) {

@@ -46,6 +46,17 @@ std::string labels_text(const CheckIdentity& id);
 double cosine_threshold(const GoldenReport& report, size_t check);
 
 
+// The policy's source ("gates/fidelity.json", "built-in"), with " (adjusted on the command line)"
+// when threshold options changed it (policy_note: that suffix alone, or ""): the file alone is
+// not what judged the checks then.
+std::string policy_text(const GatePolicy& policy);
+std::string policy_note(const GatePolicy& policy);
+// Whether the report re-gates a saved one (regate: an input of role "report"): its checks were
+// measured, and its shards executed, by the saved run, not by this command.
+bool is_regated(const GoldenReport& report);
+// "run", or "regate of a saved run report": what the header says made the report.
+std::string command_text(const GoldenReport& report);
+
 // The command line as one shell-readable string (arguments with spaces or quotes are quoted).
 std::string command_line_text(const std::vector<std::string>& argv);
 

@@ -244,6 +244,11 @@ TEST_F(GoldenCli, RegateRecomputesVerdictsFromTheSavedReport) {
   bool has_report_input = false;
   for (const auto& in : j["provenance"]["inputs"]) has_report_input = has_report_input || in["role"] == "report";
   EXPECT_TRUE(has_report_input);
+  // The header says what made the report and that the thresholds are not the file's alone.
+  EXPECT_NE(loose.output.find("golden-validator regate of a saved compare report: PASS"), std::string::npos)
+      << loose.output;
+  EXPECT_NE(loose.output.find("(adjusted on the command line)"), std::string::npos) << loose.output;
+  EXPECT_EQ(loose.output.find("golden-validator compare:"), std::string::npos) << loose.output;
   // And back to the policy file: fails again.
   EXPECT_EQ(golden("regate -q " + out("r2.json") + " --gate " SG_SOURCE_DIR "/gates/fidelity.json").code, 1);
   // A policy asking for another top-k than the report measured cannot be applied.

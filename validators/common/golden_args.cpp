@@ -121,7 +121,9 @@ Status ThresholdArgs::apply(GatePolicy& policy) const {
     policy.defaults.percentile = p;
     policy.defaults.percentile_reason = "command line: --percentile " + percentile;
   }
-  if (any()) policy.description += (policy.description.empty() ? "" : "; ") + std::string("adjusted on the command line");
+  if (any() && policy.description.find(kAdjustedOnCommandLine) == std::string::npos) {
+    policy.description += (policy.description.empty() ? "" : "; ") + std::string(kAdjustedOnCommandLine);
+  }
   return Status::ok();
 }
 

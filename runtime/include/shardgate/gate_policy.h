@@ -58,6 +58,10 @@ struct GateOverride {
   std::string origin;  // "overrides[2]" or "command line"
 };
 
+// Appended to GatePolicy::description when threshold options change a policy, so every report
+// (and a regate of a saved one, which keeps the description) can say so beside the source.
+inline constexpr const char* kAdjustedOnCommandLine = "adjusted on the command line";
+
 struct GatePolicy {
   std::string source = "built-in";  // file path, or "built-in"
   std::string sha256;               // of the policy file ("" when built in)

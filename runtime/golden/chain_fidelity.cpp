@@ -73,6 +73,16 @@ Result<FidelityRun> run_chain_fidelity(const ChainManifest& chain, const GoldenS
   }
   run.command = "run";
   run.options = options.metrics;
+  if (!run.slice || run.slice->count == 1) {
+    // Goldens no checkpoint compares (the dump's inputs aside, which feed the chain): the
+    // verdict line names them, as compare does for a partial candidate, and --strict fails
+    // them, so a chain that checks only its first layer cannot pass as if it checked all.
+    std::set<std::string> checked;
+    for (const ChainCheckpoint& cp : chain.checkpoints) checked.insert(cp.golden);
+    for (const GoldenEntry& e : goldens.entries()) {
+      if (e.kind != "input" && checked.count(e.name) == 0) run.reference_only.push_back(e.name);
+    }
+  }
   SG_ASSIGN_OR_RETURN(const std::string chain_sha, sha256_file(chain.path));
   run.inputs.push_back({"chain", chain.path, chain_sha});
   SG_ASSIGN_OR_RETURN(const std::string golden_sha, sha256_file(goldens.identity_file()));

@@ -14,6 +14,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <regex>
 #include <map>
 #include <set>
@@ -134,6 +135,32 @@ TEST_F(GoldenRunCli, OutOfRangeThresholdsAreUsageErrors) {
   EXPECT_NE(golden("run " + chain("int8") + kGate + " --min-cosine 2").output.find(
                 "--min-cosine 2: out of range (a cosine lies in [-1, 1])"),
             std::string::npos);
+}
+
+// A chain that compares only some of its dump's goldens is judged on those, and the verdict
+// says which goldens went unchecked (--strict fails them): the INT8 chain's failing logits must
+// not disappear behind a manifest that checks only the embedding.
+TEST_F(GoldenRunCli, GoldensNoCheckpointComparesAreNamedAndStrictFailsThem) {
+  nlohmann::json c = nlohmann::json::parse(*read_file(chain("int8")));
+  c["goldens"] = kSample + "goldens";
+  for (auto& step : c["steps"]) {
+    if (step.contains("shard")) step["shard"] = kSample + step["shard"].get<std::string>().substr(3);  // "../"
+  }
+  c["checkpoints"] = nlohmann::json::array({c["checkpoints"][0]});
+  ASSERT_EQ(c["checkpoints"][0]["golden"], "embed");
+  { std::ofstream(out("embed_only.json")) << c.dump(); }
+  const CliRun r = golden("run " + out("embed_only.json") + kGate + " --json " + out("e.json"));
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("5 reference tensors without a candidate, not checked (--strict fails them): "
+                          "hidden.0, hidden.1, hidden.2, hidden.3, logits"),
+            std::string::npos) << r.output;
+  EXPECT_EQ(report("e.json")["unmatched"]["reference_only"].size(), 5u);
+  const CliRun strict = golden("run " + out("embed_only.json") + kGate + " --strict");
+  EXPECT_EQ(strict.code, 1) << strict.output;
+  // The whole chain leaves nothing unchecked (the dump's input_ids feed it).
+  const CliRun whole = golden("run " + chain("lut4") + kGate + " --strict --json " + out("w.json"));
+  EXPECT_EQ(whole.code, 0) << whole.output;
+  EXPECT_TRUE(report("w.json")["unmatched"]["reference_only"].empty());
 }
 
 TEST_F(GoldenRunCli, Lut4AndFp16ChainsPass) {

@@ -121,8 +121,30 @@ std::string views_finding(const FidelityRun& run, const GateEvaluation& evaluati
   return out;
 }
 
+namespace {
+
+// Checks whose rows hold one element each have no cosine (compare_tensors): say so once per
+// check, so a report showing "-" for them explains it (a re-read report keeps its notes).
+void note_rows_without_cosine(FidelityRun& run) {
+  for (const CheckResult& c : run.checks) {
+    bool measured = false, cosine = false;
+    for (const RowResult& r : c.rows) {
+      measured = measured || r.value(Metric::kNormRatio).has_value();
+      cosine = cosine || r.value(Metric::kCosine).has_value();
+    }
+    if (!measured || cosine) continue;
+    const std::string note = fmt::format(
+        "{}: every row holds one element, whose cosine is only the sign (±1): no cosine is "
+        "measured; the norm ratio and the errors judge it", c.identity.id());
+    if (std::find(run.notes.begin(), run.notes.end(), note) == run.notes.end()) run.notes.push_back(note);
+  }
+}
+
+}  // namespace
+
 Result<GoldenReport> make_golden_report(FidelityRun run, GatePolicy policy, bool strict,
                                         std::string tool_version) {
+  note_rows_without_cosine(run);
   GoldenReport report;
   report.tool_version = std::move(tool_version);
   SG_ASSIGN_OR_RETURN(report.evaluation, evaluate_gate(run, policy, strict));

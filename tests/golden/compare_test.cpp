@@ -86,9 +86,30 @@ TEST(Compare, DtypeClassMismatchIsAnInputError) {
   EXPECT_NE(c.status().message().find("int32"), std::string::npos);
   // fp16 against fp32 is the same class: allowed.
   std::vector<uint16_t> h = {0x3c00, 0x4000, 0x4200, 0x4400};  // 1 2 3 4
-  auto ok = compare_tensors(ident("hidden.0"), Tensor::from_f16_bits({1, 4}, h), floats, 1, {});
+  auto ok = compare_tensors(ident("hidden.0"), Tensor::from_f16_bits({1, 4}, h), floats, 0, {});
   ASSERT_TRUE(ok.is_ok()) << ok.status().to_string();
   EXPECT_DOUBLE_EQ(*ok->rows[0].value(Metric::kCosine), 1.0);
+}
+
+// A row of one element has cosine ±1 whatever its error (only the signs count): it gets no
+// cosine, so the gate cannot pass it on one; the norm ratio and the errors still judge it.
+TEST(Compare, OneElementRowsHaveNoCosineButANormRatio) {
+  const Tensor ref = f32({1, 3}, {0.50f, 0.20f, 0.90f});
+  const Tensor cand = f32({1, 3}, {0.60f, 0.20f, 0.45f});  // 20% and 50% off, same signs
+  auto c = compare_tensors(ident("vad_output"), cand, ref, 1, {});
+  ASSERT_TRUE(c.is_ok()) << c.status().to_string();
+  ASSERT_EQ(c->rows.size(), 3u);
+  for (const RowResult& r : c->rows) {
+    EXPECT_FALSE(r.value(Metric::kCosine).has_value());
+    ASSERT_TRUE(r.value(Metric::kNormRatio).has_value());
+  }
+  EXPECT_NEAR(*c->rows[0].value(Metric::kNormRatio), 1.2, 1e-6);
+  EXPECT_NEAR(*c->rows[2].value(Metric::kNormRatio), 0.5, 1e-6);
+  FidelityRun run;
+  run.checks.push_back(*c);
+  auto ev = evaluate_gate(run, builtin_gate_policy());
+  ASSERT_TRUE(ev.is_ok());
+  EXPECT_EQ(ev->checks[0].verdict, Verdict::kFail) << ev->checks[0].message;  // by the norm ratio
 }
 
 TEST(Compare, NanFailsNamingTensorIndexAndPosition) {

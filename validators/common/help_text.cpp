@@ -62,8 +62,8 @@ constexpr std::array kHelp = {
                 "golden-validator merge ane_0.json ane_1.json ane_2.json --markdown -"},
     CommandHelp{"diff", "no regression beyond the tolerances",
                 "a regression beyond the tolerances (gates/regression.json)",
-                "golden-validator diff old.json new.json",
-                "golden-validator diff new.json   # against the baseline gates/regression.json names"},
+                "golden-validator diff old.json new.json --gate gates/regression.json",
+                "golden-validator diff new.json --gate my-regression.json   # against the baseline it names"},
 };
 
 }  // namespace

@@ -18,6 +18,7 @@
 // memory-mapped fp16 weight stays a zero-copy view).
 #include "shardgate/executor.h"
 
+#include "shardgate/declared_ranges.h"
 #include "exec/exec_util.h"
 #include "exec/shard_op_context.h"
 #include "exec/weight_plan.h"
@@ -978,6 +979,9 @@ Result<RunResult> Executor::run(std::string_view function,
     auto it = inputs.find(in.name);
     SG_CHECK(it != inputs.end(), ErrorCode::kUsage, "{}: function '{}': missing input '{}' ({})",
              shard_->path(), fn.name, in.name, in.type.to_string());
+    if (Status r = check_declared_ranges(fn, in.name, it->second.shape()); !r.is_ok()) {
+      return r.with_context(shard_->path() + ": function '" + fn.name + "'");
+    }
     auto converted = convert_input(in, it->second, options.precision);
     if (!converted.is_ok()) {
       return Status(converted.status()).with_context(shard_->path() + ": function '" + fn.name + "'");

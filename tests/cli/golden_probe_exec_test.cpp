@@ -182,6 +182,20 @@ TEST_F(ProbeExecCli, ExecRefusesAnInputOfAnotherDtypeUnlessCast) {
             2);
 }
 
+// An --input whose shape the function's type accepts ([?, ?, 8]) but whose size lies outside
+// the RangeDims the compiled program declares is refused naming the file and the range.
+TEST_F(ProbeExecCli, ExecRefusesAnInputOutsideTheDeclaredRangeDims) {
+  const std::string shard = SG_TEST_DATA_DIR "/exec/compiled_style/compiled_style.mlmodelc";
+  auto x = Tensor::zeros(DType::kF16, {5, 4, 8});
+  ASSERT_TRUE(x.is_ok());
+  ASSERT_TRUE(write_npy(out("x5.npy"), *x).is_ok());
+  const CliRun r = golden("exec " + shard + " --input x=" + out("x5.npy"));
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("shape error: --input x=" + out("x5.npy")), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("dimension 0 is 5, outside the range [1, 4]"), std::string::npos) << r.output;
+  EXPECT_EQ(golden("exec " + shard + " --input x=" SG_TEST_DATA_DIR "/exec/compiled_style/long_x.npy").code, 0);
+}
+
 // The KV-cache fixture (two calls of 4 tokens carry k_cache/v_cache) against the numpy oracle
 // of each call (cases.json: expected_hidden_out_call{0,1}, fp32 math on the same weights).
 void expect_kv_calls(const std::string& out_dir) {

@@ -109,5 +109,32 @@ TEST(CompiledStyle, MatchesNumpyBitForBit) {
   }
 }
 
+// The function's type accepts any x of shape [?, ?, 8]; its RangeDims ([1, 4], [1, 64], [8, 8])
+// say what a device takes. A run given a shape outside them is a shape error naming the input,
+// the dimension and the range; the cases' shapes, at the ranges' ends included, run.
+TEST(CompiledStyle, InputsOutsideTheDeclaredRangeDimsAreRefused) {
+  auto shard = open_fixture();
+  ASSERT_NE(shard, nullptr);
+  struct Case {
+    Shape shape;
+    std::string needle;  // "" when the shape is within the ranges
+  };
+  for (const Case& c : {Case{{5, 4, 8}, "dimension 0 is 5, outside the range [1, 4]"},
+                        Case{{1, 65, 8}, "dimension 1 is 65, outside the range [1, 64]"},
+                        Case{{4, 64, 8}, ""}, Case{{1, 1, 8}, ""}}) {
+    auto x = Tensor::zeros(DType::kF16, c.shape);
+    ASSERT_TRUE(x.is_ok());
+    auto r = Executor(shard).run("main", {{"x", *x}}, RunOptions{});
+    if (c.needle.empty()) {
+      EXPECT_TRUE(r.is_ok()) << shape_str(c.shape) << ": " << r.status().to_string();
+      continue;
+    }
+    ASSERT_FALSE(r.is_ok()) << shape_str(c.shape);
+    EXPECT_EQ(r.status().code(), ErrorCode::kShape);
+    EXPECT_NE(r.status().message().find(c.needle), std::string::npos) << r.status().to_string();
+    EXPECT_NE(r.status().message().find("input 'x'"), std::string::npos) << r.status().to_string();
+  }
+}
+
 }  // namespace
 }  // namespace sg

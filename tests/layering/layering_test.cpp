@@ -38,7 +38,7 @@ const std::map<std::string, std::string> kPublicHeaderFolder = {
     {"tensor.h", "core"},        {"provenance.h", "core"},    {"blob.h", "format"},
     {"shard.h", "format"},       {"readers.h", "format"},     {"metrics.h", "metrics"},
     {"metrics.def", "metrics"},  {"ops.h", "ops"},            {"weight_codes.h", "ops"},
-    {"placement.h", "placement"}, {"executor.h", "exec"},     {"chain.h", "golden"},
+    {"placement.h", "placement"}, {"executor.h", "exec"},     {"declared_ranges.h", "exec"},     {"chain.h", "golden"},
     {"fidelity.h", "golden"},    {"gate_policy.h", "golden"}, {"golden.h", "golden"},
     {"probe.h", "golden"},       {"culprits.h", "diagnose"},  {"weight_diagnostics.h", "diagnose"},
     {"advise.h", "diagnose"},    {"advice_report.h", "report"}, {"culprit_report.h", "report"},

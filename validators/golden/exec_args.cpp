@@ -1,6 +1,7 @@
 // Shared options of the executing subcommands (exec_args.h).
 #include "golden/exec_args.h"
 
+#include "shardgate/declared_ranges.h"
 #include "shardgate/memory_budget.h"
 #include "shardgate/npy.h"
 
@@ -101,6 +102,9 @@ Result<std::map<std::string, Tensor>> check_given_inputs(const std::map<std::str
     SG_CHECK(!in->type.is_tensor() || in->type.accepts(g.tensor.shape()), ErrorCode::kShape,
              "--input {}={}: {} function '{}' input '{}' is {}, the file holds shape {}", name,
              g.file, shard_path, fn.name, name, in->type.to_string(), shape_str(g.tensor.shape()));
+    if (Status r = check_declared_ranges(fn, name, g.tensor.shape()); !r.is_ok()) {
+      return r.with_context(fmt::format("--input {}={}: {}", name, g.file, shard_path));
+    }
     const DType want = in->type.dtype;
     const DType found = g.tensor.dtype();
     if (found == want || !in->type.is_tensor()) {

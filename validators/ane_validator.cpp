@@ -49,8 +49,10 @@ struct Options {
   sg::cli::SelectionArgs selection;
 };
 
+// "ane-validator: usage error: ...": every error message starts with its category, as
+// golden-validator's (README, Exit codes).
 int usage_error(const sg::Status& status) {
-  std::cerr << kTool << ": " << status.message() << "\n";
+  std::cerr << kTool << ": " << status.to_string() << "\n";
   return sg::exit_code(status.code());
 }
 
@@ -301,7 +303,7 @@ int run(int argc, char** argv) {
   int code = sg::residency_exit_code(report);
 
   if (auto s = opt.report.write(report); !s) {
-    std::cerr << kTool << ": " << s.message() << "\n";
+    std::cerr << kTool << ": " << s.to_string() << "\n";
     code = std::max(code, sg::kExitBadInput);
   }
   const sg::ResidencyCounts counts = sg::residency_counts(report);

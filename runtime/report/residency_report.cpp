@@ -421,7 +421,8 @@ std::string residency_summary_line(const ShardCheck& s) {
 
 std::string residency_failure_lines(const ShardCheck& s) {
   std::string out;
-  if (s.error) out += "      " + s.error->message() + "\n";
+  // "i/o error: ...": every error message starts with its category.
+  if (s.error) out += "      " + s.error->to_string() + "\n";
   if (!s.error) {
     for (const std::string& f : s.verdict.failures) out += "      " + f + "\n";
   }

@@ -285,7 +285,12 @@ int run(int argc, char** argv) {
     bool ok = !check.error && check.verdict.passed;
     progress.finish();  // the shard's lines go where the live line was
     if (level >= 0 || !ok) {
-      std::cout << sg::residency_summary_line(check) << "\n" << sg::residency_failure_lines(check);
+      std::cout << sg::residency_summary_line(check) << "\n";
+      // The dump a plan-based verdict rests on, and what it was matched against.
+      if (!check.error && !check.plan_path.empty()) {
+        std::cout << "      " << sg::residency_plan_line(check) << "\n";
+      }
+      std::cout << sg::residency_failure_lines(check);
       if (level >= 1 && !check.fingerprint.empty()) {
         std::cout << "      fingerprint " << check.fingerprint << "\n";
       }

@@ -86,6 +86,9 @@ std::string residency_summary_json(const ResidencySummary& summary);
 
 // One line per shard: verdict, counts, residency, threshold, placement source.
 std::string residency_summary_line(const ShardCheck& shard);
+// The dump a plan-based verdict rests on: "plan PATH (sha256 12 hex digits), matched by ..."
+// (plan_match_basis). Only for a shard with a plan.
+std::string residency_plan_line(const ShardCheck& shard);
 // The gate failures / error of a shard, one indented line each ("" when it passed).
 std::string residency_failure_lines(const ShardCheck& shard);
 // The rules (deciding and overlay) that fired on a shard's rows, in first-use order, with

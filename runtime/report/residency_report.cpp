@@ -192,6 +192,17 @@ std::string build_line(const ResidencyReport& report, const ShardCheck& s) {
   return line;
 }
 
+// "cost-weighted 100.0% of the 38 costed ops (4 of 42 without a cost)": a dump may leave an
+// op's cost null, and a share over the costed ops alone must not read as the whole body's.
+std::string cost_weighted_str(const ResidencySummary& m) {
+  std::string out = fmt::format("cost-weighted {} of the {} costed ops",
+                                pct_str(m.cost_weighted_pct), m.costed_ops);
+  if (m.costed_ops < m.body_ops) {
+    out += fmt::format(" ({} of {} without a cost)", m.body_ops - m.costed_ops, m.body_ops);
+  }
+  return out;
+}
+
 // "72.9-85.4%": sure ANE share .. ANE + at-risk share.
 std::string band_str(const ResidencySummary& m) {
   if (!m.residency_pct || !m.residency_low_pct) return "n/a";
@@ -402,6 +413,13 @@ std::string residency_report_markdown(const ResidencyReport& report) {
                        fingerprint_str(report, s),
                        s.program_sha256.empty() ? "n/a" : s.program_sha256);
   }
+  bool costs = false;
+  for (const ShardCheck& s : report.shards) {
+    if (s.error || !s.summary.cost_weighted_pct) continue;
+    if (!costs) out += "\n| shard | cost-weighted residency (body) |\n|---|---|\n";
+    costs = true;
+    out += fmt::format("| {} | {} |\n", name(s), cost_weighted_str(s.summary));
+  }
   out += fmt::format("\nGate file: {}\n", gate_file_str(report));
   bool plans = false;
   for (const ShardCheck& s : report.shards) {
@@ -440,8 +458,7 @@ std::string residency_report_markdown(const ResidencyReport& report) {
 std::string residency_summary_line(const ShardCheck& s) {
   if (s.error) return fmt::format("ERROR {}", s.path);
   const ResidencySummary& m = s.summary;
-  std::string cost = m.cost_weighted_pct ? fmt::format(", cost-weighted {:.1f}%", *m.cost_weighted_pct)
-                                         : std::string();
+  std::string cost = m.cost_weighted_pct ? ", " + cost_weighted_str(m) : std::string();
   std::string limits;
   for (const std::string& f : s.shard_failures) limits += f + "; ";
   return fmt::format(

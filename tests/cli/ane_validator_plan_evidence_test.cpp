@@ -143,4 +143,34 @@ TEST_F(AneValidatorPlanEvidence, SchemaOneDumpForAPackageSaysWhyItCannotTell) {
   EXPECT_EQ(r.output.find("captured for another build"), std::string::npos) << r.output;
 }
 
+// The audit's case: 4 body ops on the CPU with "cost": null read "cost-weighted 100.0%". The
+// share now names the ops it covers, in the terminal and in Markdown; a dump costing every op
+// says so without the "without a cost" part.
+TEST_F(AneValidatorPlanEvidence, CostWeightedShareSaysHowManyOpsItCovers) {
+  auto dump = nlohmann::json::parse(slurp(kPlanV1));
+  int nulled = 0;
+  for (auto& f : dump["functions"]) {
+    for (auto& op : f["ops"]) {
+      if (op["preferred"] == "cpu") {
+        op["cost"] = nullptr;
+        ++nulled;
+      }
+    }
+  }
+  ASSERT_EQ(nulled, 4);
+  spit(dir_ / "partcost.json", dump.dump(1));
+  const std::string expected = "cost-weighted 100.0% of the 38 costed ops (4 of 42 without a cost)";
+  CliRun r = run(kFp16 + ".mlmodelc --plan partcost.json --markdown r.md");
+  // Gated by count, not cost: 90.5 % of the body is above the corpus' 83 % (gates/).
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find(expected), std::string::npos) << r.output;
+  EXPECT_NE(slurp(dir_ / "r.md").find("| " + expected + " |"), std::string::npos);
+
+  r = run(kFp16 + ".mlmodelc --plan '" + kPlanV1 + "' --markdown r.md");
+  EXPECT_NE(r.output.find("cost-weighted 90.5% of the 42 costed ops (min"), std::string::npos)
+      << r.output;
+  EXPECT_NE(slurp(dir_ / "r.md").find("| cost-weighted 90.5% of the 42 costed ops |"),
+            std::string::npos);
+}
+
 }  // namespace

@@ -1,13 +1,15 @@
 // ane-validator: lists every op of each shard with its ANE placement (predicted by the rule
 // table, or imported from a compute-plan dump) and gates residency.
 //
-//   ane-validator SHARD... [--ops] [--plan DUMP.json]... [--plan-dir DIR] [--min-residency PCT]
+//   ane-validator SHARD|CHAIN.json... [--ops] [--plan DUMP.json]... [--plan-dir DIR]
+//                 [--min-residency PCT]
 //                 [--check compression=MIN_BYTES|weight-budget=BYTES|fp16-io|dims]...
 //                 [--gate FILE] [--strict] [--json FILE] [--junit FILE] [--markdown FILE]
 //                 [--shard-index I --shard-count N] [-q|-v]
 //
 // Exit codes: 0 pass, 1 gate failed, 2 bad input or usage, 3 internal error.
 #include "common/args.h"
+#include "common/chain_shards.h"
 #include "common/gate_lookup.h"
 #include "common/help_text.h"
 #include "common/progress.h"
@@ -188,7 +190,8 @@ int run(int argc, char** argv) {
                kTool);
   sg::cli::set_version(app, kTool);
   app.add_option("shards", opt.shards,
-                 "Shards: .mlmodelc / .mlpackage directories, globs, or directories holding them");
+                 "Shards: .mlmodelc / .mlpackage directories, globs, directories holding them, "
+                 "or chain manifests (.json: the shards of their steps)");
   app.add_flag("--ops", opt.ops, "Print the full op table of each shard");
   // One value per occurrence (repeat the option for several): "--plan DUMP SHARD" must leave
   // SHARD to the positional list (CLI11 would otherwise take every following word).
@@ -238,7 +241,9 @@ int run(int argc, char** argv) {
     if (!check) return usage_error(check.status());
     base.checks.push_back(*check);
   }
-  auto expanded = sg::cli::expand_shard_paths(opt.shards);
+  auto chains = sg::cli::expand_chain_manifests(opt.shards);
+  if (!chains) return usage_error(chains.status());
+  auto expanded = sg::cli::expand_shard_paths(chains->shards);
   if (!expanded) return usage_error(expanded.status());
   std::vector<std::string> shards = opt.selection.select(*expanded);
   // An empty slice (more CI jobs than shards) checks nothing and says so: exit 0, verdict
@@ -253,6 +258,7 @@ int run(int argc, char** argv) {
   report.tool_version = kVersion;
   report.command_line = sg::cli::command_line();
   report.gate_file = policy->filename;
+  report.inputs = chains->chains;
   if (!policy->filename.empty()) {
     auto bytes = sg::read_file(policy->filename);
     if (!bytes) return usage_error(bytes.status());

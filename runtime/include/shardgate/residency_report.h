@@ -26,7 +26,8 @@ struct ResidencyReport {
   std::string tool_version;
   std::string command = "check";         // "check" (the gate) or "merge"
   std::vector<std::string> command_line;  // argv; empty when built in-process
-  std::vector<ReportInput> inputs;        // merge: the slice reports read
+  // Chain manifests given as shards (role "chain"); merge: the slice reports read.
+  std::vector<ReportInput> inputs;
   std::string gate_file;         // the policy applied ("" = built-in default)
   std::string gate_file_sha256;  // sha256 of the gate file's bytes ("" for the built-in default)
   bool fingerprinted = true;     // shard fingerprints computed (ane-validator --no-fingerprint: no)

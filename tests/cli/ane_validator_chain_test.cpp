@@ -82,7 +82,9 @@ TEST_F(AneValidatorChain, ManifestStandsForItsDistinctShards) {
   for (const auto& s : j["shards"]) gated.insert(s["path"].get<std::string>());
   EXPECT_EQ(gated, expected);
   EXPECT_EQ(j["counts"]["shards"], 16);
-  EXPECT_EQ(j["shards"], nlohmann::json::parse(slurp(by_hand))["shards"]);
+  // Compared whole (every count, verdict and op row); not printed, it is megabytes.
+  EXPECT_TRUE(j["shards"] == nlohmann::json::parse(slurp(by_hand))["shards"])
+      << "the manifest's shards are not gated as the same shards listed by hand";
   // The manifest is an input of the report, with its sha256.
   const std::string text = slurp(SG_SOURCE_DIR "/" + kChain);
   const std::string sha =

@@ -1,13 +1,15 @@
 // ane-validator: lists every op of each shard with its ANE placement (predicted by the rule
 // table, or imported from a compute-plan dump) and gates residency.
 //
-//   ane-validator SHARD... [--ops] [--plan DUMP.json]... [--plan-dir DIR] [--min-residency PCT]
+//   ane-validator SHARD|CHAIN.json... [--ops] [--plan DUMP.json]... [--plan-dir DIR]
+//                 [--min-residency PCT]
 //                 [--check compression=MIN_BYTES|weight-budget=BYTES|fp16-io|dims]...
 //                 [--gate FILE] [--strict] [--json FILE] [--junit FILE] [--markdown FILE]
 //                 [--shard-index I --shard-count N] [-q|-v]
 //
 // Exit codes: 0 pass, 1 gate failed, 2 bad input or usage, 3 internal error.
 #include "common/args.h"
+#include "common/chain_shards.h"
 #include "common/gate_lookup.h"
 #include "common/help_text.h"
 #include "common/progress.h"
@@ -49,8 +51,10 @@ struct Options {
   sg::cli::SelectionArgs selection;
 };
 
+// "ane-validator: usage error: ...": every error message starts with its category, as
+// golden-validator's (README, Exit codes).
 int usage_error(const sg::Status& status) {
-  std::cerr << kTool << ": " << status.message() << "\n";
+  std::cerr << kTool << ": " << status.to_string() << "\n";
   return sg::exit_code(status.code());
 }
 
@@ -186,7 +190,8 @@ int run(int argc, char** argv) {
                kTool);
   sg::cli::set_version(app, kTool);
   app.add_option("shards", opt.shards,
-                 "Shards: .mlmodelc / .mlpackage directories, globs, or directories holding them");
+                 "Shards: .mlmodelc / .mlpackage directories, globs, directories holding them, "
+                 "or chain manifests (.json: the shards of their steps)");
   app.add_flag("--ops", opt.ops, "Print the full op table of each shard");
   // One value per occurrence (repeat the option for several): "--plan DUMP SHARD" must leave
   // SHARD to the positional list (CLI11 would otherwise take every following word).
@@ -236,7 +241,9 @@ int run(int argc, char** argv) {
     if (!check) return usage_error(check.status());
     base.checks.push_back(*check);
   }
-  auto expanded = sg::cli::expand_shard_paths(opt.shards);
+  auto chains = sg::cli::expand_chain_manifests(opt.shards);
+  if (!chains) return usage_error(chains.status());
+  auto expanded = sg::cli::expand_shard_paths(chains->shards);
   if (!expanded) return usage_error(expanded.status());
   std::vector<std::string> shards = opt.selection.select(*expanded);
   // An empty slice (more CI jobs than shards) checks nothing and says so: exit 0, verdict
@@ -251,6 +258,7 @@ int run(int argc, char** argv) {
   report.tool_version = kVersion;
   report.command_line = sg::cli::command_line();
   report.gate_file = policy->filename;
+  report.inputs = chains->chains;
   if (!policy->filename.empty()) {
     auto bytes = sg::read_file(policy->filename);
     if (!bytes) return usage_error(bytes.status());
@@ -283,7 +291,12 @@ int run(int argc, char** argv) {
     bool ok = !check.error && check.verdict.passed;
     progress.finish();  // the shard's lines go where the live line was
     if (level >= 0 || !ok) {
-      std::cout << sg::residency_summary_line(check) << "\n" << sg::residency_failure_lines(check);
+      std::cout << sg::residency_summary_line(check) << "\n";
+      // The dump a plan-based verdict rests on, and what it was matched against.
+      if (!check.error && !check.plan_path.empty()) {
+        std::cout << "      " << sg::residency_plan_line(check) << "\n";
+      }
+      std::cout << sg::residency_failure_lines(check);
       if (level >= 1 && !check.fingerprint.empty()) {
         std::cout << "      fingerprint " << check.fingerprint << "\n";
       }
@@ -301,7 +314,7 @@ int run(int argc, char** argv) {
   int code = sg::residency_exit_code(report);
 
   if (auto s = opt.report.write(report); !s) {
-    std::cerr << kTool << ": " << s.message() << "\n";
+    std::cerr << kTool << ": " << s.to_string() << "\n";
     code = std::max(code, sg::kExitBadInput);
   }
   const sg::ResidencyCounts counts = sg::residency_counts(report);

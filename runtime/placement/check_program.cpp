@@ -40,6 +40,8 @@ ShardCheck check_program(const std::string& path, const Program& program, const 
     check.plan_failures = std::move(failures).value();
     check.source = PlacementSource::kPlan;
     check.plan_path = options.plan_path.empty() ? plan->filename : options.plan_path;
+    check.plan_sha256 = plan->sha256;
+    check.plan_matched_by = plan_match_basis(*plan);
   }
   check.summary = summarize_residency(check.ops);
   check.checks = run_contract_checks(program, facts, options.checks, options.predict);

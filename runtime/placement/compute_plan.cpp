@@ -407,8 +407,12 @@ Result<ComputePlanDump> parse_compute_plan(std::string_view text, const std::str
   SG_ASSIGN_OR_RETURN(const json root, json_util::parse(text, filename));
   DumpReader reader(filename);
   if (!root.is_object()) return reader.error("$", "expected a JSON object at the top level");
-  if (root.contains("infos") && !root.contains("schema")) return reader.read_model_runner(root);
-  return reader.read_shardgate(root);
+  auto dump = root.contains("infos") && !root.contains("schema") ? reader.read_model_runner(root)
+                                                                  : reader.read_shardgate(root);
+  if (dump.is_ok()) {
+    dump->sha256 = sha256_hex(std::as_bytes(std::span<const char>(text.data(), text.size())));
+  }
+  return dump;
 }
 
 Result<ComputePlanDump> load_compute_plan(const std::string& path) {
@@ -583,7 +587,28 @@ bool plan_names_shard(const ComputePlanDump& plan, const std::string& shard_path
   return false;
 }
 
+std::string plan_match_basis(const ComputePlanDump& plan) {
+  if (plan.schema_version == 2) return "fingerprint (program and every weight file)";
+  if (plan.schema_version == 1) {
+    return "sha256 of the compiled model.mil only (placement-dump@1): weights not compared";
+  }
+  return "op names only (Apple's form records no build): program and weights not compared";
+}
+
 Status verify_plan_identity(const ComputePlanDump& plan, const Shard& shard) {
+  if (plan.schema_version == 1 && shard.form() == ShardForm::kPackage) {
+    // The package's program is model.mlmodel (protobuf); the model.mil whose hash the dump
+    // records is what Core ML's compiler writes from it on a Mac, which cannot be redone here.
+    return make_error(ErrorCode::kFormat,
+                      "{}: a placement-dump@1 names its build only by the sha256 of the compiled "
+                      "model.mil ({}), and the shard {} is an .mlpackage, whose program is the "
+                      "protobuf model.mlmodel that Core ML compiles into that model.mil on a Mac: "
+                      "whether they are the same build cannot be told here; validate the "
+                      ".mlmodelc compiled from it, or dump the package again with "
+                      "validators/mac/dump_compute_plan.py (placement-dump@2 records the "
+                      "fingerprints of both forms)",
+                      plan.filename, plan.sha256_model_mil.value_or("none"), shard.path());
+  }
   if (plan.schema_version != 2) return Status::ok();
   SG_ASSIGN_OR_RETURN(std::string fingerprint, shard.fingerprint());
   if (plan_records_fingerprint(plan, fingerprint)) return Status::ok();

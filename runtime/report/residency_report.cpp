@@ -120,6 +120,8 @@ ojson shard_json(const ShardCheck& s, const std::string& name) {
   }
   j["placement_source"] = placement_source_name(s.source);
   j["plan"] = s.plan_path.empty() ? ojson(nullptr) : ojson(s.plan_path);
+  j["plan_sha256"] = s.plan_sha256.empty() ? ojson(nullptr) : ojson(s.plan_sha256);
+  j["plan_matched_by"] = s.plan_matched_by.empty() ? ojson(nullptr) : ojson(s.plan_matched_by);
   j["summary"] = summary_json(s.summary);
   ojson gate;
   gate["min_residency_pct"] = s.threshold.min_residency_pct;
@@ -158,6 +160,11 @@ ojson shard_json(const ShardCheck& s, const std::string& name) {
 
 
 
+// The first 12 hex digits: enough to tell two dumps apart at a glance; JSON has the whole hash.
+std::string short_sha(const std::string& sha256) {
+  return sha256.empty() ? std::string("n/a") : sha256.substr(0, 12);
+}
+
 std::string pct_str(const std::optional<double>& v) {
   return v ? fmt::format("{:.1f}%", *v) : std::string("n/a");
 }
@@ -175,10 +182,25 @@ std::string gate_file_str(const ResidencyReport& report) {
                      report.gate_file_sha256.empty() ? "n/a" : report.gate_file_sha256);
 }
 
-// Which build was judged, against which gate file (JUnit system-out, ane-validator -v).
+// Which build was judged, against which gate file and plan dump (JUnit system-out).
 std::string build_line(const ResidencyReport& report, const ShardCheck& s) {
-  return fmt::format("fingerprint {}; program sha256 {}; gate file {}", fingerprint_str(report, s),
-                     s.program_sha256.empty() ? "n/a" : s.program_sha256, gate_file_str(report));
+  std::string line = fmt::format("fingerprint {}; program sha256 {}; gate file {}",
+                                 fingerprint_str(report, s),
+                                 s.program_sha256.empty() ? "n/a" : s.program_sha256,
+                                 gate_file_str(report));
+  if (!s.plan_path.empty()) line += "; " + residency_plan_line(s);
+  return line;
+}
+
+// "cost-weighted 100.0% of the 38 costed ops (4 of 42 without a cost)": a dump may leave an
+// op's cost null, and a share over the costed ops alone must not read as the whole body's.
+std::string cost_weighted_str(const ResidencySummary& m) {
+  std::string out = fmt::format("cost-weighted {} of the {} costed ops",
+                                pct_str(m.cost_weighted_pct), m.costed_ops);
+  if (m.costed_ops < m.body_ops) {
+    out += fmt::format(" ({} of {} without a cost)", m.body_ops - m.costed_ops, m.body_ops);
+  }
+  return out;
 }
 
 // "72.9-85.4%": sure ANE share .. ANE + at-risk share.
@@ -264,7 +286,14 @@ ReportEnvelope residency_report_envelope(const ResidencyReport& report) {
   }
   e.provenance.inputs = report.inputs;
   for (const ShardCheck& s : report.shards) {
-    if (!s.plan_path.empty()) e.provenance.inputs.push_back({"plan", s.plan_path, ""});
+    // One dump may serve several shards (--plan-dir with both forms): listed once.
+    const ReportInput plan{"plan", s.plan_path, s.plan_sha256};
+    const bool listed = std::any_of(e.provenance.inputs.begin(), e.provenance.inputs.end(),
+                                    [&](const ReportInput& in) {
+                                      return in.role == plan.role && in.path == plan.path &&
+                                             in.sha256 == plan.sha256;
+                                    });
+    if (!s.plan_path.empty() && !listed) e.provenance.inputs.push_back(plan);
     e.provenance.shards.push_back({"", s.path, s.fingerprint});
   }
   return e;
@@ -314,6 +343,16 @@ std::string residency_report_junit(const ResidencyReport& report) {
                      suite, counts.shards, counts.failed, counts.errors);
   for (const ShardCheck& s : report.shards) {
     out += fmt::format("    <testcase classname=\"{}\" name=\"{}\">\n", suite, xml_escape(s.path));
+    if (!s.plan_path.empty()) {
+      // The evidence of a plan-based verdict, by the property names golden-validator gives
+      // its inputs (role, role.sha256).
+      out += fmt::format("      <properties>\n        <property name=\"plan\" value=\"{}\"/>\n"
+                         "        <property name=\"plan.sha256\" value=\"{}\"/>\n"
+                         "        <property name=\"plan.matched_by\" value=\"{}\"/>\n"
+                         "      </properties>\n",
+                         xml_escape(s.plan_path), xml_escape(s.plan_sha256),
+                         xml_escape(s.plan_matched_by));
+    }
     if (s.error) {
       out += fmt::format("      <error message=\"{}\">{}</error>\n",
                          xml_escape(error_code_name(s.error->code())),
@@ -374,7 +413,22 @@ std::string residency_report_markdown(const ResidencyReport& report) {
                        fingerprint_str(report, s),
                        s.program_sha256.empty() ? "n/a" : s.program_sha256);
   }
+  bool costs = false;
+  for (const ShardCheck& s : report.shards) {
+    if (s.error || !s.summary.cost_weighted_pct) continue;
+    if (!costs) out += "\n| shard | cost-weighted residency (body) |\n|---|---|\n";
+    costs = true;
+    out += fmt::format("| {} | {} |\n", name(s), cost_weighted_str(s.summary));
+  }
   out += fmt::format("\nGate file: {}\n", gate_file_str(report));
+  bool plans = false;
+  for (const ShardCheck& s : report.shards) {
+    if (s.plan_path.empty()) continue;
+    if (!plans) out += "\n| shard | plan dump | sha256 | matched by |\n|---|---|---|---|\n";
+    plans = true;
+    out += fmt::format("| {} | `{}` | {} | {} |\n", name(s), md_escape(s.plan_path),
+                       short_sha(s.plan_sha256), md_escape(s.plan_matched_by));
+  }
   for (const ShardCheck& s : report.shards) {
     if (s.error) continue;
     out += fmt::format("\n### Rules applied: {}\n\n| rule | ops | placement | confidence | source |\n"
@@ -404,8 +458,7 @@ std::string residency_report_markdown(const ResidencyReport& report) {
 std::string residency_summary_line(const ShardCheck& s) {
   if (s.error) return fmt::format("ERROR {}", s.path);
   const ResidencySummary& m = s.summary;
-  std::string cost = m.cost_weighted_pct ? fmt::format(", cost-weighted {:.1f}%", *m.cost_weighted_pct)
-                                         : std::string();
+  std::string cost = m.cost_weighted_pct ? ", " + cost_weighted_str(m) : std::string();
   std::string limits;
   for (const std::string& f : s.shard_failures) limits += f + "; ";
   return fmt::format(
@@ -419,9 +472,15 @@ std::string residency_summary_line(const ShardCheck& s) {
       placement_source_name(s.source));
 }
 
+std::string residency_plan_line(const ShardCheck& s) {
+  return fmt::format("plan {} (sha256 {}), matched by {}", s.plan_path, short_sha(s.plan_sha256),
+                     s.plan_matched_by.empty() ? "n/a" : s.plan_matched_by);
+}
+
 std::string residency_failure_lines(const ShardCheck& s) {
   std::string out;
-  if (s.error) out += "      " + s.error->message() + "\n";
+  // "i/o error: ...": every error message starts with its category.
+  if (s.error) out += "      " + s.error->to_string() + "\n";
   if (!s.error) {
     for (const std::string& f : s.verdict.failures) out += "      " + f + "\n";
   }

@@ -190,6 +190,9 @@ Result<ShardCheck> parse_shard(const Reader& r) {
   SG_ASSIGN_OR_RETURN(s.source,
                       enum_named<PlacementSource>(r, "placement_source", 2, &placement_source_name));
   SG_ASSIGN_OR_RETURN(s.plan_path, r.opt_str("plan"));
+  // Absent in reports written before the dump's hash was recorded: read as unknown.
+  SG_ASSIGN_OR_RETURN(s.plan_sha256, r.opt_str("plan_sha256"));
+  SG_ASSIGN_OR_RETURN(s.plan_matched_by, r.opt_str("plan_matched_by"));
   SG_ASSIGN_OR_RETURN(s.summary, parse_summary(r.child("summary")));
   const Reader gate = r.child("gate");
   SG_TRY(gate.object());

@@ -48,10 +48,17 @@ class AneValidator : public ::testing::Test {
   }
 };
 
+// Every error starts with its category (README, Exit codes), as golden-validator's usage
+// errors do: these two were bare messages.
 TEST_F(AneValidator, NothingToCheckIsAUsageError) {
   CliRun r = run("");
   EXPECT_EQ(r.code, 2) << r.output;
-  EXPECT_NE(r.output.find("no shard given"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("ane-validator: usage error: no shard given"), std::string::npos)
+      << r.output;
+  r = run("--check bogus " + kFp16);
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("ane-validator: usage error: --check bogus: unknown check"),
+            std::string::npos) << r.output;
   r = run("--frobnicate " + kFp16);
   EXPECT_EQ(r.code, 2) << r.output;
   r = run("--help");
@@ -149,7 +156,9 @@ TEST_F(AneValidator, ShardThatFailsToOpenIsExitTwoAndReported) {
   std::string junit = temp_path("broken.xml");
   CliRun r = run(kFp16 + " " + kCorpus + "missing.mlmodelc --json " + json + " --junit " + junit);
   EXPECT_EQ(r.code, 2) << r.output;
-  EXPECT_NE(r.output.find("missing.mlmodelc"), std::string::npos) << r.output;
+  // The shard's error line starts with its category too.
+  EXPECT_NE(r.output.find("      i/o error: " + kCorpus + "missing.mlmodelc"), std::string::npos)
+      << r.output;
   auto j = read_json(json);
   EXPECT_EQ(j["schema_version"], "shardgate/ane-report@3");
   EXPECT_EQ(j["exit_code"], 2);

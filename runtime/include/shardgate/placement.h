@@ -184,6 +184,7 @@ struct ComputePlanDump {
   enum class Form : uint8_t { kShardgate, kModelRunner };
   Form form = Form::kShardgate;
   std::string filename;
+  std::string sha256;         // of the dump file's bytes: the evidence, named in every report
   std::string producer;       // free text from "producer" (tool, api, note)
   std::string host;           // free text from "host"
   std::string compute_units;  // "CPU_AND_NE", ... ("" when absent)
@@ -216,11 +217,18 @@ Result<ComputePlanDump> load_compute_plan(const std::string& path);
 bool plan_records_fingerprint(const ComputePlanDump& plan, const std::string& fingerprint);
 bool plan_names_shard(const ComputePlanDump& plan, const std::string& shard_path);
 
-// Refuses (kFormat) a schema-2 dump captured for another build than `shard`: its fingerprint is
+// What a dump was matched against, for the reports: a schema-2 dump vouches for the program and
+// every weight file (the fingerprint); a schema-1 dump for the compiled model.mil's text only
+// (a weight changed since the dump goes unseen); Apple's form records no build at all.
+std::string plan_match_basis(const ComputePlanDump& plan);
+
+// Refuses (kFormat) a schema-1 dump given an .mlpackage (it records only the compiled
+// model.mil's sha256, which a package's protobuf program cannot be checked against on Linux)
+// and a schema-2 dump captured for another build than `shard`: its fingerprint is
 // neither the recorded package's nor the recorded compiled model's. The message names both
 // fingerprints, the dump's record for the shard's form and the files that differ (added,
-// missing, other size or content). Schema 1 and Apple's form carry no fingerprint: ok here
-// (apply_compute_plan checks schema 1's model.mil hash).
+// missing, other size or content). Apple's form carries no identity, and a schema-1 dump given
+// the .mlmodelc is ok here (apply_compute_plan checks its model.mil hash).
 Status verify_plan_identity(const ComputePlanDump& plan, const Shard& shard);
 
 // Overrides predicted rows with a dump. Refuses (kFormat) a schema-1 dump whose hash differs
@@ -336,6 +344,8 @@ struct ShardCheck {
   ResidencySummary summary;
   PlacementSource source = PlacementSource::kPredicted;
   std::string plan_path;
+  std::string plan_sha256;      // of the dump file; "" when predicted (or a report without it)
+  std::string plan_matched_by;  // plan_match_basis() of the dump; "" when predicted
   std::vector<std::string> plan_failures;
   std::vector<ContractCheckResult> checks;
   ResidencyThreshold threshold;

@@ -26,7 +26,8 @@ struct ResidencyReport {
   std::string tool_version;
   std::string command = "check";         // "check" (the gate) or "merge"
   std::vector<std::string> command_line;  // argv; empty when built in-process
-  std::vector<ReportInput> inputs;        // merge: the slice reports read
+  // Chain manifests given as shards (role "chain"); merge: the slice reports read.
+  std::vector<ReportInput> inputs;
   std::string gate_file;         // the policy applied ("" = built-in default)
   std::string gate_file_sha256;  // sha256 of the gate file's bytes ("" for the built-in default)
   bool fingerprinted = true;     // shard fingerprints computed (ane-validator --no-fingerprint: no)
@@ -86,6 +87,9 @@ std::string residency_summary_json(const ResidencySummary& summary);
 
 // One line per shard: verdict, counts, residency, threshold, placement source.
 std::string residency_summary_line(const ShardCheck& shard);
+// The dump a plan-based verdict rests on: "plan PATH (sha256 12 hex digits), matched by ..."
+// (plan_match_basis). Only for a shard with a plan.
+std::string residency_plan_line(const ShardCheck& shard);
 // The gate failures / error of a shard, one indented line each ("" when it passed).
 std::string residency_failure_lines(const ShardCheck& shard);
 // The rules (deciding and overlay) that fired on a shard's rows, in first-use order, with

@@ -21,6 +21,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstdlib>
+
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -209,7 +211,15 @@ int run(int argc, char** argv) {
   app.add_option("--min-residency", opt.min_residency,
                  "Minimum ANE residency in percent (overrides the gate file)")
       ->option_text("PCT")
-      ->check(CLI::Range(0.0, 100.0));
+      // Not CLI::Range: NaN compares false with both bounds, passed it, and switched the
+      // residency gate off (a failing shard passed with --min-residency nan).
+      ->check(CLI::Validator(
+          [](std::string& text) {
+            const double v = std::strtod(text.c_str(), nullptr);
+            return v >= 0.0 && v <= 100.0 ? std::string()
+                                          : "must be a percentage in [0, 100], got " + text;
+          },
+          "PCT"));
   app.add_option("--check", opt.checks,
                  "Contract check: compression=MIN_BYTES, weight-budget=BYTES, fp16-io, dims; "
                  "repeatable")

@@ -252,6 +252,21 @@ TEST_F(AneValidatorBadInput, GoodShardIsZeroOrOneWithACompleteReport) {
   }
 }
 
+// A residency threshold that is not a number in [0, 100] is a usage error: NaN compares false
+// with both bounds, and a range check that let it through switched the gate off, so a shard
+// that fails at the default passed.
+TEST_F(AneValidatorBadInput, MinResidencyMustBeAPercentage) {
+  const std::string shard = "'" SG_TEST_DATA_DIR "/exec/compiled_style/compiled_style.mlmodelc'";
+  ASSERT_EQ(run(shard).code, 1);  // 10 of 18 body ops off the ANE: fails the 100% default
+  for (const char* bad : {"nan", "-nan", "inf", "-1", "100.5"}) {
+    CliResult r = run(shard + " --min-residency " + bad);
+    EXPECT_EQ(r.code, 2) << bad << "\n" << r.output;
+    EXPECT_NE(r.output.find(std::string("usage error: --min-residency: must be a percentage in [0, 100], got ") + bad),
+              std::string::npos) << r.output;
+  }
+  EXPECT_EQ(run(shard + " --min-residency 0").code, 0);
+}
+
 TEST_F(AneValidatorBadInput, RunsThatFailBeforeReportingWriteNoReport) {
   const std::string good = "'" + kCorpus + "unified_int8.mlmodelc'";
   // A gate file that does not exist: refused before any shard is checked.

@@ -15,6 +15,7 @@
 #include "shardgate/placement.h"
 #include "shardgate/report_output.h"
 #include "shardgate/residency_report.h"
+#include "shardgate/run_inputs.h"
 #include "shardgate/shard.h"
 
 #include <CLI/CLI.hpp>
@@ -50,7 +51,8 @@ struct Options {
 };
 
 int usage_error(const sg::Status& status) {
-  std::cerr << kTool << ": " << status.message() << "\n";
+  std::cerr << kTool << ": " << sg::error_code_name(status.code()) << ": " << status.message()
+            << "\n";
   return sg::exit_code(status.code());
 }
 
@@ -239,6 +241,11 @@ int run(int argc, char** argv) {
   auto expanded = sg::cli::expand_shard_paths(opt.shards);
   if (!expanded) return usage_error(expanded.status());
   std::vector<std::string> shards = opt.selection.select(*expanded);
+  // Before any shard is read: no report may be written into one of them (run_inputs.h; the
+  // open of each shard would refuse it too, but as that shard's error after the others ran).
+  for (const std::string& path : *expanded) {
+    if (auto s = sg::run_inputs::note_tree(path); !s) return usage_error(s);
+  }
   // An empty slice (more CI jobs than shards) checks nothing and says so: exit 0, verdict
   // "empty-slice" in the reports, so a matrix sized for a larger model does not fail.
   auto policy = load_policy(opt, *expanded);
@@ -301,7 +308,7 @@ int run(int argc, char** argv) {
   int code = sg::residency_exit_code(report);
 
   if (auto s = opt.report.write(report); !s) {
-    std::cerr << kTool << ": " << s.message() << "\n";
+    std::cerr << kTool << ": " << sg::error_code_name(s.code()) << ": " << s.message() << "\n";
     code = std::max(code, sg::kExitBadInput);
   }
   const sg::ResidencyCounts counts = sg::residency_counts(report);

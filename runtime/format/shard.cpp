@@ -7,6 +7,7 @@
 
 #include "shardgate/io.h"
 #include "shardgate/readers.h"
+#include "shardgate/run_inputs.h"
 
 #include <algorithm>
 #include <cstring>
@@ -106,6 +107,8 @@ Result<std::shared_ptr<Shard>> open_shard_impl(const std::string& raw_path) {
   SG_CHECK(path_exists(path), ErrorCode::kIO, "{}: no such file or directory", path);
   SG_CHECK(is_directory(path), ErrorCode::kIO,
            "{}: not a directory (a model is an .mlmodelc or .mlpackage directory)", path);
+  // The whole directory is an input of the run: no report may be written into it.
+  SG_TRY(run_inputs::note_tree(path));
 
   // The form is decided by what the directory holds; the extension only sharpens the
   // message when the expected file is missing.

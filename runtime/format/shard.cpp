@@ -5,6 +5,7 @@
 #include "shardgate/blob.h"
 #include "shardgate/shard.h"
 
+#include "shardgate/file_hash.h"
 #include "shardgate/io.h"
 #include "shardgate/readers.h"
 #include "shardgate/run_inputs.h"
@@ -211,7 +212,7 @@ Result<std::string> Shard::fingerprint() const {
   for (const auto& [rel, abs] : files) {
     SG_TRY(check_inside_shard(abs, path_));
     SG_ASSIGN_OR_RETURN(std::shared_ptr<const MappedFile> file, MappedFile::open(abs));
-    FingerprintFile record{rel, static_cast<uint64_t>(file->size()), sha256_hex(file->bytes())};
+    FingerprintFile record{rel, static_cast<uint64_t>(file->size()), sha256_of_mapping(*file)};
     manifest += fmt::format("{}\n{}\n{}\n", record.path, record.size, record.sha256);
     records.push_back(std::move(record));
   }

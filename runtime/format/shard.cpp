@@ -3,6 +3,7 @@
 // directory, Package, Blob storage v2). Weight files are mapped lazily, one mapping per file for
 // the shard's lifetime.
 #include "shardgate/blob.h"
+#include "shardgate/blob_refs.h"
 #include "shardgate/shard.h"
 
 #include "shardgate/file_hash.h"
@@ -257,7 +258,12 @@ Result<std::shared_ptr<const BlobFile>> Shard::blob_file(const BlobRef& ref) con
   auto it = blob_files_.find(file);
   if (it != blob_files_.end()) return it->second;
   SG_TRY(check_inside_shard(file, path_));
-  SG_ASSIGN_OR_RETURN(std::shared_ptr<const BlobFile> blob, BlobFile::open(file));
+  std::vector<uint64_t> records;  // the metadata records the program reads in this file
+  for (const BlobRef& r : collect_blob_refs(program_)) {
+    auto other = blob_path(r.path);
+    if (other.is_ok() && *other == file) records.push_back(r.offset);
+  }
+  SG_ASSIGN_OR_RETURN(std::shared_ptr<const BlobFile> blob, BlobFile::open(file, std::move(records)));
   blob_files_.emplace(file, blob);
   return blob;
 }

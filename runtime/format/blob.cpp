@@ -55,6 +55,14 @@ Result<std::shared_ptr<const BlobFile>> BlobFile::open(const std::string& path,
   auto blob = std::make_shared<BlobFile>();
   blob->file_ = std::move(file);
   blob->count_ = count;
+  // Only offsets that hold a record (aligned, inside the file, with the sentinel): a bad
+  // reference is the program's error, reported where the program uses it, and must not make
+  // a sound blob look like it overlaps something.
+  std::erase_if(records, [&](uint64_t r) {
+    const uint64_t size = blob->file_->size();
+    return r % kBlobAlignment != 0 || r < kHeaderBytes || r > size ||
+           size - r < kMetadataBytes || load_u32(blob->file_->data() + r) != kBlobSentinel;
+  });
   std::sort(records.begin(), records.end());
   records.erase(std::unique(records.begin(), records.end()), records.end());
   blob->records_ = std::move(records);

@@ -33,7 +33,8 @@ class BlobFile {
  public:
   // Maps the file and checks the 64-byte header (size, version 2). `records`: the metadata
   // offsets the program references in this file; info_at refuses a blob whose data overlaps
-  // any of them (or its own record), since those bytes would be read as weights.
+  // any of them that holds a record (or its own record), since those bytes would be read as
+  // weights. An offset that holds no record is left to the op that references it.
   static Result<std::shared_ptr<const BlobFile>> open(const std::string& path,
                                                       std::vector<uint64_t> records = {});
 

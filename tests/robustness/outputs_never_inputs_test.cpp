@@ -107,6 +107,28 @@ TEST_F(OutputsNeverInputs, WeightsReportOverTheShard) {
                  "--json " + manifest);
 }
 
+// The other report-writing commands: compare (a golden dump's manifest), culprits and probe
+// (a baseline shard, the candidate's pair), advise (the chain manifest).
+TEST_F(OutputsNeverInputs, CompareCulpritsProbeAdvise) {
+  expect_refused(kGolden,
+                 "compare --candidate sample/goldens --reference sample/goldens -q --json "
+                 "sample/goldens/manifest.json",
+                 p("sample/goldens/manifest.json"), "--json sample/goldens/manifest.json");
+  const std::string base = "sample/shards/L0_moe_p0_fp16.mlpackage/Manifest.json";
+  expect_refused(kGolden,
+                 "culprits sample/shards/L0_moe_p0_int8.mlpackage --baseline-replace _int8=_fp16 "
+                 "-q --json " + base,
+                 p(base), "--json " + base);
+  expect_refused(kGolden,
+                 "probe sample/shards/L0_moe_p0_int8.mlpackage --baseline-replace _int8=_fp16 -q "
+                 "--markdown " + base,
+                 p(base), "--markdown " + base);
+  expect_refused(kGolden,
+                 "advise sample/chains/chain_int8.json --baseline-replace _int8=_fp16 -q --json "
+                 "sample/chains/chain_int8.json",
+                 p("sample/chains/chain_int8.json"), "--json sample/chains/chain_int8.json");
+}
+
 // exec --out DIR writes one .npy per output (and its inputs under DIR/inputs/); an --input
 // tensor at one of those paths is refused before the shard runs.
 TEST_F(OutputsNeverInputs, ExecOutputOverAnInputTensor) {

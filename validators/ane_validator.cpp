@@ -17,6 +17,7 @@
 #include "shardgate/placement.h"
 #include "shardgate/report_output.h"
 #include "shardgate/residency_report.h"
+#include "shardgate/run_inputs.h"
 #include "shardgate/shard.h"
 
 #include <CLI/CLI.hpp>
@@ -256,6 +257,11 @@ int run(int argc, char** argv) {
   auto expanded = sg::cli::expand_shard_paths(chains->shards);
   if (!expanded) return usage_error(expanded.status());
   std::vector<std::string> shards = opt.selection.select(*expanded);
+  // Before any shard is read: no report may be written into one of them (run_inputs.h; the
+  // open of each shard would refuse it too, but as that shard's error after the others ran).
+  for (const std::string& path : *expanded) {
+    if (auto s = sg::run_inputs::note_tree(path); !s) return usage_error(s);
+  }
   // An empty slice (more CI jobs than shards) checks nothing and says so: exit 0, verdict
   // "empty-slice" in the reports, so a matrix sized for a larger model does not fail.
   auto policy = load_policy(opt, *expanded);

@@ -3,6 +3,7 @@
 #include "shardgate/io.h"
 
 #include "shardgate/limits.h"
+#include "shardgate/run_inputs.h"
 
 #include <algorithm>
 #include <array>
@@ -47,6 +48,8 @@ Result<uint64_t> open_regular(const std::string& path, FdGuard& guard) {
   SG_CHECK(S_ISREG(st.st_mode), ErrorCode::kIO, "{}: not a regular file ({})", path,
            file_type_phrase(st.st_mode));
   SG_CHECK(st.st_size >= 0, ErrorCode::kIO, "{}: negative file size", path);
+  // Every read is noted, so no output of this run can be written over it (run_inputs.h).
+  SG_TRY(run_inputs::note_file(path, st));
   return static_cast<uint64_t>(st.st_size);
 }
 

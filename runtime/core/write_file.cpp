@@ -4,6 +4,7 @@
 // O_TMPFILE + linkat leaves nothing behind when the process is killed mid-write; the named
 // temporary is the fallback for filesystems without O_TMPFILE, and stale ones are swept.
 #include "shardgate/io.h"
+#include "shardgate/run_inputs.h"
 
 #include <cerrno>
 #include <csignal>
@@ -162,6 +163,8 @@ Status write_named_temporary(const std::string& path, std::string_view contents)
 
 Status write_file_atomic(const std::string& path_in, std::string_view contents) {
   if (path_in == "-") return write_all(STDOUT_FILENO, contents, "standard output");
+  // Never over a file this run read, nor into a shard it read (run_inputs.h).
+  SG_TRY(run_inputs::check_output(path_in));
   std::string path = path_in;
   struct stat st {};
   if (::stat(path.c_str(), &st) == 0) {

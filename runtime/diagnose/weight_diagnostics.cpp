@@ -3,6 +3,7 @@
 // never decoded to a dense copy, unless a baseline is given (then the weight and its
 // reference are decoded one pair at a time).
 #include "shardgate/weight_diagnostics.h"
+#include "shardgate/blob_refs.h"
 
 #include "shardgate/executor.h"
 #include "shardgate/half.h"
@@ -269,6 +270,10 @@ int64_t WeightDiagnosticsResult::flagged() const {
 }
 
 Result<WeightDiagnosticsResult> diagnose_weights(const Shard& shard, const Shard* baseline) {
+  // Every weight reference is checked, not only the compressed ones read below: a truncated
+  // weight.bin is refused here as exec and ane-validator refuse it.
+  SG_TRY(verify_blob_refs(shard));
+  if (baseline != nullptr) SG_TRY(verify_blob_refs(*baseline));
   WeightDiagnosticsResult r;
   r.shard = shard.path();
   SG_ASSIGN_OR_RETURN(r.fingerprint, shard.fingerprint());

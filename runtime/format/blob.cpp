@@ -3,6 +3,7 @@
 // are read-only views into the mapping, so opening a multi-gigabyte shard copies nothing.
 #include "shardgate/blob.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 
@@ -36,7 +37,8 @@ uint64_t BlobInfo::element_count() const {
   return size_bytes / static_cast<uint64_t>(bits / 8);
 }
 
-Result<std::shared_ptr<const BlobFile>> BlobFile::open(const std::string& path) {
+Result<std::shared_ptr<const BlobFile>> BlobFile::open(const std::string& path,
+                                                       std::vector<uint64_t> records) {
   SG_ASSIGN_OR_RETURN(std::shared_ptr<const MappedFile> file, MappedFile::open(path));
   SG_CHECK(file->size() >= kHeaderBytes, ErrorCode::kFormat,
            "{}: file is {} bytes, shorter than the {}-byte blob storage header", path,
@@ -53,6 +55,17 @@ Result<std::shared_ptr<const BlobFile>> BlobFile::open(const std::string& path) 
   auto blob = std::make_shared<BlobFile>();
   blob->file_ = std::move(file);
   blob->count_ = count;
+  // Only offsets that hold a record (aligned, inside the file, with the sentinel): a bad
+  // reference is the program's error, reported where the program uses it, and must not make
+  // a sound blob look like it overlaps something.
+  std::erase_if(records, [&](uint64_t r) {
+    const uint64_t size = blob->file_->size();
+    return r % kBlobAlignment != 0 || r < kHeaderBytes || r > size ||
+           size - r < kMetadataBytes || load_u32(blob->file_->data() + r) != kBlobSentinel;
+  });
+  std::sort(records.begin(), records.end());
+  records.erase(std::unique(records.begin(), records.end()), records.end());
+  blob->records_ = std::move(records);
   return std::shared_ptr<const BlobFile>(std::move(blob));
 }
 
@@ -97,6 +110,26 @@ Result<BlobInfo> BlobFile::info_at(uint64_t metadata_offset) const {
            ErrorCode::kFormat,
            "{}: blob metadata at offset {}: data [{}, +{}) runs past the end of the {}-byte file",
            name, metadata_offset, info.data_offset, info.size_bytes, size);
+
+  // A data range over a metadata record would hand the record's bytes (sentinel, offsets) to
+  // the op as weights: its own record, or another one the program reads.
+  if (info.size_bytes > 0) {
+    const uint64_t data_end = info.data_offset + info.size_bytes;
+    auto overlaps = [&](uint64_t rec) {
+      return rec < data_end && info.data_offset < rec + kMetadataBytes;
+    };
+    SG_CHECK(!overlaps(metadata_offset), ErrorCode::kFormat,
+             "{}: blob metadata at offset {}: data [{}, +{}) overlaps its own metadata record",
+             name, metadata_offset, info.data_offset, info.size_bytes);
+    const uint64_t from = info.data_offset >= kMetadataBytes ? info.data_offset - kMetadataBytes + 1 : 0;
+    for (auto it = std::lower_bound(records_.begin(), records_.end(), from);
+         it != records_.end() && *it < data_end; ++it) {
+      SG_CHECK(!overlaps(*it), ErrorCode::kFormat,
+               "{}: blob metadata at offset {}: data [{}, +{}) overlaps the metadata record at "
+               "offset {}",
+               name, metadata_offset, info.data_offset, info.size_bytes, *it);
+    }
+  }
 
   const int bits = dtype_bits(info.dtype);
   if (bits < 8) {

@@ -80,6 +80,21 @@ Result<PackageLayout> read_package_manifest(const std::string& mlpackage_dir) {
   const auto items_it = root.find("itemInfoEntries");
   SG_CHECK(items_it != root.end() && items_it->is_object(), ErrorCode::kFormat,
            "{}: itemInfoEntries missing or not an object", manifest);
+  // Every item, not only the root model: the weights item names the weights directory, and a
+  // '..' there is the same escape as in the model's path (coremltools resolves each item's
+  // path under Data/ alike).
+  for (const auto& [key, item] : items_it->items()) {
+    if (!item.is_object()) continue;  // the root entry's shape is checked below
+    const auto p = item.find("path");
+    if (p == item.end()) continue;
+    SG_CHECK(p->is_string(), ErrorCode::kFormat,
+             "{}: itemInfoEntries[{}].path should be a string, found {}", manifest, key,
+             json_util::type_phrase(*p));
+    const std::string path = p->get<std::string>();
+    SG_CHECK(path_stays_inside(fs::path(path)), ErrorCode::kFormat,
+             "{}: itemInfoEntries[{}].path '{}' leaves the package (absolute or '..')", manifest,
+             key, path);
+  }
   const auto entry_it = items_it->find(id);
   SG_CHECK(entry_it != items_it->end(), ErrorCode::kFormat,
            "{}: rootModelIdentifier '{}' names no entry of itemInfoEntries", manifest, id);

@@ -3,10 +3,13 @@
 // directory, Package, Blob storage v2). Weight files are mapped lazily, one mapping per file for
 // the shard's lifetime.
 #include "shardgate/blob.h"
+#include "shardgate/blob_refs.h"
 #include "shardgate/shard.h"
 
+#include "shardgate/file_hash.h"
 #include "shardgate/io.h"
 #include "shardgate/readers.h"
+#include "shardgate/run_inputs.h"
 
 #include <algorithm>
 #include <cstring>
@@ -106,6 +109,8 @@ Result<std::shared_ptr<Shard>> open_shard_impl(const std::string& raw_path) {
   SG_CHECK(path_exists(path), ErrorCode::kIO, "{}: no such file or directory", path);
   SG_CHECK(is_directory(path), ErrorCode::kIO,
            "{}: not a directory (a model is an .mlmodelc or .mlpackage directory)", path);
+  // The whole directory is an input of the run: no report may be written into it.
+  SG_TRY(run_inputs::note_tree(path));
 
   // The form is decided by what the directory holds; the extension only sharpens the
   // message when the expected file is missing.
@@ -208,7 +213,7 @@ Result<std::string> Shard::fingerprint() const {
   for (const auto& [rel, abs] : files) {
     SG_TRY(check_inside_shard(abs, path_));
     SG_ASSIGN_OR_RETURN(std::shared_ptr<const MappedFile> file, MappedFile::open(abs));
-    FingerprintFile record{rel, static_cast<uint64_t>(file->size()), sha256_hex(file->bytes())};
+    FingerprintFile record{rel, static_cast<uint64_t>(file->size()), sha256_of_mapping(*file)};
     manifest += fmt::format("{}\n{}\n{}\n", record.path, record.size, record.sha256);
     records.push_back(std::move(record));
   }
@@ -253,7 +258,12 @@ Result<std::shared_ptr<const BlobFile>> Shard::blob_file(const BlobRef& ref) con
   auto it = blob_files_.find(file);
   if (it != blob_files_.end()) return it->second;
   SG_TRY(check_inside_shard(file, path_));
-  SG_ASSIGN_OR_RETURN(std::shared_ptr<const BlobFile> blob, BlobFile::open(file));
+  std::vector<uint64_t> records;  // the metadata records the program reads in this file
+  for (const BlobRef& r : collect_blob_refs(program_)) {
+    auto other = blob_path(r.path);
+    if (other.is_ok() && *other == file) records.push_back(r.offset);
+  }
+  SG_ASSIGN_OR_RETURN(std::shared_ptr<const BlobFile> blob, BlobFile::open(file, std::move(records)));
   blob_files_.emplace(file, blob);
   return blob;
 }

@@ -2,6 +2,7 @@
 #include "shardgate/report_output.h"
 
 #include "shardgate/io.h"
+#include "shardgate/run_inputs.h"
 
 #include <algorithm>
 
@@ -46,6 +47,9 @@ Status write_reports(const std::vector<ReportOutput>& outputs) {
   for (const ReportOutput& o : outputs) order.push_back(&o);
   std::stable_partition(order.begin(), order.end(),
                         [](const ReportOutput* o) { return o->format != "json"; });
+  // All or none: a target that is an input of the run refuses the whole set before any
+  // report is written (run_inputs.h; write_file_atomic checks again).
+  for (const ReportOutput* o : order) SG_TRY(run_inputs::check_output(o->path));
   for (const ReportOutput* o : order) {
     Status s = write_file_atomic(o->path, stamp_run_id(o->contents, o->format, id));
     if (!s.is_ok()) return std::move(s).with_context("writing report " + o->path);

@@ -64,10 +64,26 @@ int64_t WeightReport::flagged() const {
   return n;
 }
 
+int64_t WeightReport::weights() const {
+  int64_t n = 0;
+  for (const WeightDiagnosticsResult& s : shards) n += static_cast<int64_t>(s.weights.size());
+  return n;
+}
+
+// A shard without a compressed weight gives the diagnostics nothing to look at; reporting it
+// "clean" would pass an unquantized build that was meant to be quantized.
+std::string WeightReport::verdict() const {
+  if (flagged() > 0) return "flagged";
+  return weights() == 0 ? "nothing checked" : "clean";
+}
+
+int WeightReport::exit_code() const { return flagged() == 0 && weights() > 0 ? 0 : 1; }
+
 ReportEnvelope weight_report_envelope(const WeightReport& report) {
   ReportEnvelope e = make_report_envelope("weight-diagnostics", kWeightReportVersion, "golden-validator",
                                           report.tool_version, "weights", report.command_line);
-  e.set_gate_verdict(report.flagged() == 0);
+  e.set_gate_verdict(report.exit_code() == 0);
+  if (report.weights() == 0) e.verdict = "no_evidence";
   for (const WeightDiagnosticsResult& s : report.shards) {
     e.provenance.shards.push_back({"candidate", s.shard, s.fingerprint});
     if (!s.baseline.empty()) e.provenance.shards.push_back({"baseline", s.baseline, s.baseline_fingerprint});
@@ -98,6 +114,12 @@ std::string weight_report_json(const WeightReport& report) {
 std::string weight_report_table(const WeightReport& report, bool all) {
   std::string out;
   for (const WeightDiagnosticsResult& s : report.shards) {
+    if (s.weights.empty()) {
+      out += fmt::format("NONE   {}  no compressed weight: nothing to diagnose (an unquantized "
+                         "build?)  (fingerprint {})\n",
+                         s.shard, s.fingerprint.substr(0, 16));
+      continue;
+    }
     out += fmt::format("{}  {}  {} compressed weight(s), {} flagged  (fingerprint {})\n",
                        s.flagged() ? "FLAG " : "CLEAN", s.shard, s.weights.size(), s.flagged(),
                        s.fingerprint.substr(0, 16));
@@ -116,6 +138,12 @@ std::string weight_report_table(const WeightReport& report, bool all) {
                          flag_ids(w));
       for (const WeightFlag& f : w.flags) out += fmt::format("        {}: {}\n", f.id, f.message);
     }
+  }
+  if (report.weights() == 0) {
+    out += fmt::format("weights: {} shard(s), no compressed weight: nothing to diagnose (an "
+                       "unquantized build?) -> {}\n",
+                       report.shards.size(), report.verdict());
+    return out;
   }
   out += fmt::format("weights: {} shard(s), {} weight(s) flagged -> {}\n", report.shards.size(),
                      report.flagged(), report.verdict());

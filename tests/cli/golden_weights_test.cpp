@@ -68,4 +68,53 @@ TEST(GoldenWeightsCli, BadInputIsExitTwoNamingWhatIsWrong) {
 }
 
 }  // namespace
+// A weight.bin cut short is refused as exec and ane-validator refuse it, even though the
+// diagnostics read only compressed weights (this fixture's truncated records are plain ones).
+TEST(GoldenWeightsCli, TruncatedWeightFileIsExitTwoNamingFileAndOffset) {
+  const auto dir = std::filesystem::temp_directory_path() / "sg_weights_truncated";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const auto model = dir / "t1.mlmodelc";
+  std::filesystem::copy(std::string(SG_TEST_DATA_DIR) + "/exec/compiled_style/compiled_style.mlmodelc",
+                        model, std::filesystem::copy_options::recursive);
+  std::filesystem::resize_file(model / "weights/weight.bin", 1000);
+  CliRun r = weights(model.string());
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("format error: " + (model / "weights/weight.bin").string() +
+                          ": blob metadata at offset "),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("of the 1000-byte file"), std::string::npos) << r.output;
+  std::filesystem::remove_all(dir);
+}
+
+// An FP16 shard has no compressed weight: nothing is diagnosed, so nothing passes (README,
+// Exit codes): exit 1, "nothing checked" in the terminal, verdict no_evidence in the JSON.
+TEST(GoldenWeightsCli, ShardWithoutCompressedWeightIsNoEvidenceNotPass) {
+  const auto dir = std::filesystem::temp_directory_path() / "sg_weights_none";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string j = (dir / "w.json").string();
+  CliRun r = weights(kShards + "L0_moe_p0_fp16.mlpackage --json " + j);
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("no compressed weight: nothing to diagnose (an unquantized build?)"),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("-> nothing checked"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("CLEAN"), std::string::npos) << r.output;
+  auto json = read_file(j);
+  auto schema = read_file(std::string(SG_SOURCE_DIR) + "/reports/schema/weight-diagnostics.schema.json");
+  ASSERT_TRUE(json.is_ok() && schema.is_ok());
+  EXPECT_EQ(testing::json_schema_violations(*schema, *json), std::vector<std::string>{});
+  const auto doc = nlohmann::json::parse(*json);
+  EXPECT_EQ(doc["verdict"], "no_evidence");
+  EXPECT_EQ(doc["exit_code"], 1);
+  // With a quantized shard beside it, the run judges that one (and names the other as unchecked).
+  CliRun mixed = weights(kShards + "L0_moe_p0_fp16.mlpackage " + kShards + "L0_moe_p0_lut4.mlpackage");
+  EXPECT_EQ(mixed.code, 0) << mixed.output;
+  EXPECT_NE(mixed.output.find("NONE   " + kShards + "L0_moe_p0_fp16.mlpackage"), std::string::npos)
+      << mixed.output;
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace sg

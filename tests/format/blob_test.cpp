@@ -1,5 +1,7 @@
 // weight.bin reader: every rejection on handcrafted files, and a walk over real files.
 #include "shardgate/blob.h"
+#include "shardgate/blob_refs.h"
+#include "shardgate/shard.h"
 #include "shardgate/half.h"
 
 #include <gtest/gtest.h>
@@ -353,6 +355,84 @@ TEST_F(BlobTest, CorpusPaletteRecordsMatchTheProgramText) {
   }
   auto wrong = (*file)->tensor_at(33152, DType::kF16, {32});
   EXPECT_FALSE(wrong.is_ok());
+}
+
+// A blob's data over metadata records: its own, or one the program references (listed to
+// open). Those bytes (sentinel, offsets) would otherwise be read as weights.
+TEST_F(BlobTest, RejectsDataOverlappingAMetadataRecord) {
+  BlobBuilder b;
+  const uint64_t first = b.add(1, f16_bytes({1, 2, 3, 4}));   // record 64, data 128
+  const uint64_t second = b.add(1, f16_bytes({5, 6, 7, 8}));  // record 192, data 256
+  b.put64(first + 16, second);  // the first blob's data now starts at the second record
+  const std::string path = write(b.bytes());
+  {
+    auto file = BlobFile::open(path, {first, second});
+    ASSERT_TRUE(file.is_ok());
+    auto info = (*file)->info_at(first);
+    ASSERT_FALSE(info.is_ok());
+    EXPECT_EQ(info.status().code(), ErrorCode::kFormat);
+    EXPECT_NE(info.status().message().find(
+                  "weight.bin: blob metadata at offset 64: data [192, +8) overlaps the metadata "
+                  "record at offset 192"),
+              std::string::npos)
+        << info.status().message();
+    EXPECT_TRUE((*file)->info_at(second).is_ok());
+  }
+  // Its own record: data offset pointing back at the record itself.
+  b.put64(first + 16, first);
+  auto own = BlobFile::open(write(b.bytes()), {first});
+  ASSERT_TRUE(own.is_ok());
+  auto info = (*own)->info_at(first);
+  ASSERT_FALSE(info.is_ok());
+  EXPECT_NE(info.status().message().find("data [64, +8) overlaps its own metadata record"),
+            std::string::npos)
+      << info.status().message();
+  // A referenced offset that holds no record (a bad reference: unaligned, or into data) does
+  // not make a sound blob fail; the op that uses it meets its own error there.
+  BlobBuilder sound;
+  const uint64_t only = sound.add(1, f16_bytes({1, 2, 3, 4}));
+  auto bad_refs = BlobFile::open(write(sound.bytes()), {only, only + 1, only + 64});
+  ASSERT_TRUE(bad_refs.is_ok());
+  EXPECT_TRUE((*bad_refs)->info_at(only).is_ok());
+  // Data that ends right where the next record starts is fine (the layout every writer makes).
+  BlobBuilder ok;
+  const uint64_t a = ok.add(1, std::vector<uint8_t>(64, 0));
+  const uint64_t c = ok.add(1, f16_bytes({1}));
+  auto tight = BlobFile::open(write(ok.bytes()), {a, c});
+  ASSERT_TRUE(tight.is_ok());
+  EXPECT_TRUE((*tight)->info_at(a).is_ok());
+  EXPECT_TRUE((*tight)->info_at(c).is_ok());
+}
+
+// The defect as found on the real fixture: in compiled_style.mlmodelc the record at 960 (a
+// [1, 8] fp16 weight) given data offset 1088, the next record, which the program references.
+// Every reader of the shard (exec resolving the weight, the blob-reference check of weights
+// and ane-validator) refuses it naming the file and both offsets.
+TEST_F(BlobTest, RealFixtureWithDataOverTheNextRecordIsRefused) {
+  const fs::path src = fs::path(SG_TEST_DATA_DIR) / "exec/compiled_style/compiled_style.mlmodelc";
+  const fs::path model = dir_ / "b10.mlmodelc";
+  fs::copy(src, model, fs::copy_options::recursive);
+  {
+    auto shard = Shard::open(model.string());
+    ASSERT_TRUE(shard.is_ok()) << shard.status().message();
+    EXPECT_TRUE(verify_blob_refs(**shard).is_ok());  // the fixture as generated is sound
+  }
+  const fs::path bin = model / "weights/weight.bin";
+  std::fstream f(bin, std::ios::in | std::ios::out | std::ios::binary);
+  const uint64_t data_offset = 1088;
+  f.seekp(976);  // the data offset field of the record at 960
+  f.write(reinterpret_cast<const char*>(&data_offset), 8);
+  f.close();
+  auto shard = Shard::open(model.string());
+  ASSERT_TRUE(shard.is_ok()) << shard.status().message();
+  Status s = verify_blob_refs(**shard);
+  ASSERT_FALSE(s.is_ok());
+  EXPECT_EQ(s.code(), ErrorCode::kFormat);
+  EXPECT_NE(s.message().find(bin.string() +
+                             ": blob metadata at offset 960: data [1088, +16) overlaps the "
+                             "metadata record at offset 1088"),
+            std::string::npos)
+      << s.message();
 }
 
 }  // namespace

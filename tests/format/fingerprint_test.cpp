@@ -2,6 +2,7 @@
 // (expected values below were printed by that script, an independent implementation), and
 // sensitive to every weight byte: two builds with the same program and different weights never
 // share a fingerprint, while program_sha256() alone cannot tell them apart.
+#include "shardgate/file_hash.h"
 #include "shardgate/shard.h"
 
 #include <gtest/gtest.h>
@@ -9,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <sys/resource.h>
 #include <unistd.h>
 
 namespace sg {
@@ -70,6 +72,64 @@ TEST(ShardFingerprint, OneWeightByteChangesItWhileTheProgramHashStays) {
   // Cached: a second call gives the same value.
   EXPECT_EQ(*(*b)->fingerprint(), *fb);
   fs::remove_all(dir);
+}
+
+long peak_rss_kib() {
+  struct rusage ru {};
+  ::getrusage(RUSAGE_SELF, &ru);
+  return ru.ru_maxrss;
+}
+
+// Hashing is bounded in memory: a 1 GiB (sparse) weight file adds far less than its size to
+// the peak RSS (before: every hashed page stayed mapped, so the peak grew by the file's size;
+// a 40 GB weight.bin reached 22 GB and was killed). The hash is still the file's: the sha256
+// of 2^30 zero bytes.
+TEST(ShardFingerprint, HashingAHugeWeightFileKeepsMemorySmall) {
+  const fs::path dir = fs::temp_directory_path() / ("sg_fp_huge_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const fs::path model = dir / "m.mlmodelc";
+  fs::copy(std::string(SG_TEST_DATA_DIR) + "/exec/compiled_style/compiled_style.mlmodelc", model,
+           fs::copy_options::recursive);
+  { std::ofstream(model / "weights/huge.bin"); }
+  fs::resize_file(model / "weights/huge.bin", uint64_t{1} << 30);  // sparse: no disk used
+  auto shard = Shard::open(model.string());
+  ASSERT_TRUE(shard.is_ok()) << shard.status().message();
+  const long before = peak_rss_kib();
+  auto files = (*shard)->fingerprint_files();
+  const long after = peak_rss_kib();
+  fs::remove_all(dir);
+  ASSERT_TRUE(files.is_ok()) << files.status().message();
+  bool found = false;
+  for (const auto& f : *files) {
+    if (f.path != "weights/huge.bin") continue;
+    found = true;
+    EXPECT_EQ(f.size, uint64_t{1} << 30);
+    EXPECT_EQ(f.sha256, "49bc20df15e412a64472421e13fe86ff1c5165e18b2afccf160d4dc19fe68a14");
+  }
+  EXPECT_TRUE(found);
+  EXPECT_LT(after - before, 128 * 1024) << "peak RSS grew by " << (after - before) << " KiB";
+}
+
+// Window by window gives the same hash as the whole file at once, at sizes around the window.
+TEST(ShardFingerprint, WindowedHashEqualsTheWholeFileHash) {
+  const fs::path file = fs::temp_directory_path() / ("sg_fp_window_" + std::to_string(::getpid()));
+  for (size_t n : {size_t{0}, size_t{1}, kHashWindowBytes - 1, kHashWindowBytes,
+                   kHashWindowBytes + 123, 2 * kHashWindowBytes + 64}) {
+    std::string bytes(n, '\0');
+    for (size_t i = 0; i < n; ++i) bytes[i] = static_cast<char>((i * 2654435761u) >> 13);
+    std::ofstream(file, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(n));
+    auto mapped = MappedFile::open(file.string());
+    ASSERT_TRUE(mapped.is_ok());
+    EXPECT_EQ(sha256_of_mapping(**mapped),
+              sha256_hex(std::as_bytes(std::span<const char>(bytes.data(), bytes.size()))))
+        << n;
+    // The mapping stays readable after its pages were dropped (faulted in again from the file).
+    if (n > 0) {
+      EXPECT_EQ(static_cast<char>((*mapped)->data()[n - 1]), bytes[n - 1]) << n;
+    }
+  }
+  fs::remove(file);
 }
 
 }  // namespace

@@ -155,6 +155,29 @@ TEST(PackageManifest, PathsEscapingThePackageAreRefused) {
   }
 }
 
+// The weights item is held to the same rule as the model's: a package whose model path is fine
+// but whose weights path climbs out of Data/ is refused, naming the item and the path.
+TEST(PackageManifest, WeightsItemPathEscapingThePackageIsRefused) {
+  for (const char* p : {"../outside/weights", "com.example.Test/../../weights", "/etc"}) {
+    TempDir dir;
+    std::string text = manifest("1.0.0", "AAA", "com.example.Test/model.mlmodel");
+    const std::string good = "\"com.example.Test/weights\"";
+    text.replace(text.find(good), good.size(), std::string("\"") + p + "\"");
+    const fs::path pkg = make_package(dir, text);
+    Result<PackageLayout> l = read_package_manifest(pkg.string());
+    ASSERT_FALSE(l.is_ok()) << p;
+    EXPECT_EQ(l.status().code(), ErrorCode::kFormat) << p;
+    EXPECT_NE(l.status().message().find("itemInfoEntries[BBB].path '" + std::string(p) +
+                                        "' leaves the package"),
+              std::string::npos)
+        << l.status().message();
+  }
+  // The same package with the weights path left alone opens.
+  TempDir dir;
+  const fs::path pkg = make_package(dir, manifest("1.0.0", "AAA", "com.example.Test/model.mlmodel"));
+  EXPECT_TRUE(read_package_manifest(pkg.string()).is_ok());
+}
+
 TEST(PackageManifest, SymlinkOutOfThePackageIsRefused) {
   TempDir dir;
   write(dir.path() / "outside/model.mlmodel", "");

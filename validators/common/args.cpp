@@ -2,6 +2,7 @@
 #include "common/args.h"
 
 #include "shardgate/report_output.h"
+#include "shardgate/run_inputs.h"
 
 #include <CLI/CLI.hpp>
 #include <fnmatch.h>
@@ -121,6 +122,32 @@ void set_version(CLI::App& app, const std::string& tool) {
   app.set_version_flag("--version", tool + " " + kShardgateVersion);
 }
 
+namespace {
+
+// The report files and --out directories the parsed command line asks for, made known
+// before the command runs: reading one of them as an input is then refused before any work
+// is done, and nothing is written over an input of the run (shardgate/run_inputs.h).
+void plan_report_outputs(const CLI::App& app) {
+  run_inputs::enable();
+  std::vector<const CLI::App*> apps{&app};
+  for (const CLI::App* sub : app.get_subcommands()) apps.push_back(sub);
+  for (const CLI::App* a : apps) {
+    for (const ReportFormatInfo& f : kReportFormats) {
+      const CLI::Option* opt = a->get_option_no_throw(std::string(f.option));
+      if (opt == nullptr || opt->count() == 0) continue;
+      for (const std::string& value : opt->results()) {
+        run_inputs::plan_output(std::string(f.option), value);
+      }
+    }
+    // exec and record write their files under --out DIR.
+    if (const CLI::Option* out = a->get_option_no_throw("--out"); out && out->count() > 0) {
+      for (const std::string& value : out->results()) run_inputs::plan_output_dir("--out", value);
+    }
+  }
+}
+
+}  // namespace
+
 std::optional<int> parse_command_line(CLI::App& app, int argc, const char* const* argv) {
   command_line_storage().assign(argv, argv + argc);
   // A report written to standard output must be the only thing there: everything the tool
@@ -160,6 +187,7 @@ std::optional<int> parse_command_line(CLI::App& app, int argc, const char* const
               << "Run with --help for usage.\n";
     return kExitBadInput;
   }
+  plan_report_outputs(app);
   return std::nullopt;
 }
 

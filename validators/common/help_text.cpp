@@ -46,7 +46,7 @@ constexpr std::array kHelp = {
                 "a NaN/Inf was produced (even when later ops washed it out)",
                 "golden-validator exec goldens/sample/shards/L0_attn_fp16.mlpackage --seed 1 --out /tmp/o",
                 "golden-validator exec shard.mlpackage --input x=x.npy --capture attn_out --profile"},
-    CommandHelp{"weights", "no weight was flagged", "a weight was flagged (e.g. an outlier-set scale)",
+    CommandHelp{"weights", "no weight was flagged", "a weight was flagged (e.g. an outlier-set scale), or no shard has a compressed weight (nothing checked)",
                 "golden-validator weights goldens/sample/shards/L0_moe_p0_int8.mlpackage",
                 "golden-validator weights 'shards/*_int8.mlpackage' --baseline-replace _int8=_fp16 --json -"},
     CommandHelp{"culprits", "the search ran (whatever it found: a diagnosis, not a gate)", "(not used)",

@@ -17,6 +17,7 @@
 #include "shardgate/fidelity.h"
 #include "shardgate/npy.h"
 #include "shardgate/probe.h"
+#include "shardgate/run_inputs.h"
 
 #include <CLI/CLI.hpp>
 
@@ -352,6 +353,16 @@ Result<int> exec(const ExecOptions& o) {
   SG_ASSIGN_OR_RETURN(auto carry, carry_pairs(o.sequence, *fn));
   const bool sequence = o.sequence.active();
   SG_CHECK(sequence || carry.empty(), ErrorCode::kUsage, "--carry needs --calls or --chunk");
+  if (!o.out.empty() && !sequence && !o.exec.both_subnormal_views()) {
+    // Before running: the .npy files one call writes must not be files the run read (an
+    // --input tensor in --out, say). write_npy checks every file again as it writes it.
+    for (const std::string& name : fn->block.outputs) {
+      SG_TRY(run_inputs::check_output(o.out + "/" + file_stem(name) + ".npy"));
+    }
+    for (const NamedType& in : fn->inputs) {
+      SG_TRY(run_inputs::check_output(o.out + "/inputs/" + file_stem(in.name) + ".npy"));
+    }
+  }
 
   const bool both = o.exec.both_subnormal_views();
   const std::vector<Precision> precisions =

@@ -61,7 +61,8 @@ Status record(const RecordOptions& o) {
              "{}: chain inputs come from a golden dump, but the chain names none; give --goldens",
              o.chain);
     SG_CHECK(!same_path(source_path, o.out), ErrorCode::kUsage,
-             "--out {}: is the dump the chain reads its inputs from; record into another directory",
+             "--out {}: is an input of this run (the dump the chain reads its inputs from); "
+             "record into another directory",
              o.out);
     SG_ASSIGN_OR_RETURN(source, open_golden_source(source_path));
   }

@@ -1,6 +1,7 @@
 // golden-validator weights: static diagnostics of every compressed weight of the given shards
 // (weight_diagnostics.h), optionally against their FP16 baselines. Executes nothing.
-// Exit codes: 0 no weight flagged, 1 a weight flagged, 2 bad input or usage, 3 internal error.
+// Exit codes: 0 no weight flagged, 1 a weight flagged or no compressed weight at all (nothing
+// was checked, so nothing passed), 2 bad input or usage, 3 internal error.
 #include "common/args.h"
 #include "common/golden_args.h"
 #include "golden/commands.h"
@@ -54,11 +55,15 @@ int run_weights(const WeightsOptions& o) {
   }
   if (o.log.level() >= 0) {
     std::cout << weight_report_table(report, o.all || o.log.level() > 0);
+  } else if (report.weights() == 0) {
+    std::cout << fmt::format("weights: {} shard(s), no compressed weight: nothing to diagnose (an "
+                             "unquantized build?) -> {}\n",
+                             report.shards.size(), report.verdict());
   } else {
     std::cout << fmt::format("weights: {} shard(s), {} weight(s) flagged -> {}\n",
                              report.shards.size(), report.flagged(), report.verdict());
   }
-  return report.flagged() > 0 ? kExitGateFailed : kExitPass;
+  return report.exit_code();
 }
 
 }  // namespace

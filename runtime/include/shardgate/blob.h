@@ -31,8 +31,12 @@ struct BlobInfo {
 
 class BlobFile {
  public:
-  // Maps the file and checks the 64-byte header (size, version 2).
-  static Result<std::shared_ptr<const BlobFile>> open(const std::string& path);
+  // Maps the file and checks the 64-byte header (size, version 2). `records`: the metadata
+  // offsets the program references in this file; info_at refuses a blob whose data overlaps
+  // any of them that holds a record (or its own record), since those bytes would be read as
+  // weights. An offset that holds no record is left to the op that references it.
+  static Result<std::shared_ptr<const BlobFile>> open(const std::string& path,
+                                                      std::vector<uint64_t> records = {});
 
   const std::string& path() const { return file_->path(); }
   uint64_t file_size() const { return file_->size(); }
@@ -53,6 +57,7 @@ class BlobFile {
  private:
   std::shared_ptr<const MappedFile> file_;
   uint32_t count_ = 0;
+  std::vector<uint64_t> records_;  // sorted, unique
 };
 
 }  // namespace sg

@@ -11,7 +11,9 @@
 namespace sg {
 
 // "shardgate/weight-diagnostics@2". 2: the shared envelope (report_envelope.h): verdict "fail"
-// when a weight is flagged (exit 1), else "pass"; shards and baselines under provenance.
+// when a weight is flagged (exit 1), "no_evidence" when no shard has a compressed weight
+// (nothing was diagnosed, so nothing passed: exit 1), else "pass"; shards and baselines under
+// provenance.
 inline constexpr int kWeightReportVersion = 2;
 
 struct WeightReport {
@@ -19,8 +21,11 @@ struct WeightReport {
   std::vector<std::string> command_line;  // argv of the process (empty when built in-process)
   std::vector<WeightDiagnosticsResult> shards;
   int64_t flagged() const;  // weights with at least one flag, over all shards
-  // "flagged" when any weight is flagged, else "clean".
-  std::string verdict() const { return flagged() > 0 ? "flagged" : "clean"; }
+  int64_t weights() const;  // compressed weights diagnosed, over all shards
+  // "flagged" when any weight is flagged, "nothing checked" when no shard has a compressed
+  // weight, else "clean".
+  std::string verdict() const;
+  int exit_code() const;  // 0 clean, 1 flagged or nothing checked
 };
 
 // Two-space indented JSON; non-finite statistics are the strings "nan", "inf", "-inf".

@@ -1,6 +1,7 @@
 #include "golden/shard_prefetch.h"
 
 #include "shardgate/blob.h"
+#include "shardgate/blob_refs.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -56,26 +57,6 @@ void read_ahead(const std::string& root) {
   }
 }
 
-void collect_blobs(const Value& v, std::vector<BlobRef>& out) {
-  if (v.blob) out.push_back(*v.blob);
-  for (const Value& e : v.elements) collect_blobs(e, out);
-  for (const DictEntry& e : v.entries) {
-    collect_blobs(e.first, out);
-    collect_blobs(e.second, out);
-  }
-}
-
-void collect_blobs(const Block& block, std::vector<BlobRef>& out) {
-  for (const Op& op : block.ops) {
-    for (const auto& [name, value] : op.attributes) collect_blobs(value, out);
-    for (const auto& [name, arg] : op.inputs) {
-      for (const Binding& b : arg.bindings) {
-        if (b.literal) collect_blobs(*b.literal, out);
-      }
-    }
-    for (const Block& nested : op.blocks) collect_blobs(nested, out);
-  }
-}
 
 }  // namespace
 
@@ -172,7 +153,7 @@ void ShardPrefetcher::populate(const Shard& shard, const std::string& function) 
   const Function* fn = shard.program().function(function);
   if (fn == nullptr) return;  // the executor names the missing function
   std::vector<BlobRef> refs;
-  collect_blobs(fn->block, refs);
+  collect_blob_refs(fn->block, refs);
   std::set<const BlobFile*> seen;
   std::vector<std::shared_ptr<const BlobFile>> files;
   for (const BlobRef& ref : refs) {

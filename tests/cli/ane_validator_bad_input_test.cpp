@@ -5,6 +5,7 @@
 // the report.
 #include "shardgate/io.h"
 #include "support/cli_run.h"
+#include "support/file_bytes.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -24,17 +25,8 @@ const std::string kCorpus = std::string(SG_TEST_DATA_DIR) + "/corpus/silero-vad/
 
 using CliResult = sg::CliRun;
 
-// The file's bytes; a file that cannot be read fails the test and reads as "".
-std::string slurp(const fs::path& path) {
-  auto bytes = sg::read_file(path.string());
-  EXPECT_TRUE(bytes.is_ok()) << bytes.status().to_string();
-  return bytes.is_ok() ? *bytes : std::string();
-}
-
-void spit(const fs::path& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-}
+using sg::testing::slurp;
+using sg::testing::spit;
 
 // Replaces the first `from` in a file; fails the test when it is not there.
 void replace_in_file(const fs::path& path, const std::string& from, const std::string& to) {

@@ -4,6 +4,8 @@
 // (build the ane-validator target first).
 #include "shardgate/io.h"
 #include "support/cli_run.h"
+#include "support/file_bytes.h"
+#include "support/temp_dir_test.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -23,35 +25,19 @@ using sg::CliRun;
 const std::string kBinary = SG_BINARY_DIR "/validators/ane-validator";
 const std::string kChain = "goldens/sample/chains/chain_lut4.json";  // from SG_SOURCE_DIR
 
-std::string slurp(const fs::path& path) {
-  auto bytes = sg::read_file(path.string());
-  EXPECT_TRUE(bytes.is_ok()) << bytes.status().to_string();
-  return bytes.is_ok() ? *bytes : std::string();
-}
+using sg::testing::slurp;
+using sg::testing::spit;
 
-void spit(const fs::path& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-}
-
-class AneValidatorChain : public ::testing::Test {
+class AneValidatorChain : public sg::testing::TempDirTest {
  protected:
+  AneValidatorChain() : TempDirTest("sg_ane_chain_") {}
   void SetUp() override {
     ASSERT_TRUE(fs::exists(kBinary)) << kBinary << " is missing: build the ane-validator target";
-    dir_ = fs::temp_directory_path() /
-           ("sg_ane_chain_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
+    TempDirTest::SetUp();
   }
   CliRun run_in(const std::string& cwd, const std::string& args) const {
     return sg::run_command("cd '" + cwd + "' && '" + kBinary + "' " + args);
   }
-  fs::path dir_;
 };
 
 // The sample chain has 21 steps over 16 shards (combine steps run none, no shard twice). The

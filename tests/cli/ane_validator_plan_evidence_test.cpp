@@ -4,6 +4,8 @@
 // ane-validator target first).
 #include "shardgate/io.h"
 #include "support/cli_run.h"
+#include "support/file_bytes.h"
+#include "support/temp_dir_test.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -24,40 +26,24 @@ const std::string kCorpus = std::string(SG_TEST_DATA_DIR) + "/corpus/silero-vad/
 const std::string kFp16 = kCorpus + "silero-vad-unified-v6.0.0";  // + .mlmodelc / .mlpackage
 const std::string kPlanV1 = std::string(SG_TEST_DATA_DIR) + "/placement/silero-vad-fp16.plan.json";
 
-std::string slurp(const fs::path& path) {
-  auto bytes = sg::read_file(path.string());
-  EXPECT_TRUE(bytes.is_ok()) << bytes.status().to_string();
-  return bytes.is_ok() ? *bytes : std::string();
-}
-
-void spit(const fs::path& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-}
+using sg::testing::slurp;
+using sg::testing::spit;
 
 std::string sha256_of(const std::string& bytes) {
   return sg::sha256_hex(std::as_bytes(std::span<const char>(bytes.data(), bytes.size())));
 }
 
-class AneValidatorPlanEvidence : public ::testing::Test {
+class AneValidatorPlanEvidence : public sg::testing::TempDirTest {
  protected:
+  AneValidatorPlanEvidence() : TempDirTest("sg_ane_plan_evidence_") {}
   void SetUp() override {
     ASSERT_TRUE(fs::exists(kBinary)) << kBinary << " is missing: build the ane-validator target";
-    dir_ = fs::temp_directory_path() /
-           ("sg_ane_plan_evidence_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
+    TempDirTest::SetUp();
   }
   // Runs from the test's directory, so relative report and dump paths stay there.
   CliRun run(const std::string& args) const {
     return sg::run_command("cd '" + dir_.string() + "' && '" + kBinary + "' " + args);
   }
-  fs::path dir_;
 };
 
 // The audit's case: the dump's sha256 was null in provenance and the Markdown and JUnit reports

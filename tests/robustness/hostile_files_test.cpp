@@ -3,6 +3,7 @@
 // of the shard. Each is exit 2 naming the file. Every command runs under `timeout -s KILL`, so
 // a regression that waits on a FIFO fails the test (exit -1/137) instead of hanging ctest.
 #include "support/cli_run.h"
+#include "support/file_bytes.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -27,10 +28,7 @@ sg::CliRun run(const std::string& args) {
   return sg::run_command("timeout -s KILL 20 " + args);
 }
 
-void spit(const fs::path& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-}
+using sg::testing::spit;
 
 class HostileFiles : public ::testing::Test {
  protected:

@@ -20,6 +20,19 @@ TEST(GoldenCulpritsCli, NamesWhereTheInt8ErrorEntersAndExitsZero) {
   EXPECT_NE(r.output.find("2 source op(s)"), std::string::npos) << r.output;
 }
 
+// The inputs line says what the run was fed: all random without --input, and by name which
+// inputs came from files with it (it used to claim "given .npy inputs" either way).
+TEST(GoldenCulpritsCli, SaysWhichInputsWereRandom) {
+  const std::string shard = "goldens/sample/shards/L0_moe_p0_int8.mlpackage --baseline-replace _int8=_fp16";
+  const CliRun none = culprits(shard);
+  EXPECT_EQ(none.code, 0) << none.output;
+  EXPECT_NE(none.output.find("inputs: seed 0: every input random"), std::string::npos) << none.output;
+  const CliRun given = culprits(shard + " --input hidden=goldens/sample/goldens/embed.npy");
+  EXPECT_EQ(given.code, 0) << given.output;
+  EXPECT_NE(given.output.find("inputs: seed 0: hidden from --input, the others random"), std::string::npos)
+      << given.output;
+}
+
 TEST(GoldenCulpritsCli, UsageErrorsAreExitTwo) {
   CliRun none = culprits("goldens/sample/shards/L0_moe_p0_int8.mlpackage");
   EXPECT_EQ(none.code, 2) << none.output;

@@ -14,6 +14,7 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <iostream>
 #include <memory>
@@ -104,7 +105,13 @@ int run_culprits(const CulpritsOptions& o) {
       if (!seeded) return cli::report_error(seeded.status());
       co.inputs = std::move(seeded->inputs);
       notes.insert(notes.end(), seeded->notes.begin(), seeded->notes.end());
-      report.inputs = fmt::format("seed {}: given .npy inputs, others random {}", o.seed, scale.describe());
+      // Say only what happened: every input random, or which ones came from files.
+      std::vector<std::string> named;
+      for (const auto& [name, t] : *given) named.push_back(name);
+      report.inputs = named.empty()
+                          ? fmt::format("seed {}: every input random {}", o.seed, scale.describe())
+                          : fmt::format("seed {}: {} from --input, the others random {}", o.seed,
+                                        fmt::join(named, ", "), scale.describe());
     }
     auto result = find_culprits(*cand, *base, co);
     if (!result) return cli::report_error(result.status());

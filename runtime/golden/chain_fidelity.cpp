@@ -32,11 +32,22 @@ Result<FidelityRun> run_chain_fidelity(const ChainManifest& chain, const GoldenS
   SG_CHECK(!chain.checkpoints.empty(), ErrorCode::kUsage,
            "{}: the chain has no checkpoints: nothing to compare", chain.path);
   // Every golden must exist before anything runs: a typo should not cost a full chain run.
+  // All missing ones are named at once (a dump of another model misses them all), not one per
+  // attempt.
+  std::vector<std::string> missing;
   for (size_t i = 0; i < chain.checkpoints.size(); ++i) {
     const ChainCheckpoint& cp = chain.checkpoints[i];
-    SG_CHECK(goldens.find(cp.golden) != nullptr, ErrorCode::kUsage,
-             "{}: checkpoints[{}].golden: '{}' is not in the golden dump {}", chain.path, i,
-             cp.golden, goldens.path());
+    if (goldens.find(cp.golden) == nullptr) {
+      missing.push_back(fmt::format("checkpoints[{}].golden: '{}' is not in the golden dump {}", i,
+                                    cp.golden, goldens.path()));
+    }
+  }
+  if (!missing.empty()) {
+    return make_error(ErrorCode::kUsage, "{}: {}{}", chain.path,
+                      missing.size() == 1 ? std::string()
+                                          : fmt::format("{} of {} checkpoints have no golden: ",
+                                                        missing.size(), chain.checkpoints.size()),
+                      fmt::join(missing, "; "));
   }
   for (const ChainCheckpoint& cp : chain.checkpoints) {
     SG_TRY(require_position_axis(goldens, *goldens.find(cp.golden)));

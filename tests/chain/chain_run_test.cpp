@@ -343,6 +343,26 @@ TEST(ChainRun, MissingGoldenIsRefusedBeforeRunning) {
       << run.status().message();
 }
 
+// A dump that lacks several checkpoints' goldens is refused naming every one, not the first.
+TEST(ChainRun, EveryMissingGoldenIsNamedAtOnce) {
+  auto text = read_file(kChainData + "wiring.json");
+  ASSERT_TRUE(text.is_ok());
+  auto chain = parse_chain_manifest(*text, kChainData + "wiring.json");
+  ASSERT_TRUE(chain.is_ok()) << chain.status().to_string();
+  ASSERT_GE(chain->checkpoints.size(), 2u);
+  for (size_t i = 0; i < chain->checkpoints.size(); ++i) chain->checkpoints[i].golden = "nope" + std::to_string(i);
+  auto g = goldens(kChainData + "goldens");
+  ASSERT_TRUE(g);
+  auto run = fidelity(*chain, *g, {ChainMode::kFreeRunning}, Precision::kFp32);
+  ASSERT_FALSE(run.is_ok());
+  const std::string& m = run.status().message();
+  EXPECT_NE(m.find(fmt::format("{0} of {0} checkpoints have no golden", chain->checkpoints.size())),
+            std::string::npos) << m;
+  for (size_t i = 0; i < chain->checkpoints.size(); ++i) {
+    EXPECT_NE(m.find(fmt::format("checkpoints[{0}].golden: 'nope{0}'", i)), std::string::npos) << m;
+  }
+}
+
 }  // namespace
 }  // namespace sg
 

@@ -167,7 +167,9 @@ void fortran_to_c(const std::byte* src, std::byte* dst, const Shape& shape, size
 Result<Tensor> make_tensor(std::span<const std::byte> bytes, const std::string& name,
                            std::shared_ptr<const void> keepalive) {
   SG_ASSIGN_OR_RETURN(Header h, parse_header(bytes, name));
-  SG_ASSIGN_OR_RETURN(int64_t n, checked_numel(h.shape));
+  Result<int64_t> numel = checked_numel(h.shape);  // its message names no file: add it
+  if (!numel) return std::move(numel).take_status().with_context(name);
+  const int64_t n = *numel;
   const size_t need = static_cast<size_t>(n) * h.descr.item_size;
   SG_CHECK(need / h.descr.item_size == static_cast<size_t>(n) &&
                bytes.size() - h.data_offset >= need,

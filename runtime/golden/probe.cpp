@@ -563,8 +563,14 @@ Result<SeededInputs> make_seeded_inputs(const Shard& shard, std::string_view fun
     }
     std::mt19937_64 rng(seed * 0x9E3779B97F4A7C15ULL ^ name_hash(in.name));
     const DType dt = in.type.dtype;
+    // The memory budget may refuse a drawn input: its message then names the input.
+    const auto drawn = [&](DType type) -> Result<Tensor> {
+      Result<Tensor> t = Tensor::zeros(type, shape);
+      if (!t) return std::move(t).take_status().with_context(where + " (seeded)");
+      return t;
+    };
     if (dtype_is_float(dt)) {
-      SG_ASSIGN_OR_RETURN(Tensor t, Tensor::zeros(DType::kF32, shape));
+      SG_ASSIGN_OR_RETURN(Tensor t, drawn(DType::kF32));
       const size_t n = static_cast<size_t>(t.numel());
       float* p = t.mutable_data<float>();
       fill_normal(rng, p, n);
@@ -577,10 +583,12 @@ Result<SeededInputs> make_seeded_inputs(const Shard& shard, std::string_view fun
       if (dt == DType::kF32) {
         out.inputs[in.name] = std::move(t);
       } else {
-        SG_ASSIGN_OR_RETURN(out.inputs[in.name], cast_tensor(t, dt));
+        Result<Tensor> cast = cast_tensor(t, dt);
+        if (!cast) return std::move(cast).take_status().with_context(where + " (seeded)");
+        out.inputs[in.name] = std::move(cast).value();
       }
     } else if (dtype_is_integer(dt) || dt == DType::kBool) {
-      SG_ASSIGN_OR_RETURN(Tensor t, Tensor::zeros(DType::kI64, shape));
+      SG_ASSIGN_OR_RETURN(Tensor t, drawn(DType::kI64));
       const std::optional<int64_t> rows = dt == DType::kBool ? std::optional<int64_t>(2)
                                                              : index_range(*fn, in.name);
       if (rows) {
@@ -592,8 +600,9 @@ Result<SeededInputs> make_seeded_inputs(const Shard& shard, std::string_view fun
             "{}: int input '{}' set to 0: no valid range known (give it with --input {}=FILE.npy)",
             shard.path(), in.name, in.name));
       }
-      SG_ASSIGN_OR_RETURN(Tensor cast, cast_tensor(t, dt));
-      out.inputs[in.name] = std::move(cast);
+      Result<Tensor> cast = cast_tensor(t, dt);
+      if (!cast) return std::move(cast).take_status().with_context(where + " (seeded)");
+      out.inputs[in.name] = std::move(cast).value();
     } else {
       return make_error(ErrorCode::kUnsupported, "{}: {} inputs cannot be drawn; give it with --input",
                         where, in.type.to_string());

@@ -196,6 +196,16 @@ TEST_F(ProbeExecCli, ExecRefusesAnInputOutsideTheDeclaredRangeDims) {
   EXPECT_EQ(golden("exec " + shard + " --input x=" SG_TEST_DATA_DIR "/exec/compiled_style/long_x.npy").code, 0);
 }
 
+// A seeded input the memory budget refuses is named in the message (it said only "memory
+// budget: tensor [1, 8, 64] ..."), whether the draw itself or its cast to fp16 is refused.
+TEST_F(ProbeExecCli, ASeededInputOverTheBudgetIsNamed) {
+  const std::string shard = kSample + "shards/L0_attn_fp16.mlpackage";
+  const CliRun r = golden("exec " + shard + " --seed 1 --max-memory 8K");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("function 'main' input 'hidden' (seeded): memory budget"), std::string::npos)
+      << r.output;
+}
+
 // The KV-cache fixture (two calls of 4 tokens carry k_cache/v_cache) against the numpy oracle
 // of each call (cases.json: expected_hidden_out_call{0,1}, fp32 math on the same weights).
 void expect_kv_calls(const std::string& out_dir) {

@@ -117,6 +117,13 @@ TEST_F(ShapeLimits, NpyHeader) {
   // 32 dimensions of 1 and no element missing: a valid file.
   spit(f, npy_header(ones(32, ",")) + std::string(4, '\0'));
   EXPECT_TRUE(read_npy(f.string()).is_ok()) << read_npy(f.string()).status().to_string();
+  // Every dimension within its limit, their product not: the message still names the file.
+  spit(f, npy_header("1, 68719476736, 8"));
+  const auto big = read_npy(f.string());
+  ASSERT_FALSE(big.is_ok());
+  EXPECT_EQ(big.status().code(), ErrorCode::kShape);
+  msg = big.status().message();
+  EXPECT_NE(msg.find(f.string() + ": shape [1, 68719476736, 8] is too large"), std::string::npos) << msg;
 }
 
 TEST_F(ShapeLimits, SafetensorsHeader) {

@@ -2,6 +2,7 @@
 // input-stability check, and the seeded inputs themselves (probe.h says how they are drawn and
 // why).
 #include "shardgate/probe.h"
+#include "shardgate/declared_ranges.h"
 
 #include "shardgate/ops.h"
 
@@ -466,23 +467,9 @@ std::optional<std::pair<Shape, std::string>> default_input_shape(const Shard& sh
     }
     return in.type.accepts(s);
   };
-  for (const auto& [key, info] : fn.attributes) {
-    if (key != "FlexibleShapeInformation") continue;
-    for (const Value& entry : info.elements) {
-      if (entry.elements.size() != 2 || !entry.elements[0].tensor.defined() ||
-          entry.elements[0].tensor.dtype() != DType::kString || entry.elements[0].tensor.numel() != 1 ||
-          entry.elements[0].tensor.strings()[0] != "DefaultShapes") {
-        continue;
-      }
-      for (const auto& [k, v] : entry.elements[1].entries) {
-        if (!k.tensor.defined() || k.tensor.dtype() != DType::kString || k.tensor.numel() != 1 ||
-            k.tensor.strings()[0] != in.name || !v.tensor.defined()) {
-          continue;
-        }
-        auto dims = to_int64_vector(v.tensor);
-        if (dims.is_ok() && fits(*dims)) return std::make_pair(Shape(*dims), std::string("FlexibleShapeInformation DefaultShapes"));
-      }
-    }
+  if (const Value* v = flexible_shape_entry(fn, "DefaultShapes", in.name); v != nullptr && v->tensor.defined()) {
+    auto dims = to_int64_vector(v->tensor);
+    if (dims.is_ok() && fits(*dims)) return std::make_pair(Shape(*dims), std::string("FlexibleShapeInformation DefaultShapes"));
   }
   for (const FeatureInfo& f : shard.info().inputs) {
     if (f.name != in.name || (!f.function.empty() && f.function != fn.name)) continue;

@@ -140,7 +140,8 @@ std::string golden_report_json(const GoldenReport& report) {
   root["views_finding"] = report.views_finding.empty() ? OJson(nullptr) : OJson(report.views_finding);
   if (run.slice) root["slice"] = slice_json(*run.slice);
   root["options"] = {{"topk", run.options.topk}, {"strict", report.strict}};
-  root["policy"] = {{"definition", OJson::parse(gate_policy_json(report.policy))}};
+  root["policy"] = {{"definition", OJson::parse(gate_policy_json(report.policy))},
+                    {"adjusted_on_command_line", report.policy.adjusted_on_command_line}};
   OJson checks = OJson::array();
   for (size_t i = 0; i < run.checks.size(); ++i) {
     checks.push_back(check_json(run.checks[i], report.evaluation.checks[i]));
@@ -385,6 +386,15 @@ Result<GoldenReport> golden_report_from_json(const Json& root, const std::string
            ErrorCode::kFormat, "{}: policy: expected an object with a 'definition'", path);
   SG_ASSIGN_OR_RETURN(report.policy,
                       parse_gate_policy((*policy)["definition"].dump(), path + ": policy.definition"));
+  if (auto adj = policy->find("adjusted_on_command_line"); adj != policy->end()) {
+    SG_CHECK(adj->is_boolean(), ErrorCode::kFormat,
+             "{}: policy.adjusted_on_command_line: expected true or false", path);
+    report.policy.adjusted_on_command_line = adj->get<bool>();
+  } else {
+    // Reports written before the flag existed marked the description instead.
+    report.policy.adjusted_on_command_line =
+        report.policy.description.find(kAdjustedOnCommandLine) != std::string::npos;
+  }
   if (envelope.provenance.gate) {
     report.policy.source = envelope.provenance.gate->path;
     report.policy.sha256 = envelope.provenance.gate->sha256;

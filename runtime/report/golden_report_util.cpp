@@ -91,9 +91,8 @@ double cosine_threshold(const GoldenReport& report, size_t check) {
 
 
 std::string policy_note(const GatePolicy& policy) {
-  return policy.description.find(kAdjustedOnCommandLine) == std::string::npos
-             ? std::string()
-             : std::string(" (") + kAdjustedOnCommandLine + ")";
+  return policy.adjusted_on_command_line ? std::string(" (") + kAdjustedOnCommandLine + ")"
+                                         : std::string();
 }
 
 std::string policy_text(const GatePolicy& policy) { return policy.source + policy_note(policy); }

@@ -249,6 +249,13 @@ TEST_F(GoldenCli, RegateRecomputesVerdictsFromTheSavedReport) {
       << loose.output;
   EXPECT_NE(loose.output.find("(adjusted on the command line)"), std::string::npos) << loose.output;
   EXPECT_EQ(loose.output.find("golden-validator compare:"), std::string::npos) << loose.output;
+  // The adjustment is a flag of the saved policy, not text written into the gate file's
+  // description, and a regate of that saved report (no options now) still says so.
+  EXPECT_EQ(j["policy"]["adjusted_on_command_line"], true);
+  EXPECT_EQ(j["policy"]["definition"]["description"].get<std::string>().find("adjusted"), std::string::npos);
+  const CliRun again = golden("regate --no-color " + out("r2.json"));
+  EXPECT_EQ(again.code, 0) << again.output;
+  EXPECT_NE(again.output.find("(adjusted on the command line)"), std::string::npos) << again.output;
   // And back to the policy file: fails again.
   EXPECT_EQ(golden("regate -q " + out("r2.json") + " --gate " SG_SOURCE_DIR "/gates/fidelity.json").code, 1);
   // A policy asking for another top-k than the report measured cannot be applied.

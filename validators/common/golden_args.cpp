@@ -121,9 +121,7 @@ Status ThresholdArgs::apply(GatePolicy& policy) const {
     policy.defaults.percentile = p;
     policy.defaults.percentile_reason = "command line: --percentile " + percentile;
   }
-  if (any() && policy.description.find(kAdjustedOnCommandLine) == std::string::npos) {
-    policy.description += (policy.description.empty() ? "" : "; ") + std::string(kAdjustedOnCommandLine);
-  }
+  if (any()) policy.adjusted_on_command_line = true;
   return Status::ok();
 }
 

@@ -58,8 +58,7 @@ struct GateOverride {
   std::string origin;  // "overrides[2]" or "command line"
 };
 
-// Appended to GatePolicy::description when threshold options change a policy, so every report
-// (and a regate of a saved one, which keeps the description) can say so beside the source.
+// What every report says beside the policy's source when threshold options changed it.
 inline constexpr const char* kAdjustedOnCommandLine = "adjusted on the command line";
 
 struct GatePolicy {
@@ -69,6 +68,10 @@ struct GatePolicy {
   ThresholdSet defaults;
   std::vector<GateOverride> overrides;
   std::optional<int64_t> topk;      // k for top-k overlap, when the policy wants a specific k
+  // Threshold options changed the thresholds read from `source`. A flag, not text in the
+  // description: saved reports carry it (policy.adjusted_on_command_line), so a regate of one
+  // still says so.
+  bool adjusted_on_command_line = false;
 };
 
 // A bound outside its metric's range would pass or fail everything silently, so both the policy

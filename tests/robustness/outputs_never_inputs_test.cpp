@@ -149,6 +149,28 @@ TEST_F(OutputsNeverInputs, ExecOutputOverAnInputTensor) {
   EXPECT_TRUE(fs::exists(p("out/y.npy")));
 }
 
+// The same before any call runs in the other layouts of --out: call_NNN/ per call of a
+// sequence (--chunk, --calls) and subnormals_keep/ + subnormals_flush/ for --subnormals both.
+TEST_F(OutputsNeverInputs, ExecOutputOverAnInputTensorInEveryLayoutBeforeAnyCallRuns) {
+  const auto refused_before_running = [&](const std::string& args, const std::string& input) {
+    expect_refused(kGolden, args, p(input), input);
+    const sg::CliRun r = sg::run_command("cd " + dir_.string() + " && " + kGolden + " " + args);
+    EXPECT_EQ(r.output.find("golden-validator exec:"), std::string::npos)
+        << "a call ran before the refusal: " << args << "\n" << r.output;
+  };
+  // The 64-token input cut into 16 calls of 4 tokens: call 1 writes ch/call_001/y.npy.
+  fs::create_directories(p("ch/call_001"));
+  fs::copy(p("cs/long_x.npy"), p("ch/call_001/y.npy"));
+  refused_before_running("exec cs/compiled_style.mlmodelc --input x=ch/call_001/y.npy --chunk x:1:4 --out ch",
+                         "ch/call_001/y.npy");
+  // Both subnormal views: the flushed view writes sb/subnormals_flush/inputs/x.npy.
+  fs::create_directories(p("sb/subnormals_flush/inputs"));
+  fs::copy(p("cs/default_shape_x.npy"), p("sb/subnormals_flush/inputs/x.npy"));
+  refused_before_running("exec cs/compiled_style.mlmodelc --input x=sb/subnormals_flush/inputs/x.npy "
+                         "--subnormals both --out sb",
+                         "sb/subnormals_flush/inputs/x.npy");
+}
+
 // record's --out: the dump the chain reads (the check that was there first, now one case of
 // the rule) and a directory inside one of the chain's shards.
 TEST_F(OutputsNeverInputs, RecordIntoTheSourceDumpOrAShard) {

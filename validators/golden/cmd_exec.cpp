@@ -343,6 +343,40 @@ void print_subnormal_difference(const std::vector<std::map<std::string, Tensor>>
   }
 }
 
+// Before running: no .npy file the run will write may be a file it read (an --input tensor
+// in --out, say), in any layout: one call, call_NNN/ per call of a sequence, subnormals_keep/
+// and subnormals_flush/ for --subnormals both. write_npy checks every file again as it writes
+// it (values captured inside nested blocks by --capture-all are known only then).
+Status check_planned_files(const ExecOptions& o, const Function& fn, size_t calls) {
+  std::vector<std::string> files;
+  for (const std::string& name : fn.block.outputs) files.push_back(file_stem(name) + ".npy");
+  for (const std::string& name : o.capture) files.push_back(file_stem(name) + ".npy");
+  if (o.capture_all) {
+    for (const Op& op : fn.block.ops) {
+      for (const NamedType& out : op.outputs) files.push_back(file_stem(out.name) + ".npy");
+    }
+  }
+  for (const NamedType& in : fn.inputs) {
+    files.push_back((in.type.kind == ValueType::Kind::kState ? "states/" : "inputs/") +
+                    file_stem(in.name) + ".npy");
+  }
+  std::vector<std::string> roots;
+  if (o.exec.both_subnormal_views()) {
+    for (Precision p : {Precision::kFp16, Precision::kFp16Ftz}) {
+      roots.push_back(o.out + "/subnormals_" + subnormal_label(p).second);
+    }
+  } else {
+    roots.push_back(o.out);
+  }
+  for (const std::string& root : roots) {
+    for (size_t k = 0; k < calls; ++k) {
+      const std::string dir = o.sequence.active() ? fmt::format("{}/call_{:03}", root, k) : root;
+      for (const std::string& f : files) SG_TRY(run_inputs::check_output(dir + "/" + f));
+    }
+  }
+  return Status::ok();
+}
+
 Result<int> exec(const ExecOptions& o) {
   SG_TRY(o.exec.validate());
   SG_ASSIGN_OR_RETURN(std::shared_ptr<Shard> shard, Shard::open(o.shard));
@@ -353,16 +387,7 @@ Result<int> exec(const ExecOptions& o) {
   SG_ASSIGN_OR_RETURN(auto carry, carry_pairs(o.sequence, *fn));
   const bool sequence = o.sequence.active();
   SG_CHECK(sequence || carry.empty(), ErrorCode::kUsage, "--carry needs --calls or --chunk");
-  if (!o.out.empty() && !sequence && !o.exec.both_subnormal_views()) {
-    // Before running: the .npy files one call writes must not be files the run read (an
-    // --input tensor in --out, say). write_npy checks every file again as it writes it.
-    for (const std::string& name : fn->block.outputs) {
-      SG_TRY(run_inputs::check_output(o.out + "/" + file_stem(name) + ".npy"));
-    }
-    for (const NamedType& in : fn->inputs) {
-      SG_TRY(run_inputs::check_output(o.out + "/inputs/" + file_stem(in.name) + ".npy"));
-    }
-  }
+  if (!o.out.empty()) SG_TRY(check_planned_files(o, *fn, calls.size()));
 
   const bool both = o.exec.both_subnormal_views();
   const std::vector<Precision> precisions =

@@ -102,6 +102,8 @@ Result<std::map<std::string, Tensor>> check_given_inputs(const std::map<std::str
     SG_CHECK(!in->type.is_tensor() || in->type.accepts(g.tensor.shape()), ErrorCode::kShape,
              "--input {}={}: {} function '{}' input '{}' is {}, the file holds shape {}", name,
              g.file, shard_path, fn.name, name, in->type.to_string(), shape_str(g.tensor.shape()));
+    // The executor checks this again for every caller; here it is checked before any call of
+    // a sequence runs, and the message can name the file the shape came from.
     if (Status r = check_declared_ranges(fn, name, g.tensor.shape()); !r.is_ok()) {
       return r.with_context(fmt::format("--input {}={}: {}", name, g.file, shard_path));
     }

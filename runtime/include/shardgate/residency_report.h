@@ -24,9 +24,11 @@ inline constexpr int kResidencyReportVersion = 3;
 struct ResidencyReport {
   std::string tool = "ane-validator";
   std::string tool_version;
-  std::string command = "check";         // "check" (the gate) or "merge"
+  // "check". A merge of slices is the report one job would have written, so it keeps "check";
+  // its command_line (golden-validator merge SLICE.json...) names the slice reports.
+  std::string command = "check";
   std::vector<std::string> command_line;  // argv; empty when built in-process
-  // Chain manifests given as shards (role "chain"); merge: the slice reports read.
+  // Chain manifests given as shards (role "chain"); plan dumps are listed per shard.
   std::vector<ReportInput> inputs;
   std::string gate_file;         // the policy applied ("" = built-in default)
   std::string gate_file_sha256;  // sha256 of the gate file's bytes ("" for the built-in default)

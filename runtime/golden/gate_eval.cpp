@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 
+#include "shardgate/dtype.h"
 #include "shardgate/metrics.h"
 
 namespace sg {
@@ -284,6 +285,27 @@ CheckVerdict evaluate_check(const CheckResult& check, const ResolvedThresholds& 
   return cv;
 }
 
+// Integer and bool tensors (token ids, argmax indices, masks) hold labels, not magnitudes:
+// token 1800 in place of 1700 is another token however close the numbers are, yet its norm
+// ratio (1.06) passed the default gate. So they must match exactly, a fixed rule no policy
+// loosens: max_abs <= 0 on every row. Reports saved without dtypes keep their old verdicts.
+bool holds_labels(const CheckResult& check) {
+  for (const std::string* name : {&check.reference_dtype, &check.candidate_dtype}) {
+    const std::optional<DType> t = dtype_from_name(*name);
+    if (t && (dtype_is_integer(*t) || *t == DType::kBool)) return true;
+  }
+  return false;
+}
+
+void require_exact_match(ResolvedThresholds& th, const CheckResult& check) {
+  Threshold t;
+  t.bound = 0.0;
+  t.origin = "fixed rule";
+  t.reason = fmt::format("{} tensors hold ids or flags, which must match exactly",
+                         check.reference_dtype);
+  th.metrics[static_cast<size_t>(Metric::kMaxAbs)] = t;
+}
+
 // A NAME:VALUE threshold typed on the command line names this run's checkpoints (a gate file
 // may cover many shards and match nothing here): one that matches no check is a typo, and
 // passing without it would hide that the threshold the user asked for was never applied. A
@@ -326,6 +348,7 @@ Result<GateEvaluation> evaluate_gate(const FidelityRun& run, const GatePolicy& p
   GateSummary& s = ev.summary;
   for (const CheckResult& check : run.checks) {
     ResolvedThresholds th = resolve_thresholds(policy, check.identity);
+    if (holds_labels(check)) require_exact_match(th, check);
     if (!check.excluded.empty()) {
       // Measured and reported like any check, judged by nothing: no threshold applies.
       ResolvedThresholds none;

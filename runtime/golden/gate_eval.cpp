@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 
 #include "shardgate/dtype.h"
@@ -64,11 +65,24 @@ std::string fmt_value(double v) {
   return fmt::format("{:.6g}", v);
 }
 
+// A threshold exactly as given (the shortest text that reads back as the same double): a
+// rounded threshold could meet the rounded value it is printed beside.
+std::string bound_text(double v) {
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  return fmt::format("{}", v);
+}
+
 std::string threshold_text(Metric m, const Threshold& t) {
   if (m == Metric::kNormRatio) {
-    return fmt::format("within [{}, {}]", fmt_value(t.bound.value_or(0)), fmt_value(t.upper.value_or(kInf)));
+    return fmt::format("within [{}, {}]", bound_text(t.bound.value_or(0)), bound_text(t.upper.value_or(kInf)));
   }
-  return fmt::format("{} {}", is_lower_bounded(m) ? ">=" : "<=", fmt_value(t.bound.value_or(0)));
+  return fmt::format("{} {}", is_lower_bounded(m) ? ">=" : "<=", bound_text(t.bound.value_or(0)));
+}
+
+// A gated statistic in a verdict message: six significant digits, more near the threshold.
+std::string stat_value(const MetricVerdict& mv, std::optional<double> v) {
+  if (!v) return "nan";
+  return gated_value_text(mv.metric, *v, mv.threshold, 6, false);
 }
 
 // "min 0.957965 at position 6", "p10 0.9612 (worst 0.957965 at position 6)", "rate 0.5": the
@@ -78,14 +92,14 @@ std::string statistic_text(const MetricVerdict& mv, std::optional<double> worst_
                            const std::string& place) {
   const std::string value =
       mv.metric == Metric::kNormRatio
-          ? fmt::format("[{}, {}]", fmt_value(mv.value.value_or(NAN)), fmt_value(mv.value_upper.value_or(NAN)))
-          : fmt_value(mv.value.value_or(NAN));
+          ? fmt::format("[{}, {}]", stat_value(mv, mv.value), stat_value(mv, mv.value_upper))
+          : stat_value(mv, mv.value);
   std::string out = mv.statistic + " " + value;
   if (mv.metric == Metric::kTop1 || place.empty()) return out;
   const bool extreme = mv.statistic == "min" || mv.statistic == "max";
   if (extreme) return out + fmt::format(" at {}", place);
   if (worst_value) {
-    return out + fmt::format(" (worst {} at {})", fmt_value(*worst_value), place);
+    return out + fmt::format(" (worst {} at {})", stat_value(mv, worst_value), place);
   }
   return out + fmt::format(" (worst at {})", place);
 }
@@ -328,6 +342,24 @@ Status check_command_line_overrides(const FidelityRun& run, const GatePolicy& po
 }
 
 }  // namespace
+
+std::string gated_value_text(Metric m, double v, const std::optional<Threshold>& t, int digits,
+                             bool fixed) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  auto text = [&](int d) {
+    return fixed ? fmt::format("{:.{}f}", v, d) : fmt::format("{:.{}g}", v, d);
+  };
+  const bool gated = t && (t->bound || t->upper);
+  std::string s = text(digits);
+  if (!gated) return s;
+  const bool fails = violates(m, v, *t);
+  for (int d = digits; d <= 17; ++d) {
+    s = text(d);
+    if (violates(m, std::strtod(s.c_str(), nullptr), *t) == fails) return s;
+  }
+  return fmt::format("{}", v);  // the shortest text that reads back as v itself
+}
 
 std::string row_place(const RowResult& row) {
   if (row.seed) {

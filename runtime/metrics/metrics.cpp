@@ -177,6 +177,18 @@ RowMetricValues compute_row_metrics(std::span<const double> cand, std::span<cons
     m.top1 = agree / static_cast<double>(count);
     m.topk_overlap = overlap;
     m.kl = kl;
+    // Several logits vectors in one row (no position axis, or a batch in front of it): the
+    // cosine of their concatenation is dominated by the healthy ones (one token at 0.43 among
+    // 64 read 0.987 and passed), so the row takes its worst vector's cosine, as top-k overlap
+    // takes its minimum. Vectors zero on both sides say nothing and are skipped.
+    if (count > 1 && v > 1) {
+      double worst = kInf;
+      for (size_t b = 0; b < count; ++b) {
+        const double cb = cosine_similarity(cand.subspan(b * v, v), ref.subspan(b * v, v));
+        if (!std::isnan(cb)) worst = std::min(worst, cb);
+      }
+      if (worst != kInf) m.cosine = worst;
+    }
   }
   return m;
 }

@@ -152,6 +152,36 @@ TEST(Compare, IntegerTensorsMustMatchExactly) {
   EXPECT_EQ(fev->summary.verdict, Verdict::kPass) << fev->summary.message;
 }
 
+// Logits without a position axis ([41, 2], null in the manifest) form one row of 41 vectors.
+// 40 equal their reference [1, 2]; one reads [2, -1], orthogonal to it. The cosine of the
+// concatenation is 40·5 / (41·5) = 0.97561 and passed the 0.97 gate with a wrong token; the row
+// now takes its worst vector's cosine, 0, as top-k overlap already took its minimum.
+TEST(Compare, LogitsRowsOfSeveralVectorsGateTheirWorstVector) {
+  std::vector<float> ref, cand;
+  for (int i = 0; i < 41; ++i) {
+    ref.insert(ref.end(), {1.0f, 2.0f});
+    if (i == 17) {
+      cand.insert(cand.end(), {2.0f, -1.0f});
+    } else {
+      cand.insert(cand.end(), {1.0f, 2.0f});
+    }
+  }
+  auto c = compare_tensors(ident("logits", "logits", std::nullopt), f32({41, 2}, cand),
+                           f32({41, 2}, ref), std::nullopt, {});
+  ASSERT_TRUE(c.is_ok()) << c.status().to_string();
+  ASSERT_EQ(c->rows.size(), 1u);
+  EXPECT_NEAR(*c->rows[0].value(Metric::kCosine), 0.0, 1e-15);
+  EXPECT_DOUBLE_EQ(*c->rows[0].value(Metric::kTop1), 40.0 / 41.0);
+  auto ev = gate(*c);
+  ASSERT_TRUE(ev.is_ok());
+  EXPECT_EQ(ev->summary.verdict, Verdict::kFail) << ev->summary.message;
+  // Hidden states keep the cosine of the whole row (40/41 here): only logits split by vector.
+  auto h = compare_tensors(ident("hidden.0"), f32({41, 2}, cand), f32({41, 2}, ref),
+                           std::nullopt, {});
+  ASSERT_TRUE(h.is_ok());
+  EXPECT_NEAR(*h->rows[0].value(Metric::kCosine), 200.0 / 205.0, 1e-15);
+}
+
 TEST(Compare, NanFailsNamingTensorIndexAndPosition) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   const Tensor ref = f32({1, 3, 2}, {1, 2, 3, 4, 5, 6});

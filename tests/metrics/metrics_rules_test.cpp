@@ -88,6 +88,9 @@ TEST(MetricRules, BatchedLogitsRowsSplitIntoVectors) {
   ASSERT_TRUE(m.top1.has_value());
   EXPECT_DOUBLE_EQ(*m.top1, 0.5);
   EXPECT_DOUBLE_EQ(*m.topk_overlap, 0.0);  // the minimum over the vectors
+  // Cosine too: vector 0 equal (1), vector 1 (9,1,0)·(0,1,9) / 82 = 1/82; the concatenation's
+  // 83/164 = 0.506 would hide the second vector.
+  EXPECT_DOUBLE_EQ(m.cosine, 1.0 / 82.0);
 }
 
 TEST(MetricRules, PercentileEdges) {

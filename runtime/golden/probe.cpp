@@ -407,13 +407,22 @@ Result<ProbeResult> compare_seed_runs(const SeedRuns& baseline, const SeedRuns& 
         excluded_checks, excluded_checks == 1 ? "" : "s",
         excluded_checks == 1 ? "it depends" : "they depend"));
   }
-  const std::string source =
+  std::string source =
       options.base_inputs.empty()
           ? fmt::format("random inputs: float N(0,1) with every last-axis vector scaled to {}",
                         options.input_scale.describe())
           : fmt::format("inputs from {}: seed {} as recorded, later seeds plus a seeded "
                         "perturbation of {:g} x its RMS",
                         options.base_inputs_origin, options.first_seed, options.perturbation);
+  if (!options.given_inputs.empty()) {
+    // Given inputs are the same for every seed; the note said "random inputs" for them.
+    std::vector<std::string> names;
+    for (const auto& [name, t] : options.given_inputs) names.push_back("'" + name + "'");
+    const bool all_given = !inputs.empty() && inputs.front().size() == options.given_inputs.size();
+    source = fmt::format("input{} {} given with --input, the same for every seed{}",
+                         names.size() == 1 ? "" : "s", fmt::join(names, ", "),
+                         all_given ? std::string() : "; the others: " + source);
+  }
   result.notes.push_back(fmt::format("{}: rows are seeds {}..{}, per position for [batch, "
                                      "position, ...] outputs ({})",
                                      shard_id, options.first_seed,

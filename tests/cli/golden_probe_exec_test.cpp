@@ -175,6 +175,21 @@ TEST_F(ProbeExecCli, ProbeRowsFollowTheGivenPositionAxis) {
   EXPECT_EQ(golden(cmd + " --output-position-axis y=3").code, 2);  // outside rank 3
 }
 
+// With every input given (--input), the notes said "random inputs: float N(0,1) ..." for them;
+// now they name the given inputs and that every seed reads the same.
+TEST_F(ProbeExecCli, ProbeNotesNameGivenInputsNotRandomOnes) {
+  const std::string num = SG_TEST_DATA_DIR "/exec/numerics/";
+  const CliRun r = golden("probe " + num + "overflow_recovers.mlpackage --baseline " + num +
+                          "overflow_recovers.mlpackage --input x=" + num +
+                          "x.npy --seeds 2 --stability-rms 0 -q" + kGate + " --json " + out("g.json"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  const std::string notes = report("g.json")["notes"].dump();
+  EXPECT_NE(notes.find("rows are seeds 0..1, per position for [batch, position, ...] outputs "
+                       "(input 'x' given with --input, the same for every seed)"),
+            std::string::npos) << notes;
+  EXPECT_EQ(notes.find("random inputs"), std::string::npos) << notes;
+}
+
 // A tensor of `dtype` with the sample attention input's shape, written as .npy.
 std::string write_input(const std::string& path, DType dtype) {
   auto x = read_npy(kSample + "goldens/embed.npy");  // fp16 [1, 8, 64]

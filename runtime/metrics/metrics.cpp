@@ -58,8 +58,11 @@ double cosine_similarity(std::span<const double> cand, std::span<const double> r
   }
   if (cc == 0 && rr == 0) return kNaN;
   if (cc == 0 || rr == 0) return 0.0;
-  // sqrt of each norm separately: cc·rr can underflow for tiny vectors.
-  const double c = dot / (std::sqrt(cc) * std::sqrt(rr));
+  // One square root of cc·rr where that product is a normal number: for c = r it gives exactly
+  // 1 (sqrt of the rounded x² is x), where √cc·√rr read 0.9999999999999998 and identical
+  // tensors failed --min-cosine 1. Each norm's own root where cc·rr would underflow or overflow.
+  const double prod = cc * rr;
+  const double c = std::isnormal(prod) ? dot / std::sqrt(prod) : dot / (std::sqrt(cc) * std::sqrt(rr));
   return std::clamp(c, -1.0, 1.0);
 }
 

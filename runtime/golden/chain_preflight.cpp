@@ -217,6 +217,18 @@ Status preflight_chain(const ChainManifest& chain, const GoldenSource* goldens,
       problems.push_back(fmt::format("checkpoints[{}]: chain tensor '{}' is {}, golden '{}' is {}", i,
                                      cp.tensor, dtype_name(k.dtype), cp.golden, dtype_name(e->dtype)));
     }
+    // The checkpoint's kind picks the metrics (logits get top-k and KL) and the gate overrides,
+    // its layer names the first failing layer: logits declared "hidden" were gated without their
+    // top-k overlap and reported as a layer, silently. (The other way round only adds metrics,
+    // and a .safetensors golden without metadata has a kind guessed from its name.)
+    if (e && e->kind == "logits" && cp.kind != "logits") {
+      problems.push_back(fmt::format("checkpoints[{}].kind: '{}', but golden '{}' is of kind '{}'",
+                                     i, cp.kind, cp.golden, e->kind));
+    }
+    if (e && cp.layer && e->layer && *cp.layer != *e->layer) {
+      problems.push_back(fmt::format("checkpoints[{}].layer: {}, but golden '{}' is of layer {}", i,
+                                     *cp.layer, cp.golden, *e->layer));
+    }
   }
 
   if (problems.empty()) return Status::ok();

@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 
+#include "shardgate/dtype.h"
 #include "shardgate/metrics.h"
 
 namespace sg {
@@ -63,11 +65,24 @@ std::string fmt_value(double v) {
   return fmt::format("{:.6g}", v);
 }
 
+// A threshold exactly as given (the shortest text that reads back as the same double): a
+// rounded threshold could meet the rounded value it is printed beside.
+std::string bound_text(double v) {
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  return fmt::format("{}", v);
+}
+
 std::string threshold_text(Metric m, const Threshold& t) {
   if (m == Metric::kNormRatio) {
-    return fmt::format("within [{}, {}]", fmt_value(t.bound.value_or(0)), fmt_value(t.upper.value_or(kInf)));
+    return fmt::format("within [{}, {}]", bound_text(t.bound.value_or(0)), bound_text(t.upper.value_or(kInf)));
   }
-  return fmt::format("{} {}", is_lower_bounded(m) ? ">=" : "<=", fmt_value(t.bound.value_or(0)));
+  return fmt::format("{} {}", is_lower_bounded(m) ? ">=" : "<=", bound_text(t.bound.value_or(0)));
+}
+
+// A gated statistic in a verdict message: six significant digits, more near the threshold.
+std::string stat_value(const MetricVerdict& mv, std::optional<double> v) {
+  if (!v) return "nan";
+  return gated_value_text(mv.metric, *v, mv.threshold, 6, false);
 }
 
 // "min 0.957965 at position 6", "p10 0.9612 (worst 0.957965 at position 6)", "rate 0.5": the
@@ -77,14 +92,14 @@ std::string statistic_text(const MetricVerdict& mv, std::optional<double> worst_
                            const std::string& place) {
   const std::string value =
       mv.metric == Metric::kNormRatio
-          ? fmt::format("[{}, {}]", fmt_value(mv.value.value_or(NAN)), fmt_value(mv.value_upper.value_or(NAN)))
-          : fmt_value(mv.value.value_or(NAN));
+          ? fmt::format("[{}, {}]", stat_value(mv, mv.value), stat_value(mv, mv.value_upper))
+          : stat_value(mv, mv.value);
   std::string out = mv.statistic + " " + value;
   if (mv.metric == Metric::kTop1 || place.empty()) return out;
   const bool extreme = mv.statistic == "min" || mv.statistic == "max";
   if (extreme) return out + fmt::format(" at {}", place);
   if (worst_value) {
-    return out + fmt::format(" (worst {} at {})", fmt_value(*worst_value), place);
+    return out + fmt::format(" (worst {} at {})", stat_value(mv, worst_value), place);
   }
   return out + fmt::format(" (worst at {})", place);
 }
@@ -284,6 +299,27 @@ CheckVerdict evaluate_check(const CheckResult& check, const ResolvedThresholds& 
   return cv;
 }
 
+// Integer and bool tensors (token ids, argmax indices, masks) hold labels, not magnitudes:
+// token 1800 in place of 1700 is another token however close the numbers are, yet its norm
+// ratio (1.06) passed the default gate. So they must match exactly, a fixed rule no policy
+// loosens: max_abs <= 0 on every row. Reports saved without dtypes keep their old verdicts.
+bool holds_labels(const CheckResult& check) {
+  for (const std::string* name : {&check.reference_dtype, &check.candidate_dtype}) {
+    const std::optional<DType> t = dtype_from_name(*name);
+    if (t && (dtype_is_integer(*t) || *t == DType::kBool)) return true;
+  }
+  return false;
+}
+
+void require_exact_match(ResolvedThresholds& th, const CheckResult& check) {
+  Threshold t;
+  t.bound = 0.0;
+  t.origin = "fixed rule";
+  t.reason = fmt::format("{} tensors hold ids or flags, which must match exactly",
+                         check.reference_dtype);
+  th.metrics[static_cast<size_t>(Metric::kMaxAbs)] = t;
+}
+
 // A NAME:VALUE threshold typed on the command line names this run's checkpoints (a gate file
 // may cover many shards and match nothing here): one that matches no check is a typo, and
 // passing without it would hide that the threshold the user asked for was never applied. A
@@ -307,6 +343,24 @@ Status check_command_line_overrides(const FidelityRun& run, const GatePolicy& po
 
 }  // namespace
 
+std::string gated_value_text(Metric m, double v, const std::optional<Threshold>& t, int digits,
+                             bool fixed) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  auto text = [&](int d) {
+    return fixed ? fmt::format("{:.{}f}", v, d) : fmt::format("{:.{}g}", v, d);
+  };
+  const bool gated = t && (t->bound || t->upper);
+  std::string s = text(digits);
+  if (!gated) return s;
+  const bool fails = violates(m, v, *t);
+  for (int d = digits; d <= 17; ++d) {
+    s = text(d);
+    if (violates(m, std::strtod(s.c_str(), nullptr), *t) == fails) return s;
+  }
+  return fmt::format("{}", v);  // the shortest text that reads back as v itself
+}
+
 std::string row_place(const RowResult& row) {
   if (row.seed) {
     return row.position >= 0 ? fmt::format("seed {} position {}", *row.seed, row.position)
@@ -326,6 +380,7 @@ Result<GateEvaluation> evaluate_gate(const FidelityRun& run, const GatePolicy& p
   GateSummary& s = ev.summary;
   for (const CheckResult& check : run.checks) {
     ResolvedThresholds th = resolve_thresholds(policy, check.identity);
+    if (holds_labels(check)) require_exact_match(th, check);
     if (!check.excluded.empty()) {
       // Measured and reported like any check, judged by nothing: no threshold applies.
       ResolvedThresholds none;

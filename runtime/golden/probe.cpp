@@ -246,14 +246,17 @@ Result<Tensor> add_f32(const Tensor& x, const Tensor& y, const std::string& what
 // One check over every seed: rows of seed s are compare_tensors' rows of that seed's tensors
 // (per position when the output has a position axis), tagged with the seed. `stability[s]`
 // holds the baseline's outputs on the seed's twin inputs, compared per row the same way.
-Result<CheckResult> seed_check(const CheckIdentity& id, const std::vector<Tensor>& cand,
-                               const std::vector<Tensor>& ref,
+Result<CheckResult> seed_check(const CheckIdentity& id, const std::string& output,
+                               const std::vector<Tensor>& cand, const std::vector<Tensor>& ref,
                                const std::vector<std::vector<Tensor>>& stability,
                                const ProbeOptions& options, const std::string& where) {
   CheckResult out;
+  const auto given_axis = options.position_axes.find(output);
   for (size_t s = 0; s < ref.size(); ++s) {
     const int64_t seed = static_cast<int64_t>(options.first_seed + s);
-    const std::optional<int64_t> axis = probe_position_axis(ref[s]);
+    const std::optional<int64_t> axis = given_axis != options.position_axes.end()
+                                            ? given_axis->second
+                                            : probe_position_axis(ref[s]);
     auto c = compare_tensors(id, cand[s], ref[s], axis, options.metrics);
     if (!c) return std::move(c).take_status().with_context(fmt::format("{}: seed {}", where, seed));
     if (s == 0) {
@@ -308,6 +311,14 @@ Result<ProbeResult> compare_seed_runs(const SeedRuns& baseline, const SeedRuns& 
   const std::string shard_id = !options.shard_id.empty()
                                    ? options.shard_id
                                    : std::filesystem::path(candidate_path).filename().string();
+  for (const auto& [name, axis] : options.position_axes) {
+    // A misspelt output must not leave the guessed axis in place unnoticed.
+    if (baseline.outputs.front().count(name)) continue;
+    std::vector<std::string> outputs;
+    for (const auto& [out, t] : baseline.outputs.front()) outputs.push_back(out);
+    return make_error(ErrorCode::kUsage, "--output-position-axis {}: {} has no output '{}' (its "
+                      "outputs: {})", name, candidate_path, name, fmt::join(outputs, ", "));
+  }
   for (const auto& [name, first] : baseline.outputs.front()) {
     std::vector<Tensor> ref, cand;
     std::vector<std::vector<Tensor>> stability(baseline.stability_outputs.size());
@@ -337,7 +348,14 @@ Result<ProbeResult> compare_seed_runs(const SeedRuns& baseline, const SeedRuns& 
     if (auto t = nonreproducible.find(name); t != nonreproducible.end()) {
       excluded = fmt::format("output '{}' depends on {}", name, t->second);
     }
-    SG_ASSIGN_OR_RETURN(CheckResult check, seed_check(id, cand, ref, stability, options, where));
+    SG_ASSIGN_OR_RETURN(CheckResult check, seed_check(id, name, cand, ref, stability, options, where));
+    if (!options.position_axes.count(name) && probe_position_axis(first)) {
+      // Say that the row axis is a guess: on a channels-first output the "positions" are channels.
+      result.notes.push_back(fmt::format(
+          "{}: output '{}' {}: rows along axis 1, guessed as [batch, position, ...]; a "
+          "channels-first output (ANE layout [1, C, 1, S]) needs --output-position-axis {}=N",
+          shard_id, name, shape_str(first.shape()), name));
+    }
     check.excluded = excluded;
     excluded_checks += excluded.empty() ? 0 : 1;
     result.checks.push_back(std::move(check));
@@ -366,7 +384,7 @@ Result<ProbeResult> compare_seed_runs(const SeedRuns& baseline, const SeedRuns& 
     CheckIdentity fid = id;
     fid.checkpoint = frame->second + "+" + name;
     fid.kind = "hidden";
-    SG_ASSIGN_OR_RETURN(CheckResult fcheck, seed_check(fid, fcand, fref, fstab, options, where));
+    SG_ASSIGN_OR_RETURN(CheckResult fcheck, seed_check(fid, name, fcand, fref, fstab, options, where));
     fcheck.excluded = excluded;
     excluded_checks += excluded.empty() ? 0 : 1;
     result.checks.push_back(std::move(fcheck));
@@ -389,13 +407,22 @@ Result<ProbeResult> compare_seed_runs(const SeedRuns& baseline, const SeedRuns& 
         excluded_checks, excluded_checks == 1 ? "" : "s",
         excluded_checks == 1 ? "it depends" : "they depend"));
   }
-  const std::string source =
+  std::string source =
       options.base_inputs.empty()
           ? fmt::format("random inputs: float N(0,1) with every last-axis vector scaled to {}",
                         options.input_scale.describe())
           : fmt::format("inputs from {}: seed {} as recorded, later seeds plus a seeded "
                         "perturbation of {:g} x its RMS",
                         options.base_inputs_origin, options.first_seed, options.perturbation);
+  if (!options.given_inputs.empty()) {
+    // Given inputs are the same for every seed; the note said "random inputs" for them.
+    std::vector<std::string> names;
+    for (const auto& [name, t] : options.given_inputs) names.push_back("'" + name + "'");
+    const bool all_given = !inputs.empty() && inputs.front().size() == options.given_inputs.size();
+    source = fmt::format("input{} {} given with --input, the same for every seed{}",
+                         names.size() == 1 ? "" : "s", fmt::join(names, ", "),
+                         all_given ? std::string() : "; the others: " + source);
+  }
   result.notes.push_back(fmt::format("{}: rows are seeds {}..{}, per position for [batch, "
                                      "position, ...] outputs ({})",
                                      shard_id, options.first_seed,

@@ -228,6 +228,8 @@ Result<ChainProbeInputs> chain_probe_inputs(
   for (const auto& [out_name, tensor] : step->outputs) {
     if (const ChainCheckpoint* cp = chain.find_checkpoint(tensor)) {
       out.output_kinds[out_name] = cp->kind;
+      // The golden says where its positions are; probe need not guess from the rank.
+      if (const GoldenEntry* e = goldens.find(cp->golden)) out.position_axes[out_name] = e->position_axis;
     } else if (!step->residual_input && summed.count(tensor)) {
       out.output_kinds[out_name] = "partial_sum";
       // The residual frame: an input of the step that the same sum adds too.

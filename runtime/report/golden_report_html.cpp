@@ -85,7 +85,7 @@ std::string heat_map(const GoldenReport& report, const std::vector<size_t>& orde
       const RowResult& row = c.rows[p];
       const CheckVerdict& cv = report.evaluation.checks[i];
       const Verdict rv = p < cv.rows.size() ? cv.rows[p].verdict : Verdict::kPass;
-      std::string state = row.nonfinite ? "nonfinite" : (row.degenerate ? "degenerate" : fmt_num(row.value(Metric::kCosine)));
+      std::string state = row.nonfinite ? "nonfinite" : (row.degenerate ? "degenerate" : report_util::fmt_gated(report_util::find_metric(cv, Metric::kCosine), row.value(Metric::kCosine)));
       if (rv == Verdict::kUnstable) {
         state += fmt::format(", unstable: the FP16 baseline moves to cosine {} (excluded)",
                              fmt_num(row.stability_cosine, 4));
@@ -97,7 +97,7 @@ std::string heat_map(const GoldenReport& report, const std::vector<size_t>& orde
           cell_id(i, p), xml_escape(c.identity.id()), row.position,
           label_w + cell_w * static_cast<int>(p), y, std::max(cell_w - 1, 1), cell_h - 1,
           cell_color(row, rv, threshold), xml_escape(c.identity.id()), axis, row.position, state,
-          fmt_num(threshold, 3));
+          fmt::format("{}", threshold));
     }
   }
   svg += "</svg></div>\n";
@@ -184,7 +184,8 @@ std::string line_chart(const GoldenReport& report, const std::vector<size_t>& or
     const std::string where = is_layer ? fmt::format("layer {}", *c.identity.layer) : "output";
     svg += fmt::format("<circle class=\"point{}\" cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"{}\"><title>{} ({}): cosine {} {}</title></circle>\n",
                        is_layer ? "" : " output", x_of(k), y_of(*m), is_layer ? 3 : 5,
-                       xml_escape(c.identity.id()), where, stat, fmt_num(m));
+                       xml_escape(c.identity.id()), where, stat,
+                       report_util::fmt_gated(report_util::find_metric(report.evaluation.checks[all[k]], Metric::kCosine), m));
   }
   if (!points.empty()) svg += fmt::format("<polyline class=\"series\" points=\"{}\"/>\n", points);
   svg += fmt::format("<text x=\"{}\" y=\"{}\" class=\"axis\" text-anchor=\"middle\">layer{}</text>\n",
@@ -249,7 +250,8 @@ std::string golden_report_html(const GoldenReport& report) {
     out += fmt::format("<li>lowest cosine: <a href=\"#{}\">{} {} {}: {}</a></li>\n",
                        cell_id(worst->first, worst->second), xml_escape(c.identity.id()),
                        xml_escape(c.row_axis), c.rows[worst->second].position,
-                       fmt_num(c.rows[worst->second].value(Metric::kCosine)));
+                       report_util::fmt_gated(report_util::find_metric(report.evaluation.checks[worst->first], Metric::kCosine),
+                                              c.rows[worst->second].value(Metric::kCosine)));
   }
   for (const ReportInput& in : run.inputs) {
     out += fmt::format("<li>{}: <code>{}</code> <small>sha256 {}</small></li>\n", xml_escape(in.role),
@@ -321,8 +323,8 @@ std::string golden_report_html(const GoldenReport& report) {
         report_util::layer_text(c.identity), xml_escape(c.identity.id()), xml_escape(c.identity.kind),
         report_util::cosine_value_text(report, i),
         cos && cos->worst_position >= 0 ? std::to_string(cos->worst_position) : "-",
-        norm ? "[" + fmt_num(norm->value, 4) + ", " + fmt_num(norm->value_upper, 4) + "]" : "-",
-        fmt_num(rel ? rel->value : std::nullopt), fmt_num(snr ? snr->value : std::nullopt, 2),
+        norm ? "[" + report_util::fmt_gated(norm, norm->value, 4) + ", " + report_util::fmt_gated(norm, norm->value_upper, 4) + "]" : "-",
+        report_util::fmt_gated(rel, rel ? rel->value : std::nullopt), fmt_num(snr ? snr->value : std::nullopt, 2),
         v.verdict == Verdict::kPass ? "pass" : (is_unjudged(v.verdict) ? "excluded" : "fail"),
         xml_escape(v.message), verdict_name(v.verdict));
   }

@@ -112,8 +112,13 @@ std::string golden_report_junit(const GoldenReport& report) {
     } else if (v.verdict != Verdict::kPass) {
       std::string detail;
       for (const MetricVerdict& mv : v.metrics) {
-        detail += fmt::format("{} {} = {} ({})\n", metric_name(mv.metric), mv.statistic,
-                              report_util::fmt_num(mv.value, 6), verdict_name(mv.verdict));
+        const std::string value =
+            mv.metric == Metric::kNormRatio
+                ? "[" + report_util::fmt_gated(&mv, mv.value, 6) + ", " +
+                      report_util::fmt_gated(&mv, mv.value_upper, 6) + "]"
+                : report_util::fmt_gated(&mv, mv.value, 6);
+        detail += fmt::format("{} {} = {} ({})\n", metric_name(mv.metric), mv.statistic, value,
+                              verdict_name(mv.verdict));
       }
       out += fmt::format("\n      <failure type=\"{}\" message=\"{}\">{}</failure>\n    ",
                          verdict_name(v.verdict), xml_escape(v.message), xml_escape(detail));

@@ -68,8 +68,8 @@ std::string golden_report_markdown(const GoldenReport& report) {
                        report_util::layer_text(c.identity), md_escape(c.identity.id()),
                        md_escape(c.identity.kind), report_util::cosine_value_text(report, i),
                        cos && cos->worst_position >= 0 ? std::to_string(cos->worst_position) : "-",
-                       norm ? "[" + fmt_num(norm->value, 4) + ", " + fmt_num(norm->value_upper, 4) + "]" : "-",
-                       fmt_num(rel ? rel->value : std::nullopt),
+                       norm ? "[" + report_util::fmt_gated(norm, norm->value, 4) + ", " + report_util::fmt_gated(norm, norm->value_upper, 4) + "]" : "-",
+                       report_util::fmt_gated(rel, rel ? rel->value : std::nullopt),
                        fmt_num(top1 ? top1->value : std::nullopt, 2),
                        v.verdict == Verdict::kPass || is_unjudged(v.verdict)
                            ? std::string(verdict_name(v.verdict))

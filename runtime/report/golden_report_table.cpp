@@ -7,6 +7,7 @@
 namespace sg {
 namespace {
 
+using report_util::fmt_gated;
 using report_util::fmt_num;
 
 std::string colored(const std::string& text, Verdict v, bool color) {
@@ -105,7 +106,7 @@ std::string golden_report_table(const GoldenReport& report, const TableOptions& 
     const MetricVerdict* norm = report_util::find_metric(v, Metric::kNormRatio);
     const MetricVerdict* rel = report_util::find_metric(v, Metric::kRelL2);
     const std::string norm_text =
-        norm ? "[" + fmt_num(norm->value, 4) + ", " + fmt_num(norm->value_upper, 4) + "]" : "-";
+        norm ? "[" + fmt_gated(norm, norm->value, 4) + ", " + fmt_gated(norm, norm->value_upper, 4) + "]" : "-";
     std::string worst = cos && cos->worst_position >= 0 ? std::to_string(cos->worst_position) : "-";
     if (cos && cos->worst_row >= 0 && static_cast<size_t>(cos->worst_row) < c.rows.size()) {
       const RowResult& wr = c.rows[static_cast<size_t>(cos->worst_row)];
@@ -116,7 +117,7 @@ std::string golden_report_table(const GoldenReport& report, const TableOptions& 
                        report_util::layer_text(c.identity), pad(c.identity.id(), name_w),
                        c.identity.kind, report_util::cosine_value_text(report, i),
                        mixed_stat ? 13 : 9, worst, norm_text,
-                       fmt_num(rel ? rel->value : std::nullopt), colored(verdict_name(v.verdict), v.verdict, options.color));
+                       fmt_gated(rel, rel ? rel->value : std::nullopt), colored(verdict_name(v.verdict), v.verdict, options.color));
     if (v.verdict != Verdict::kPass && !v.message.empty()) {
       out += fmt::format("         -> {}\n", v.message);
     }
@@ -129,6 +130,9 @@ std::string golden_report_table(const GoldenReport& report, const TableOptions& 
     if (c.rows.size() <= 1 && c.position_axis < 0) continue;
     const CheckVerdict& v = ev.checks[i];
     const bool logits = c.identity.kind == "logits";
+    const MetricVerdict* cos = report_util::find_metric(v, Metric::kCosine);
+    const MetricVerdict* norm = report_util::find_metric(v, Metric::kNormRatio);
+    const MetricVerdict* rel = report_util::find_metric(v, Metric::kRelL2);
     out += fmt::format("\n  {} per {}:\n", c.identity.id(), c.row_axis);
     if (logits) {
       out += fmt::format("  {:>5}  {:>9} {:>8} {:>5} {:>6} {:>10}  {}\n", c.row_axis == "seed" ? "seed" : "pos", "cosine", "norm",
@@ -145,14 +149,14 @@ std::string golden_report_table(const GoldenReport& report, const TableOptions& 
       if (logits) {
         const auto& t1 = row.value(Metric::kTop1);
         out += fmt::format("  {:>5}  {:>9} {:>8} {:>5} {:>6} {:>10}  {}\n", pos,
-                           fmt_num(row.value(Metric::kCosine)), fmt_num(row.value(Metric::kNormRatio), 4),
+                           fmt_gated(cos, row.value(Metric::kCosine)), fmt_gated(norm, row.value(Metric::kNormRatio), 4),
                            t1 ? (*t1 >= 1.0 ? "yes" : (*t1 <= 0.0 ? "no" : fmt_num(t1, 2))) : "-",
                            fmt_num(row.value(Metric::kTopkOverlap), 2), fmt_num(row.value(Metric::kKl), 6),
                            colored(verdict_name(rv), rv, options.color));
       } else {
         out += fmt::format("  {:>5}  {:>9} {:>8} {:>9}  {}\n", pos,
-                           fmt_num(row.value(Metric::kCosine)), fmt_num(row.value(Metric::kNormRatio), 4),
-                           fmt_num(row.value(Metric::kRelL2)), colored(verdict_name(rv), rv, options.color));
+                           fmt_gated(cos, row.value(Metric::kCosine)), fmt_gated(norm, row.value(Metric::kNormRatio), 4),
+                           fmt_gated(rel, row.value(Metric::kRelL2)), colored(verdict_name(rv), rv, options.color));
       }
     }
   }

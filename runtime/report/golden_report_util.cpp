@@ -15,6 +15,11 @@ std::string fmt_num(std::optional<double> v, int digits) {
   return fmt::format("{:.{}f}", *v, digits);
 }
 
+std::string fmt_gated(const MetricVerdict* mv, std::optional<double> v, int digits) {
+  if (!v || !mv) return fmt_num(v, digits);
+  return gated_value_text(mv->metric, *v, mv->threshold, digits, true);
+}
+
 const MetricVerdict* find_metric(const CheckVerdict& v, Metric m) {
   for (const MetricVerdict& mv : v.metrics) {
     if (mv.metric == m) return &mv;
@@ -55,7 +60,7 @@ std::string cosine_statistic(const GoldenReport& report) {
 std::string cosine_value_text(const GoldenReport& report, size_t i, int digits) {
   const MetricVerdict* mv = find_metric(report.evaluation.checks[i], Metric::kCosine);
   if (!mv) return "-";
-  std::string text = fmt_num(mv->value, digits);
+  std::string text = fmt_gated(mv, mv->value, digits);
   if (cosine_statistic(report) == "statistic") text += " " + mv->statistic;
   return text;
 }

@@ -19,6 +19,10 @@ using sg::xml_escape;
 // "0.97312", "inf", "nan", "-" for absent.
 std::string fmt_num(std::optional<double> v, int digits = 5);
 
+// fmt_num for a value of metric `mv` of a check (its statistic or one of its rows): more digits
+// when `digits` would round it onto the other side of its threshold (gated_value_text).
+std::string fmt_gated(const MetricVerdict* mv, std::optional<double> v, int digits = 5);
+
 // The gated statistic of one metric of a check (nullptr when not measured).
 const MetricVerdict* find_metric(const CheckVerdict& v, Metric m);
 

@@ -50,6 +50,20 @@ struct NoteKey {
 
 constexpr std::string_view kFlushPrefix = "[subnormals flush] ";
 
+// How a slice executed its shards, as its chain notes record it ("chain 'x': 21 steps,
+// precision fp16", once more after "[subnormals flush] " under --subnormals both). Slices run at
+// another precision (fp32, the lenient reference mode) or storage view measured other numerics:
+// merged, a fp32 slice's pass read as a fp16 run's.
+std::string execution_text(const FidelityRun& run) {
+  std::string out;
+  for (const std::string& note : run.notes) {
+    std::string_view text = note;
+    if (text.rfind(kFlushPrefix, 0) == 0) text.remove_prefix(kFlushPrefix.size());
+    if (text.rfind("chain '", 0) == 0) out += (out.empty() ? "" : "; ") + note;
+  }
+  return out;
+}
+
 std::string quoted_after(const std::string& text, std::string_view lead) {
   const size_t start = lead.size();
   const size_t end = text.find('\'', start);
@@ -156,6 +170,7 @@ Status same_run(const std::string& file_a, const GoldenReport& a, const std::str
   SG_TRY(differ("the group counts", std::to_string(a.run.slice->groups_total),
                 std::to_string(b.run.slice->groups_total)));
   SG_TRY(differ("the views", views_text(a.run), views_text(b.run)));
+  SG_TRY(differ("the precisions", execution_text(a.run), execution_text(b.run)));
   SG_TRY(differ("the policies", a.policy.source + " " + gate_policy_json(a.policy),
                 b.policy.source + " " + gate_policy_json(b.policy)));
   SG_TRY(differ("the options (--topk, --strict)",

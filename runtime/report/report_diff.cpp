@@ -13,6 +13,8 @@
 #include "report/shard_names.h"
 #include "shardgate/limits.h"
 
+#include <cstdlib>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -48,6 +50,16 @@ std::string num(double v) {
   return fmt::format("{:.6g}", v);
 }
 
+// The change beside the tolerance it exceeds, with digits enough to read as larger: a drop of
+// 0.0020000001 printed "worse by 0.002 > tolerance 0.002".
+std::string num_beyond(double worse_by, double tolerance) {
+  for (int d = 6; d <= 17; ++d) {
+    const std::string s = fmt::format("{:.{}g}", worse_by, d);
+    if (std::strtod(s.c_str(), nullptr) > tolerance) return s;
+  }
+  return fmt::format("{}", worse_by);
+}
+
 // Adds a row when the value changed; marks it a regression beyond the tolerance for `metric`.
 void compare_value(ReportDiff& d, const RegressionPolicy& p, const std::string& item,
                    const std::string& what, const std::string& metric, double old_v, double new_v,
@@ -58,7 +70,8 @@ void compare_value(ReportDiff& d, const RegressionPolicy& p, const std::string& 
   auto t = p.tolerances.find(metric);
   if (worse_by > 0 && t != p.tolerances.end() && worse_by > t->second.value) {
     r.regression = true;
-    r.why = fmt::format("worse by {} > tolerance {} for {}", num(worse_by), num(t->second.value), metric);
+    r.why = fmt::format("worse by {} > tolerance {} for {}", num_beyond(worse_by, t->second.value),
+                        fmt::format("{}", t->second.value), metric);
   }
   d.rows.push_back(std::move(r));
 }

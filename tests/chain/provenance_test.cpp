@@ -70,7 +70,7 @@ TEST_F(ChainProvenance, TwoBuildsWithDifferentWeightsNeverShareAFingerprintInARe
       {"id": "build.b", "layer": 0, "shard": "b.mlpackage", "inputs": {"hidden": "embed"}, "outputs": {"hidden_out": "out.b"}}],
     "checkpoints": [
       {"tensor": "out.a", "golden": "hidden.0", "kind": "attn_out", "layer": 0},
-      {"tensor": "out.b", "golden": "hidden.1", "kind": "attn_out", "layer": 0}]})";
+      {"tensor": "out.b", "golden": "hidden.1", "kind": "attn_out", "layer": 1}]})";
   const std::string chain_path = (dir_ / "chain.json").string();
   ASSERT_TRUE(write_file_atomic(chain_path, chain_json).is_ok());
   auto chain = load_chain_manifest(chain_path);

@@ -71,6 +71,26 @@ TEST_F(GoldenDiffCli, CatchesAPlantedRegressionEvenWhenTheCheckStillPasses) {
   }
 }
 
+// A drop just beyond the 0.002 tolerance printed "worse by 0.002 > tolerance 0.002": the change
+// gets the digits that show it exceeds the tolerance.
+TEST_F(GoldenDiffCli, AChangeJustBeyondItsToleranceReadsAsBeyondIt) {
+  ASSERT_EQ(golden("run goldens/sample/chains/chain_lut4.json -q --json " + out("old.json")).code, 0);
+  nlohmann::json j = load(out("old.json"));
+  auto& check = j["checks"][2];
+  double worst = 2;
+  size_t at = 0;
+  for (size_t i = 0; i < check["rows"].size(); ++i) {
+    const double c = check["rows"][i]["values"]["cosine"].get<double>();
+    if (c < worst) worst = c, at = i;
+  }
+  check["rows"][at]["values"]["cosine"] = worst - 0.0020000001;
+  save(out("new.json"), j);
+  const CliRun r = golden("diff " + out("old.json") + " " + out("new.json") + kGate);
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("(worse by 0.0020000001 > tolerance 0.002 for cosine)"), std::string::npos)
+      << r.output;
+}
+
 // A real regression: the per-tensor INT8 build against the LUT4 one (same checkpoints).
 TEST_F(GoldenDiffCli, Int8AgainstLut4IsARegressionAtTheLogits) {
   ASSERT_EQ(golden("run goldens/sample/chains/chain_lut4.json -q --json " + out("lut4.json")).code, 0);

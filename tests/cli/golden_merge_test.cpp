@@ -166,7 +166,7 @@ TEST_F(MergeCli, AneSlicesMergeIntoTheSingleRun) {
 }
 
 // What merge refuses, each exit 2 naming the files: one slice twice, a slice missing, slices
-// of two chains, two tools, a free-running report; and a free-running run cannot be sliced.
+// of two chains or run at two precisions, two tools, a free-running report; and a free-running run cannot be sliced.
 TEST_F(MergeCli, RefusesSlicesThatAreNotOneRun) {
   auto slice = [&](const std::string& chain, int i, int n, const std::string& stem) {
     const CliRun r = run_command(kGolden + "run " + chain + " --teacher-forced -q --shard-index " +
@@ -177,6 +177,9 @@ TEST_F(MergeCli, RefusesSlicesThatAreNotOneRun) {
   slice(kChain, 0, 2, "a0.json");
   slice(kChain, 1, 2, "a1.json");
   slice("goldens/sample/chains/chain_lut4.json", 1, 2, "b1.json");
+  // The same chain at another precision or storage view measured other numerics.
+  slice(kChain + " --precision fp32", 1, 2, "p1.json");
+  slice(kChain + " --subnormals flush", 1, 2, "f1.json");
   ASSERT_EQ(run_command(kAne + "goldens/sample/shards/L0_attn_lut4.mlpackage -q --json " + out("ane.json")).code, 0);
   ASSERT_EQ(run_command(kGolden + "run " + kChain + " -q --json " + out("free.json")).code, 1);
 
@@ -187,6 +190,8 @@ TEST_F(MergeCli, RefusesSlicesThatAreNotOneRun) {
       {out("a0.json") + " " + out("a0.json"), "overlapping slices: " + out("a0.json") + " and " + out("a0.json") + " are both slice 0 of 2"},
       {out("a0.json"), "missing slice(s) 1 of 2"},
       {out("a0.json") + " " + out("b1.json"), out("a0.json") + " and " + out("b1.json") + " are not slices of one run: the inputs"},
+      {out("a0.json") + " " + out("p1.json"), out("a0.json") + " and " + out("p1.json") + " are not slices of one run: the precisions differ (chain 'tiny-moe-4l-int8': 21 steps, precision fp16 vs chain 'tiny-moe-4l-int8': 21 steps, precision fp32)"},
+      {out("a0.json") + " " + out("f1.json"), "are not slices of one run: the precisions differ"},
       {out("a0.json") + " " + out("ane.json"), "mixed tools: " + out("a0.json") + " is a golden-validator report, " + out("ane.json")},
       {out("free.json"), out("free.json") + ": not a slice of `golden-validator run --teacher-forced`"},
   };

@@ -138,6 +138,58 @@ TEST_F(ProbeExecCli, ProbeInputsFromUsageErrors) {
   EXPECT_EQ(golden("probe " + lut + " --baseline-replace _lut4=_fp16 --input-rms 0").code, 2);
 }
 
+// The conv encoder's output y is channels-first, [1, 64 channels, 1024 time steps]. probe
+// guessed axis 1 as the position, so its 64 "positions" were channels, each spanning every time
+// step (seed 0: min 0.996512 at channel 48), where one broken time step would hide; the guess
+// is now named in a note, and --output-position-axis y=2 gives one row per time step. numpy on
+// `exec --seed 0` of both shards: per-time-step cosine min 0.9999125472826571 at step 172.
+TEST_F(ProbeExecCli, ProbeRowsFollowTheGivenPositionAxis) {
+  const std::string fx = SG_TEST_DATA_DIR "/fixtures/conv_encoder/";
+  const std::string cmd = "probe " + fx + "int8.mlpackage --baseline " + fx +
+                          "fp16.mlpackage --seeds 1 --stability-rms 0 -q" + kGate;
+  const CliRun guessed = golden(cmd + " --json " + out("guessed.json"));
+  ASSERT_EQ(guessed.code, 0) << guessed.output;
+  const nlohmann::json g = report("guessed.json");
+  ASSERT_EQ(g["checks"].size(), 1u);
+  EXPECT_EQ(g["checks"][0]["rows"].size(), 64u);
+  EXPECT_NE(g["notes"].dump().find("output 'y' [1, 64, 1024]: rows along axis 1, guessed as "
+                                   "[batch, position, ...]"),
+            std::string::npos) << g["notes"].dump();
+
+  const CliRun given = golden(cmd + " --output-position-axis y=2 --json " + out("given.json"));
+  ASSERT_EQ(given.code, 0) << given.output;
+  const nlohmann::json t = report("given.json");
+  const nlohmann::json& check = t["checks"][0];
+  EXPECT_EQ(check["position_axis"], 2);
+  ASSERT_EQ(check["rows"].size(), 1024u);
+  const nlohmann::json& cos = check["metrics"][0];
+  ASSERT_EQ(cos["metric"], "cosine");
+  EXPECT_NEAR(cos["value"].get<double>(), 0.9999125472826571, 1e-12);
+  EXPECT_EQ(cos["worst_position"], 172);
+  EXPECT_EQ(t["notes"].dump().find("guessed"), std::string::npos) << t["notes"].dump();
+
+  const CliRun typo = golden(cmd + " --output-position-axis yy=2");
+  EXPECT_EQ(typo.code, 2) << typo.output;
+  EXPECT_NE(typo.output.find("has no output 'yy' (its outputs: y)"), std::string::npos) << typo.output;
+  EXPECT_EQ(golden(cmd + " --output-position-axis y=two").code, 2);
+  EXPECT_EQ(golden(cmd + " --output-position-axis y=3").code, 2);  // outside rank 3
+}
+
+// With every input given (--input), the notes said "random inputs: float N(0,1) ..." for them;
+// now they name the given inputs and that every seed reads the same.
+TEST_F(ProbeExecCli, ProbeNotesNameGivenInputsNotRandomOnes) {
+  const std::string num = SG_TEST_DATA_DIR "/exec/numerics/";
+  const CliRun r = golden("probe " + num + "overflow_recovers.mlpackage --baseline " + num +
+                          "overflow_recovers.mlpackage --input x=" + num +
+                          "x.npy --seeds 2 --stability-rms 0 -q" + kGate + " --json " + out("g.json"));
+  ASSERT_EQ(r.code, 0) << r.output;
+  const std::string notes = report("g.json")["notes"].dump();
+  EXPECT_NE(notes.find("rows are seeds 0..1, per position for [batch, position, ...] outputs "
+                       "(input 'x' given with --input, the same for every seed)"),
+            std::string::npos) << notes;
+  EXPECT_EQ(notes.find("random inputs"), std::string::npos) << notes;
+}
+
 // A tensor of `dtype` with the sample attention input's shape, written as .npy.
 std::string write_input(const std::string& path, DType dtype) {
   auto x = read_npy(kSample + "goldens/embed.npy");  // fp16 [1, 8, 64]

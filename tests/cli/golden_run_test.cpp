@@ -326,6 +326,36 @@ TEST_F(GoldenRunCli, PreflightReportsEveryWiringProblemBeforeRunningAndStillWrit
   EXPECT_EQ(golden("regate " + out("m.json")).code, 2);
 }
 
+// A checkpoint whose kind or layer contradicts its golden: the logits declared "hidden" with
+// layer 3 were gated without their top-k overlap and reported as layer 3 (exit 1 on the cosine
+// alone); a hidden state given another layer misnamed the first failing layer. Now exit 2.
+TEST_F(GoldenRunCli, ACheckpointContradictingItsGoldensKindOrLayerIsRefused) {
+  auto text = read_file(chain("int8"));
+  ASSERT_TRUE(text.is_ok());
+  nlohmann::json c = nlohmann::json::parse(*text);
+  c["goldens"] = kSample + "goldens";
+  for (auto& step : c["steps"]) {
+    if (step.contains("shard")) {
+      step["shard"] = kSample + "shards/" + fs::path(step["shard"].get<std::string>()).filename().string();
+    }
+  }
+  for (auto& cp : c["checkpoints"]) {
+    if (cp["golden"] == "logits") {
+      cp["kind"] = "hidden";
+      cp["layer"] = 3;
+    }
+    if (cp["golden"] == "hidden.1") cp["layer"] = 2;
+  }
+  ASSERT_TRUE(write_file_atomic(out("kind.json"), c.dump(2)).is_ok());
+  const CliRun r = golden("run " + out("kind.json") + kGate + " -q");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("preflight found 2 problems (nothing was run)"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("checkpoints[5].kind: 'hidden', but golden 'logits' is of kind 'logits'"),
+            std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("checkpoints[2].layer: 2, but golden 'hidden.1' is of layer 1"),
+            std::string::npos) << r.output;
+}
+
 TEST_F(GoldenRunCli, RecordThenRunIsExact) {
   const CliRun rec = golden("record " + chain("fp16") + " --out " + out("dump"));
   ASSERT_EQ(rec.code, 0) << rec.output;

@@ -112,6 +112,76 @@ TEST(Compare, OneElementRowsHaveNoCosineButANormRatio) {
   EXPECT_EQ(ev->checks[0].verdict, Verdict::kFail) << ev->checks[0].message;  // by the norm ratio
 }
 
+// Integer tensors hold ids: token 1800 for 1700 (norm ratio 1800/1700 = 1.0588) and 98 for 99
+// (0.9899) sat inside the default norm-ratio range and passed. They must match exactly: the
+// differing positions fail on max_abs (|1800 - 1700| = 100, |98 - 99| = 1) under a fixed rule.
+TEST(Compare, IntegerTensorsMustMatchExactly) {
+  const std::vector<int32_t> rv = {5, 1700, 99, 3}, cv = {5, 1800, 98, 3};
+  const Tensor ref = Tensor::from_i32({1, 4}, rv), cand = Tensor::from_i32({1, 4}, cv);
+  auto c = compare_tensors(ident("next_token", "output", std::nullopt), cand, ref, 1, {});
+  ASSERT_TRUE(c.is_ok()) << c.status().to_string();
+  auto ev = gate(*c);
+  ASSERT_TRUE(ev.is_ok()) << ev.status().to_string();
+  EXPECT_EQ(ev->summary.verdict, Verdict::kFail) << ev->summary.message;
+  const CheckVerdict& v = ev->checks[0];
+  EXPECT_EQ(v.rows[0].verdict, Verdict::kPass);
+  EXPECT_EQ(v.rows[1].verdict, Verdict::kFail);
+  EXPECT_EQ(v.rows[1].failed, std::vector<Metric>{Metric::kMaxAbs});
+  EXPECT_EQ(v.rows[2].verdict, Verdict::kFail);
+  EXPECT_EQ(v.rows[3].verdict, Verdict::kPass);
+  EXPECT_DOUBLE_EQ(*c->rows[1].value(Metric::kMaxAbs), 100.0);
+  EXPECT_NE(v.message.find("max_abs max 100 at position 1, needs <= 0 [fixed rule: int32"),
+            std::string::npos) << v.message;
+  // The same ids pass. A mask of 32 flags with one flipped has cosine 31/sqrt(32*31) = 0.984
+  // and norm ratio sqrt(31/32) = 0.984, inside the default gate, and fails now.
+  auto same = compare_tensors(ident("next_token", "output", std::nullopt), ref, ref, 1, {});
+  ASSERT_TRUE(same.is_ok());
+  EXPECT_EQ(gate(*same)->summary.verdict, Verdict::kPass);
+  std::vector<uint8_t> m1(32, 1), m2(32, 1);
+  m2[7] = 0;
+  auto flags = compare_tensors(ident("mask", "output", std::nullopt), Tensor::from_bool({32}, m2),
+                               Tensor::from_bool({32}, m1), std::nullopt, {});
+  ASSERT_TRUE(flags.is_ok()) << flags.status().to_string();
+  EXPECT_EQ(gate(*flags)->summary.verdict, Verdict::kFail);
+  // Floats keep the policy's thresholds: no max_abs gate appears for them.
+  auto floats = compare_tensors(ident("h"), f32({1, 2}, {1.0f, 2.0f}), f32({1, 2}, {1.0f, 2.1f}),
+                                std::nullopt, {});
+  ASSERT_TRUE(floats.is_ok());
+  auto fev = gate(*floats);
+  ASSERT_TRUE(fev.is_ok());
+  EXPECT_EQ(fev->summary.verdict, Verdict::kPass) << fev->summary.message;
+}
+
+// Logits without a position axis ([41, 2], null in the manifest) form one row of 41 vectors.
+// 40 equal their reference [1, 2]; one reads [2, -1], orthogonal to it. The cosine of the
+// concatenation is 40·5 / (41·5) = 0.97561 and passed the 0.97 gate with a wrong token; the row
+// now takes its worst vector's cosine, 0, as top-k overlap already took its minimum.
+TEST(Compare, LogitsRowsOfSeveralVectorsGateTheirWorstVector) {
+  std::vector<float> ref, cand;
+  for (int i = 0; i < 41; ++i) {
+    ref.insert(ref.end(), {1.0f, 2.0f});
+    if (i == 17) {
+      cand.insert(cand.end(), {2.0f, -1.0f});
+    } else {
+      cand.insert(cand.end(), {1.0f, 2.0f});
+    }
+  }
+  auto c = compare_tensors(ident("logits", "logits", std::nullopt), f32({41, 2}, cand),
+                           f32({41, 2}, ref), std::nullopt, {});
+  ASSERT_TRUE(c.is_ok()) << c.status().to_string();
+  ASSERT_EQ(c->rows.size(), 1u);
+  EXPECT_NEAR(*c->rows[0].value(Metric::kCosine), 0.0, 1e-15);
+  EXPECT_DOUBLE_EQ(*c->rows[0].value(Metric::kTop1), 40.0 / 41.0);
+  auto ev = gate(*c);
+  ASSERT_TRUE(ev.is_ok());
+  EXPECT_EQ(ev->summary.verdict, Verdict::kFail) << ev->summary.message;
+  // Hidden states keep the cosine of the whole row (40/41 here): only logits split by vector.
+  auto h = compare_tensors(ident("hidden.0"), f32({41, 2}, cand), f32({41, 2}, ref),
+                           std::nullopt, {});
+  ASSERT_TRUE(h.is_ok());
+  EXPECT_NEAR(*h->rows[0].value(Metric::kCosine), 200.0 / 205.0, 1e-15);
+}
+
 TEST(Compare, NanFailsNamingTensorIndexAndPosition) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   const Tensor ref = f32({1, 3, 2}, {1, 2, 3, 4, 5, 6});

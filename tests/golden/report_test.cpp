@@ -497,5 +497,48 @@ TEST(GoldenReport, SummaryNeverPairsAPositionWithAnotherPositionsValue) {
   EXPECT_EQ(m.find("at position 2"), std::string::npos) << m;
 }
 
+// A cosine of 0.96999996 failed while every view printed it rounded onto the threshold:
+// "cosine min 0.97 at position 1, needs >= 0.97", "0.97000" in the table, "0.970000" in JUnit.
+// A value gets more digits until its text is on its own side of the threshold; values away from
+// it keep their usual digits (0.97000004 passes and still reads 0.97000).
+TEST(GoldenReport, AValueJustBelowItsThresholdNeverPrintsAsTheThreshold) {
+  FidelityRun run;
+  run.command = "compare";
+  run.checks.push_back(cosine_check(0, {0.99, 0.96999996}));
+  run.checks.push_back(cosine_check(1, {0.97000004, 0.99}));
+  CheckResult norm = cosine_check(2, {0.99});
+  norm.rows[0].value(Metric::kNormRatio) = 0.79999999;  // below the default [0.8, 1.25]
+  run.checks.push_back(norm);
+  auto report = make_golden_report(run, builtin_gate_policy(), false, "test");
+  ASSERT_TRUE(report.is_ok()) << report.status().to_string();
+  const GateEvaluation& ev = report->evaluation;
+  ASSERT_EQ(ev.checks[0].verdict, Verdict::kFail);
+  ASSERT_EQ(ev.checks[1].verdict, Verdict::kPass);
+  ASSERT_EQ(ev.checks[2].verdict, Verdict::kFail);
+  EXPECT_NE(ev.summary.message.find("cosine min 0.96999996 at position 1, needs >= 0.97"),
+            std::string::npos) << ev.summary.message;
+  EXPECT_NE(ev.checks[2].message.find("norm_ratio min/max [0.79999999, 0.79999999] (worst "
+                                      "0.79999999 at position 0), needs within [0.8, 1.25]"),
+            std::string::npos) << ev.checks[2].message;
+
+  TableOptions to;
+  to.unicode = false;
+  to.all_positions = true;
+  const std::string table = golden_report_table(*report, to);
+  EXPECT_NE(table.find("0.96999996"), std::string::npos) << table;
+  EXPECT_NE(table.find("[0.79999999, 0.79999999]"), std::string::npos) << table;
+  EXPECT_NE(table.find("0.97000 "), std::string::npos) << table;  // the pass keeps 5 digits
+  const std::string junit = golden_report_junit(*report);
+  EXPECT_NE(junit.find("cosine min = 0.96999996 (fail)"), std::string::npos) << junit;
+  EXPECT_NE(junit.find("norm_ratio min/max = [0.79999999, 0.79999999] (fail)"), std::string::npos)
+      << junit;
+  EXPECT_EQ(junit.find("0.970000"), std::string::npos) << junit;
+  const std::string md = golden_report_markdown(*report);
+  EXPECT_NE(md.find("| 0.96999996 |"), std::string::npos) << md;
+  EXPECT_EQ(md.find("0.97000 |"), md.rfind("0.97000 |")) << md;  // only layer 1's pass
+  const std::string html = golden_report_html(*report);
+  EXPECT_NE(html.find("cosine 0.96999996 (threshold 0.97)"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace sg

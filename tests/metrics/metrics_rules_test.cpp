@@ -41,6 +41,14 @@ TEST(MetricRules, ExactlyOneZeroGivesCosineZero) {
 
 TEST(MetricRules, IdenticalVectors) {
   EXPECT_DOUBLE_EQ(cosine_similarity(kA, kA), 1.0);
+  // Exactly 1, not within rounding: (1, 1) has Σ = 2 and √2·√2 = 2.0000000000000004, which made
+  // its cosine with itself 0.9999999999999998 and failed --min-cosine 1 on identical tensors.
+  const std::vector<double> ones = {1, 1};
+  EXPECT_EQ(cosine_similarity(ones, ones), 1.0);
+  EXPECT_EQ(cosine_similarity(kA, kA), 1.0);
+  // Tiny vectors (Σ c·r underflows as a product) keep a cosine of 1 within rounding.
+  const std::vector<double> tiny = {1e-160, 2e-160};
+  EXPECT_NEAR(cosine_similarity(tiny, tiny), 1.0, 1e-12);
   EXPECT_DOUBLE_EQ(norm_ratio(kA, kA), 1.0);
   EXPECT_EQ(relative_l2(kA, kA), 0.0);
   EXPECT_EQ(max_abs_error(kA, kA), 0.0);
@@ -88,6 +96,9 @@ TEST(MetricRules, BatchedLogitsRowsSplitIntoVectors) {
   ASSERT_TRUE(m.top1.has_value());
   EXPECT_DOUBLE_EQ(*m.top1, 0.5);
   EXPECT_DOUBLE_EQ(*m.topk_overlap, 0.0);  // the minimum over the vectors
+  // Cosine too: vector 0 equal (1), vector 1 (9,1,0)·(0,1,9) / 82 = 1/82; the concatenation's
+  // 83/164 = 0.506 would hide the second vector.
+  EXPECT_DOUBLE_EQ(m.cosine, 1.0 / 82.0);
 }
 
 TEST(MetricRules, PercentileEdges) {

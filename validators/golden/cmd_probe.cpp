@@ -18,6 +18,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -42,6 +43,7 @@ struct ProbeCommandOptions {
   double input_scale = 1.0;
   double stability_rms = 1e-2;
   std::vector<std::string> output_kinds;
+  std::vector<std::string> position_axes;  // NAME=N|none
   SequenceArgs sequence;  // sequence mode (probe_calls.h)
   ExecArgs exec;
   cli::SelectionArgs selection;
@@ -69,7 +71,8 @@ std::map<std::string, CandidateName> candidate_names(const std::vector<std::stri
 // subnormal views.
 int probe_sequence(const ProbeCommandOptions& o, const std::vector<std::string>& candidates,
                    const std::map<std::string, GivenInput>& files,
-                   const std::map<std::string, std::string>& kinds, GatePolicy policy) {
+                   const std::map<std::string, std::string>& kinds,
+                   const std::map<std::string, std::optional<int64_t>>& axes, GatePolicy policy) {
   if (!o.sequence.active()) {
     return cli::report_error(make_error(ErrorCode::kUsage, "--carry needs --calls or --chunk"));
   }
@@ -87,6 +90,7 @@ int probe_sequence(const ProbeCommandOptions& o, const std::vector<std::string>&
   pc.seed = o.seed;
   pc.metrics = o.common.metrics.options(policy);
   pc.output_kinds = kinds;
+  pc.position_axes = axes;
   run.options = pc.metrics;
   const bool both = o.exec.both_subnormal_views();
   const std::vector<Precision> precisions =
@@ -148,7 +152,19 @@ int run_probe(const ProbeCommandOptions& o) {
     }
     kinds[k.substr(0, eq)] = k.substr(eq + 1);
   }
-  if (o.sequence.active() || !o.sequence.carry.empty()) return probe_sequence(o, candidates, *files, kinds, *policy);
+  std::map<std::string, std::optional<int64_t>> axes;
+  for (const std::string& a : o.position_axes) {
+    const size_t eq = a.find('=');
+    const std::string value = eq == std::string::npos ? std::string() : a.substr(eq + 1);
+    char* end = nullptr;
+    const long long n = value.empty() ? -1 : std::strtoll(value.c_str(), &end, 10);
+    if (eq == 0 || value.empty() || (value != "none" && (*end != '\0' || n < 0))) {
+      return cli::report_error(make_error(
+          ErrorCode::kUsage, "--output-position-axis {}: expected NAME=N (N >= 0) or NAME=none", a));
+    }
+    axes[a.substr(0, eq)] = value == "none" ? std::nullopt : std::optional<int64_t>(n);
+  }
+  if (o.sequence.active() || !o.sequence.carry.empty()) return probe_sequence(o, candidates, *files, kinds, axes, *policy);
   // --inputs-from: a chain manifest (.json), or a golden dump with --golden-input NAME=TENSOR.
   std::optional<ChainManifest> chain;
   std::unique_ptr<GoldenSource> goldens;
@@ -225,6 +241,7 @@ int run_probe(const ProbeCommandOptions& o) {
     po.precision = o.exec.precision_value();  // the inputs are made in the first view's precision
     po.base_inputs.clear();
     po.output_kinds = kinds;
+    po.position_axes = axes;
     po.frames.clear();
     po.layer.reset();
     if (chain) {
@@ -235,6 +252,7 @@ int run_probe(const ProbeCommandOptions& o) {
       po.base_inputs_origin = fmt::format("the goldens of {} step '{}'", o.inputs_from, in->step_id);
       po.layer = in->layer;
       for (const auto& [name, kind] : in->output_kinds) po.output_kinds.emplace(name, kind);
+      for (const auto& [name, axis] : in->position_axes) po.position_axes.emplace(name, axis);
       po.frames = in->frames;
       run.notes.insert(run.notes.end(), in->notes.begin(), in->notes.end());
       executed = std::move(in->executed);
@@ -359,6 +377,11 @@ void add_probe_command(CLI::App& app, CommandResult& result) {
                   "Kind of an output for the gate (e.g. moe_out=partial_sum; --inputs-from "
                   "infers it from the chain)")
       ->option_text("NAME=KIND");
+  sub->add_option("--output-position-axis", options->position_axes,
+                  "Position axis of an output (rows per seed and index along it), or 'none' for "
+                  "one row per seed. Without it: axis 1 for outputs of rank >= 3, which is wrong "
+                  "for channels-first outputs ([1, C, S]); --inputs-from takes it from the golden")
+      ->option_text("NAME=N|none");
   sub->add_option("--calls", options->sequence.calls_dir,
                   "Sequence mode: the calls of a stateful shard (as exec: one subdirectory per "
                   "call or an .npz stacking them); each build carries its own state")

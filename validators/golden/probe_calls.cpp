@@ -101,6 +101,10 @@ Result<ProbeCallsResult> probe_calls(const std::string& candidate, const std::st
       cand.carried[from] = rc.outputs.at(from);
     }
     const std::string call_name = fmt::format("call_{:03}", k);
+    for (const auto& [name, axis] : o.position_axes) {
+      SG_CHECK(rb.outputs.count(name), ErrorCode::kUsage,
+               "--output-position-axis {}: {} has no output '{}'", name, baseline, name);
+    }
     for (const auto& [name, b] : rb.outputs) {
       auto c = rc.outputs.find(name);
       SG_CHECK(c != rc.outputs.end(), ErrorCode::kShape, "{}: {} has no output '{}'", call.label,
@@ -110,7 +114,10 @@ Result<ProbeCallsResult> probe_calls(const std::string& candidate, const std::st
       id.kind = kind_of(o, name);
       id.labels = o.labels;
       id.labels.emplace_back("call", call_name);
-      const std::optional<int64_t> axis = b.rank() >= 3 ? std::optional<int64_t>(1) : std::nullopt;
+      const auto given = o.position_axes.find(name);
+      const std::optional<int64_t> axis =
+          given != o.position_axes.end() ? given->second
+                                         : (b.rank() >= 3 ? std::optional<int64_t>(1) : std::nullopt);
       auto check = compare_tensors(id, c->second, b, axis, o.metrics);
       if (!check) return std::move(check).take_status().with_context(call.label);
       out.checks.push_back(std::move(*check));

@@ -14,6 +14,7 @@
 #include "shardgate/status.h"
 
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -28,6 +29,8 @@ struct ProbeCallsOptions {
   uint64_t seed = 0;  // inputs neither given nor carried: seeded random, call k with seed + k
   MetricOptions metrics;
   std::map<std::string, std::string> output_kinds;  // output -> kind ("logits" by name, else "output")
+  // output -> position axis (--output-position-axis); others: axis 1 when the rank is >= 3
+  std::map<std::string, std::optional<int64_t>> position_axes;
   std::vector<std::pair<std::string, std::string>> labels;  // added to every check (e.g. shard)
 };
 

@@ -167,6 +167,13 @@ struct GateEvaluation {
   GateSummary summary;
 };
 
+// A value judged against a threshold, as text: `digits` decimals (`fixed`) or significant
+// digits, and more digits while fewer would read as the other side of the threshold than the
+// value is (0.96999996 printed "0.97000" beside "needs >= 0.97" made a failure look like a
+// pass). NaN is "nan", infinities "inf" / "-inf". Without a threshold, the plain rounding.
+std::string gated_value_text(Metric m, double v, const std::optional<Threshold>& t, int digits,
+                             bool fixed);
+
 // Applies `policy` to every check of `run`. `strict`: reference tensors without a candidate
 // fail the run. Fails (kUsage) when the policy asks for a top-k other than the one measured.
 Result<GateEvaluation> evaluate_gate(const FidelityRun& run, const GatePolicy& policy,

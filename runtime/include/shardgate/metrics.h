@@ -70,9 +70,9 @@ struct RowMetricValues {
 };
 
 // Computes the row metrics. For logits rows made of several vectors (a batch dimension in
-// front of the position axis), `vocab` is the length of one logits vector: top-1 becomes the
-// fraction of vectors whose argmax agrees, top-k overlap the minimum and KL the maximum over
-// the vectors. vocab = 0 means the whole row is one vector.
+// front of the position axis, or no position axis), `vocab` is the length of one logits
+// vector: top-1 becomes the fraction of vectors whose argmax agrees, top-k overlap and cosine
+// the minimum and KL the maximum over the vectors. vocab = 0 means the whole row is one vector.
 RowMetricValues compute_row_metrics(std::span<const double> cand, std::span<const double> ref,
                                     bool logits, int64_t topk, int64_t vocab = 0);
 

@@ -93,6 +93,12 @@ struct ProbeOptions {
   // check identity, so the gate may differ per kind. Outputs not named here: "logits" when the
   // name starts with "logits", else "output".
   std::map<std::string, std::string> output_kinds;
+  // The position axis of each output (nullopt: the whole output is one vector per seed), from
+  // --output-position-axis or the golden of the checkpoint a chain wires the output to. Outputs
+  // not named here: axis 1 when the rank is >= 3 ([batch, position, ...]), a guess that a
+  // channels-first output ([1, C, S], the ANE's [1, C, 1, S]) gets wrong: its rows would be
+  // channels, each spanning every token, so one broken token hides among the healthy ones.
+  std::map<std::string, std::optional<int64_t>> position_axes;
   // Partial sums judged in the residual frame: output -> the input carrying the residual
   // stream it is added to. Each adds a check "INPUT+OUTPUT" of kind "hidden" comparing
   // input + candidate output against input + baseline output (what the layer's sum sees).
@@ -164,6 +170,7 @@ struct ChainProbeInputs {
   std::optional<int64_t> layer;
   std::map<std::string, Tensor> inputs;              // shard input -> tensor
   std::map<std::string, std::string> output_kinds;   // shard output -> kind
+  std::map<std::string, std::optional<int64_t>> position_axes;  // checkpoint output -> its golden's axis
   std::map<std::string, std::string> frames;         // partial-sum output -> residual input
   std::vector<std::string> notes;                    // where each input came from
   std::vector<ReportShard> executed;                 // FP16 baselines run to make the inputs

@@ -55,6 +55,26 @@ TEST_F(GoldenCli, ComparePassesOnACloseCandidate) {
   EXPECT_EQ(testing::json_schema_violations(*schema, *text), std::vector<std::string>{});
 }
 
+// A dump compared with itself passes every check trivially: the report says so (terminal and
+// JSON notes), by any spelling of the directory, and says nothing of the kind for two dumps.
+TEST_F(GoldenCli, CompareOfADumpWithItselfSaysSo) {
+  const std::string kSelf = "the candidate and the reference are the same files";
+  const CliRun self = golden("compare --no-color --candidate " + dump("ref") + " --reference " +
+                             kData + "../golden/ref --json " + out("r.json"));
+  EXPECT_EQ(self.code, 0) << self.output;
+  EXPECT_NE(self.output.find("note: " + kSelf), std::string::npos) << self.output;
+  auto text = read_file(out("r.json"));
+  ASSERT_TRUE(text.is_ok());
+  EXPECT_NE(text->find(kSelf), std::string::npos);
+  const CliRun two = golden("compare --no-color --candidate " + dump("cand_pass") + " --reference " + dump("ref"));
+  EXPECT_EQ(two.code, 0) << two.output;
+  EXPECT_EQ(two.output.find(kSelf), std::string::npos) << two.output;
+  const std::string shard = SG_SOURCE_DIR "/goldens/sample/shards/L0_attn_lut4.mlpackage";
+  const CliRun probe = golden("probe " + shard + " --baseline " + shard + " --seeds 1 --no-color");
+  EXPECT_EQ(probe.code, 0) << probe.output;
+  EXPECT_NE(probe.output.find("is its own baseline (the same files)"), std::string::npos) << probe.output;
+}
+
 TEST_F(GoldenCli, CompareFailsAndNamesTheFirstFailingLayerAndPosition) {
   const CliRun r = golden("compare --no-color --candidate " + dump("cand_fail") + " --reference " +
                        dump("ref") + " --json " + out("r.json") + " --junit " + out("r.xml") +

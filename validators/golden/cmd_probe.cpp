@@ -28,6 +28,17 @@
 namespace sg::golden_cli {
 namespace {
 
+// A probe of a shard against itself passes every seed trivially; the report says so rather
+// than let it read as evidence. (Same files only: the programs' hashes alone would also match
+// two builds that differ in their weights.)
+void note_self_probe(const std::string& candidate, const std::string& baseline,
+                     std::vector<std::string>& notes) {
+  std::error_code ec;
+  if (!std::filesystem::equivalent(candidate, baseline, ec)) return;
+  notes.insert(notes.begin(), fmt::format("{} is its own baseline (the same files): every check "
+                                          "compares the shard with itself", candidate));
+}
+
 struct ProbeCommandOptions {
   std::vector<std::string> candidates;
   cli::BaselineArgs baseline;
@@ -111,6 +122,7 @@ int probe_sequence(const ProbeCommandOptions& o, const std::vector<std::string>&
       const std::string prefix = view > 0 ? "[subnormals flush] " : "";
       for (const std::string& n : result->notes) run.notes.push_back(prefix + n);
       if (view > 0) continue;
+      note_self_probe(candidate, *baseline, run.notes);
       for (ReportInput& in : result->inputs) run.inputs.push_back(std::move(in));
       for (ReportShard& sh : result->shards) run.shards.push_back(std::move(sh));
     }
@@ -292,6 +304,7 @@ int run_probe(const ProbeCommandOptions& o) {
       }
       run.inputs.push_back({"candidate", candidate, result->candidate_sha256});
       run.inputs.push_back({"baseline", *baseline, result->baseline_sha256});
+      note_self_probe(candidate, *baseline, run.notes);
       // Every shard executed, once each: input makers, the baseline, the candidate.
       auto add_shard = [&run](ReportShard sh) {
         for (const ReportShard& known : run.shards) {

@@ -279,6 +279,27 @@ class DumpReader {
           dump.ane_compile_errors.push_back((*errors)[i].get<std::string>());
         }
       }
+      SG_ASSIGN_OR_RETURN(const json* unsupported,
+                          member(*logs, "$.logs", "espresso_unsupported", false));
+      if (unsupported) {
+        SG_TRY(expect(*unsupported, json::value_t::array, "$.logs.espresso_unsupported",
+                      "an array"));
+        for (size_t i = 0; i < unsupported->size(); ++i) {
+          const std::string p = fmt::format("$.logs.espresso_unsupported[{}]", i);
+          const json& e = (*unsupported)[i];
+          SG_TRY(expect(e, json::value_t::object, p, "an object"));
+          SG_ASSIGN_OR_RETURN(std::string type, string_member(e, p, "type", false));
+          SG_ASSIGN_OR_RETURN(std::string reason, string_member(e, p, "reason", false));
+          SG_ASSIGN_OR_RETURN(const json* index, member(e, p, "op_index", false));
+          if (index && !index->is_number_integer()) {
+            return error(p + ".op_index", "expected an integer");
+          }
+          dump.espresso_unsupported.push_back(fmt::format(
+              "op {} ({}): {}", index ? std::to_string(index->get<int64_t>()) : "?",
+              type.empty() ? "type not recorded" : type,
+              reason.empty() ? "no reason recorded" : reason));
+        }
+      }
     }
     return dump;
   }

@@ -604,6 +604,36 @@ bool pred_int32_runtime_tensor(const RuleContext& ctx, std::string& detail) {
   return false;
 }
 
+// The first runtime input or output of a compute op with dtype `pick`, named for the detail.
+template <typename Pick>
+bool runtime_value_of_type(const RuleContext& ctx, Pick pick, std::string& detail) {
+  for (const BoundaryValue& v : boundary_values(ctx)) {
+    const ValueType* t = tensor_of(v.type);
+    if (t && pick(t->dtype)) {
+      detail = fmt::format("'{}' is {}", v.name, dtype_name(t->dtype));
+      return true;
+    }
+  }
+  return false;
+}
+
+bool pred_bool_runtime_tensor(const RuleContext& ctx, std::string& detail) {
+  if (!is_compute(ctx)) return false;
+  return runtime_value_of_type(ctx, [](DType t) { return t == DType::kBool; }, detail);
+}
+
+bool pred_other_type_runtime_tensor(const RuleContext& ctx, std::string& detail) {
+  // A cast changes type by definition (R6d says which casts); quantize / dequantize exist to
+  // move between fp16 and int8 (R24).
+  if (!is_compute(ctx) || kind_is(ctx, OpKind::kCast) || kind_is(ctx, OpKind::kActivationQuant)) {
+    return false;
+  }
+  return runtime_value_of_type(ctx, [](DType t) {
+    return t != DType::kF16 && t != DType::kF32 && !is_int32_like(t) && t != DType::kBool &&
+           t != DType::kString && t != DType::kInvalid;
+  }, detail);
+}
+
 // --- ANE ops ---------------------------------------------------------------------------------
 
 bool pred_arg_reduce(const RuleContext& ctx, std::string&) {

@@ -243,6 +243,15 @@ std::vector<Case> cases() {
          b.op("reduce_argmax", {{"i", I32, {1}}}, {{"x", {"x"}}});
        }},
       {"R18c", "y", [](auto& b, auto&, auto&) { unary_fp16(b, "non_zero", {1, 8}); }},
+      {"R18b", "m", [](auto& b, auto&, auto&) {
+         b.input("x", F16, {1, 64});
+         b.input("z", F16, {1, 64});
+         b.op("greater", {{"m", DType::kBool, {1, 64}}}, {{"x", {"x"}}, {"y", {"z"}}});
+       }, {"'m' is bool"}},
+      {"R18d", "y", [](auto& b, auto&, auto&) {
+         b.input("x", DType::kI8, {1, 64});
+         b.op("add", {{"y", DType::kI8, {1, 64}}}, {{"x", {"x"}}, {"y", {"x"}}});
+       }, {"'x' is int8"}},
       {"R1b", "y", [](auto& b, auto&, auto&) {
          b.blob_const("w", F16, {64, 64, 2, 2});
          b.input("x", F16, {1, 64, 4, 4});
@@ -384,6 +393,57 @@ TEST(RuleCoverage, EachCaseFiresItsRule) {
         rule->level == RuleLevel::kOp && c.rule != "R25a") {
       EXPECT_EQ(row->dtype, "fp16") << rendered;
     }
+  }
+}
+
+// The op rules whose reasons say fp16 (R2, R3, R5, R6, R7) must not fire on an op that reads or
+// writes another runtime type: an int8 `add` used to get R6's "fp16 elementwise op ... runs on
+// the NE", and a runtime bool mask R6 too. They get R18d (risk) or R18b (unknown) instead.
+TEST(RuleReasons, Fp16ReasonsNeverFireOnOtherRuntimeTypes) {
+  struct Twin {
+    std::string what;
+    std::function<void(ProgramBuilder&)> build;
+    std::string rule;
+  };
+  const std::vector<Twin> twins = {
+      {"int8 add", [](ProgramBuilder& b) {
+         b.input("x", DType::kI8, {1, 64});
+         b.op("add", {{"y", DType::kI8, {1, 64}}}, {{"x", {"x"}}, {"y", {"x"}}});
+       }, "R18d"},
+      {"int16 softmax", [](ProgramBuilder& b) {
+         b.input("x", DType::kI16, {1, 64});
+         b.op("softmax", {{"y", DType::kI16, {1, 64}}}, {{"x", {"x"}}});
+       }, "R18d"},
+      {"uint8 reduce_mean", [](ProgramBuilder& b) {
+         b.input("x", DType::kU8, {1, 64});
+         b.op("reduce_mean", {{"y", DType::kU8, {1}}}, {{"x", {"x"}}});
+       }, "R18d"},
+      {"int8 matmul", [](ProgramBuilder& b) {
+         b.input("x", DType::kI8, {1, 512, 512});
+         b.op("matmul", {{"y", DType::kI8, {1, 512, 512}}}, {{"x", {"x"}}, {"y", {"x"}}});
+       }, "R18d"},
+      {"select on a runtime bool mask", [](ProgramBuilder& b) {
+         b.input("x", F16, {1, 64});
+         b.input("m", DType::kBool, {1, 64});
+         b.op("select", {{"y", F16, {1, 64}}}, {{"a", {"x"}}, {"b", {"x"}}, {"cond", {"m"}}});
+       }, "R18b"},
+      {"logical_not", [](ProgramBuilder& b) {
+         b.input("m", DType::kBool, {1, 64});
+         b.op("logical_not", {{"y", DType::kBool, {1, 64}}}, {{"x", {"m"}}});
+       }, "R18b"},
+  };
+  for (const Twin& t : twins) {
+    SCOPED_TRACE(t.what);
+    ProgramBuilder b;
+    t.build(b);
+    b.output("y");
+    auto rows = predict_placement(b.program, ModelFacts{}, PredictOptions{});
+    ASSERT_TRUE(rows.is_ok()) << rows.status().to_string();
+    const OpPlacement* row = find_row(*rows, "y");
+    ASSERT_NE(row, nullptr);
+    EXPECT_EQ(row->rule_id, t.rule) << row->reason;
+    EXPECT_EQ(row->reason.find("fp16 "), std::string::npos) << row->reason;
+    if (t.rule == "R18b") EXPECT_EQ(row->predicted, Placement::kUnknown);
   }
 }
 

@@ -267,11 +267,22 @@ int64_t last_dim(const ValueType* t) {
   return t && t->is_tensor() && t->rank_known && !t->shape.empty() ? t->shape.back() : -1;
 }
 
-uint64_t block_matrix_macs(const GraphIndex& index, const Block& block) {
+bool is_matrix_kind(OpKind kind) {
+  return kind == OpKind::kMatmul || kind == OpKind::kConv || kind == OpKind::kConvTranspose ||
+         kind == OpKind::kConvQuantized || kind == OpKind::kAttention;
+}
+
+uint64_t block_matrix_macs(const GraphIndex& index, const Block& block, int64_t& unknown_size) {
   uint64_t total = 0;
   for (const Op& op : block.ops) {
-    total = saturating_add(total, op_matrix_macs(index, op));
-    for (const Block& nested : op.blocks) total = saturating_add(total, block_matrix_macs(index, nested));
+    const uint64_t macs = op_matrix_macs(index, op);
+    // op_matrix_macs answers 0 when a shape is unknown: count such ops, so that G5 never says
+    // "below 512^3" of work it could not measure.
+    if (macs == 0 && is_matrix_kind(op_kind(normalize_op_type(op.type)))) ++unknown_size;
+    total = saturating_add(total, macs);
+    for (const Block& nested : op.blocks) {
+      total = saturating_add(total, block_matrix_macs(index, nested, unknown_size));
+    }
   }
   return total;
 }
@@ -319,7 +330,7 @@ GraphFacts compute_graph_facts(const Function& function, const GraphIndex& index
     if (t && t->dtype == DType::kF16) any_fp16 = true;
   }
   facts.fp32_function = any_fp32 && !any_fp16;
-  facts.matrix_macs = block_matrix_macs(index, function.block);
+  facts.matrix_macs = block_matrix_macs(index, function.block, facts.matrix_ops_unknown_size);
   if (model.info) {
     for (const FeatureInfo& f : model.info->inputs) {
       bool same_function = f.function.empty() || f.function == function.name;
@@ -854,8 +865,24 @@ bool pred_listed_unknown(const RuleContext& ctx, std::string& detail) {
 
 // --- Overlays --------------------------------------------------------------------------------
 
+bool pred_small_graph_unknown_size(const RuleContext& ctx, std::string& detail) {
+  if (!is_compute(ctx) || ctx.facts.matrix_ops_unknown_size == 0 ||
+      ctx.facts.matrix_macs >= ctx.options.min_graph_macs) {
+    return false;
+  }
+  detail = fmt::format("function '{}': {} conv / matmul / attention op(s) of unknown size, {} "
+                       "multiply-accumulates known < {}", ctx.index.function().name,
+                       ctx.facts.matrix_ops_unknown_size, ctx.facts.matrix_macs,
+                       ctx.options.min_graph_macs);
+  return true;
+}
+
 bool pred_small_graph(const RuleContext& ctx, std::string& detail) {
-  if (!is_compute(ctx) || ctx.facts.matrix_macs >= ctx.options.min_graph_macs) return false;
+  // With matrix work of unknown size the total is only a lower bound: G5b speaks for it.
+  if (!is_compute(ctx) || ctx.facts.matrix_ops_unknown_size > 0 ||
+      ctx.facts.matrix_macs >= ctx.options.min_graph_macs) {
+    return false;
+  }
   detail = fmt::format("function '{}' does {} multiply-accumulates < {}", ctx.index.function().name,
                        ctx.facts.matrix_macs, ctx.options.min_graph_macs);
   return true;

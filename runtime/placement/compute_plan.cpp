@@ -268,6 +268,25 @@ class DumpReader {
       SG_ASSIGN_OR_RETURN(const json* ops, member(f, p, "ops", true));
       SG_TRY(read_ops(*ops, p + ".ops", name, dump.ops));
     }
+    // A plan is taken for one configuration, and Core ML leaves out of `supported` the units
+    // that configuration excludes: a CPU_ONLY or CPU_AND_GPU plan naming the NE contradicts
+    // itself (a hand-edited or mislabelled dump), so it is refused rather than counted.
+    if (dump.compute_units == "CPU_ONLY" || dump.compute_units == "CPU_AND_GPU") {
+      for (const PlanOp& op : dump.ops) {
+        const bool names_ane =
+            (op.preferred && *op.preferred == "ane") ||
+            (op.supported && std::find(op.supported->begin(), op.supported->end(), "ane") !=
+                                 op.supported->end());
+        if (names_ane) {
+          return error("$.compute_units",
+                       fmt::format("the plan was taken for {}, which excludes the Neural Engine, "
+                                   "yet op {}/{}/{} ({}) names the NE", dump.compute_units,
+                                   op.function, block_path_str(op.block_path),
+                                   op.output.empty() ? "(no output)" : op.output,
+                                   op.operator_type));
+        }
+      }
+    }
     SG_ASSIGN_OR_RETURN(const json* logs, member(root, "$", "logs", false));
     if (logs) {
       SG_TRY(expect(*logs, json::value_t::object, "$.logs", "an object"));

@@ -340,6 +340,16 @@ GraphFacts compute_graph_facts(const Function& function, const GraphIndex& index
       }
     }
   }
+  // The program itself declares RangeDims too (model.mil's FlexibleShapeInformation): an
+  // .mlmodelc without metadata.json, or with one that omits the ranges, is still range-shaped.
+  if (facts.range_input.empty()) {
+    for (const NamedType& in : function.inputs) {
+      if (flexible_shape_entry(function, "RangeDims", in.name) != nullptr) {
+        facts.range_input = in.name;
+        break;
+      }
+    }
+  }
   return facts;
 }
 

@@ -152,6 +152,26 @@ TEST(Predict, OpsWithoutOutputsTakeTheirDevicesFromThePlanByOrder) {
   EXPECT_EQ(rows[1].source, PlacementSource::kPlan);
 }
 
+// G3 reads RangeDims from model.mil's FlexibleShapeInformation as well as from metadata.json:
+// compiled_style.mlmodelc has the attribute ("x": [[1, 4], [1, 64], [8, 8]]) and no
+// metadata.json, and its fp16 body used to be predicted on the ANE (at risk through G5) with
+// nothing said about the range-shaped input that keeps such models off the NE (entry 20).
+TEST(Predict, RangeDimsDeclaredInTheProgramFireG3) {
+  ShardCheck c = check_shard(SG_TEST_DATA_DIR "/exec/compiled_style/compiled_style.mlmodelc",
+                             ShardCheckOptions{});
+  ASSERT_FALSE(c.error) << c.error->to_string();
+  bool saw_relu = false;
+  for (const OpPlacement& r : c.ops) {
+    if (r.outputs.empty() || r.outputs[0] != "h_relu") continue;
+    saw_relu = true;
+    EXPECT_EQ(r.rule_id, "G3");
+    EXPECT_EQ(r.placement, Placement::kCPU);
+    EXPECT_EQ(r.detail, "input 'x' has range-shaped dims");
+  }
+  EXPECT_TRUE(saw_relu);
+  EXPECT_EQ(c.summary.body_ane, 0);
+}
+
 TEST(Predict, PerBlockDetailNamesTheWeightAndBlock) {
   ProgramBuilder b;
   b.blob_const("w_q", DType::kI4, {64, 128});

@@ -96,4 +96,26 @@ std::string normalize_op_type(std::string_view type) {
   return std::string(type);
 }
 
+namespace {
+
+bool is_string_value(const Value& v, const char* s) {
+  return v.tensor.defined() && v.tensor.dtype() == DType::kString && v.tensor.numel() == 1 &&
+         v.tensor.strings()[0] == s;
+}
+
+}  // namespace
+
+const Value* flexible_shape_entry(const Function& fn, const char* kind, const std::string& input) {
+  for (const auto& [key, info] : fn.attributes) {
+    if (key != "FlexibleShapeInformation") continue;
+    for (const Value& entry : info.elements) {
+      if (entry.elements.size() != 2 || !is_string_value(entry.elements[0], kind)) continue;
+      for (const auto& [k, v] : entry.elements[1].entries) {
+        if (is_string_value(k, input.c_str())) return &v;
+      }
+    }
+  }
+  return nullptr;
+}
+
 }  // namespace sg

@@ -3,27 +3,6 @@
 #include <fmt/format.h>
 
 namespace sg {
-namespace {
-
-bool is_string(const Value& v, const char* s) {
-  return v.tensor.defined() && v.tensor.dtype() == DType::kString && v.tensor.numel() == 1 &&
-         v.tensor.strings()[0] == s;
-}
-
-}  // namespace
-
-const Value* flexible_shape_entry(const Function& fn, const char* kind, const std::string& input) {
-  for (const auto& [key, info] : fn.attributes) {
-    if (key != "FlexibleShapeInformation") continue;
-    for (const Value& entry : info.elements) {
-      if (entry.elements.size() != 2 || !is_string(entry.elements[0], kind)) continue;
-      for (const auto& [k, v] : entry.elements[1].entries) {
-        if (is_string(k, input.c_str())) return &v;
-      }
-    }
-  }
-  return nullptr;
-}
 
 Status check_declared_ranges(const Function& fn, const std::string& input, const Shape& given) {
   const Value* ranges = flexible_shape_entry(fn, "RangeDims", input);

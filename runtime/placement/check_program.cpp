@@ -42,6 +42,18 @@ ShardCheck check_program(const std::string& path, const Program& program, const 
     check.plan_path = options.plan_path.empty() ? plan->filename : options.plan_path;
     check.plan_sha256 = plan->sha256;
     check.plan_matched_by = plan_match_basis(*plan);
+    // The per-op devices come from MLComputePlan, which can name the NE for a model whose ANE
+    // compilation then fails (entries 30, 34, 57: the model runs on the CPU or GPU). A dump whose
+    // logs record such a failure is evidence against residency, so the shard fails.
+    for (const std::string& e : plan->ane_compile_errors) {
+      check.shard_failures.push_back(fmt::format(
+          "plan {}: the Mac's log records an ANE compile failure, so Core ML ran the model off "
+          "the NE whatever the per-op devices say: {}", check.plan_path, e));
+    }
+    for (const std::string& e : plan->espresso_unsupported) {
+      check.shard_failures.push_back(fmt::format(
+          "plan {}: the Mac's log reports an op unsupported on the NE: {}", check.plan_path, e));
+    }
   }
   check.summary = summarize_residency(check.ops);
   check.checks = run_contract_checks(program, facts, options.checks, options.predict);

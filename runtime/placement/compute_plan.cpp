@@ -130,7 +130,8 @@ class DumpReader {
         SG_TRY(expect((*outs)[k], json::value_t::string, fmt::format("{}.outputs[{}]", p, k),
                       "a string"));
       }
-      // An op without outputs (write_state) is listed with [] and never joined.
+      // An op without outputs (write_state) is listed with [] and joined by its order in its
+      // block (apply_compute_plan).
       op.output = outs->empty() ? std::string() : (*outs)[0].get<std::string>();
       if (!outs->empty() && op.output.empty()) {
         return error(p + ".outputs[0]", "must not be empty");
@@ -267,6 +268,25 @@ class DumpReader {
       SG_ASSIGN_OR_RETURN(const json* ops, member(f, p, "ops", true));
       SG_TRY(read_ops(*ops, p + ".ops", name, dump.ops));
     }
+    // A plan is taken for one configuration, and Core ML leaves out of `supported` the units
+    // that configuration excludes: a CPU_ONLY or CPU_AND_GPU plan naming the NE contradicts
+    // itself (a hand-edited or mislabelled dump), so it is refused rather than counted.
+    if (dump.compute_units == "CPU_ONLY" || dump.compute_units == "CPU_AND_GPU") {
+      for (const PlanOp& op : dump.ops) {
+        const bool names_ane =
+            (op.preferred && *op.preferred == "ane") ||
+            (op.supported && std::find(op.supported->begin(), op.supported->end(), "ane") !=
+                                 op.supported->end());
+        if (names_ane) {
+          return error("$.compute_units",
+                       fmt::format("the plan was taken for {}, which excludes the Neural Engine, "
+                                   "yet op {}/{}/{} ({}) names the NE", dump.compute_units,
+                                   op.function, block_path_str(op.block_path),
+                                   op.output.empty() ? "(no output)" : op.output,
+                                   op.operator_type));
+        }
+      }
+    }
     SG_ASSIGN_OR_RETURN(const json* logs, member(root, "$", "logs", false));
     if (logs) {
       SG_TRY(expect(*logs, json::value_t::object, "$.logs", "an object"));
@@ -277,6 +297,27 @@ class DumpReader {
           SG_TRY(expect((*errors)[i], json::value_t::string,
                         fmt::format("$.logs.ane_compile_errors[{}]", i), "a string"));
           dump.ane_compile_errors.push_back((*errors)[i].get<std::string>());
+        }
+      }
+      SG_ASSIGN_OR_RETURN(const json* unsupported,
+                          member(*logs, "$.logs", "espresso_unsupported", false));
+      if (unsupported) {
+        SG_TRY(expect(*unsupported, json::value_t::array, "$.logs.espresso_unsupported",
+                      "an array"));
+        for (size_t i = 0; i < unsupported->size(); ++i) {
+          const std::string p = fmt::format("$.logs.espresso_unsupported[{}]", i);
+          const json& e = (*unsupported)[i];
+          SG_TRY(expect(e, json::value_t::object, p, "an object"));
+          SG_ASSIGN_OR_RETURN(std::string type, string_member(e, p, "type", false));
+          SG_ASSIGN_OR_RETURN(std::string reason, string_member(e, p, "reason", false));
+          SG_ASSIGN_OR_RETURN(const json* index, member(e, p, "op_index", false));
+          if (index && !index->is_number_integer()) {
+            return error(p + ".op_index", "expected an integer");
+          }
+          dump.espresso_unsupported.push_back(fmt::format(
+              "op {} ({}): {}", index ? std::to_string(index->get<int64_t>()) : "?",
+              type.empty() ? "type not recorded" : type,
+              reason.empty() ? "no reason recorded" : reason));
         }
       }
     }
@@ -466,6 +507,50 @@ Result<std::vector<std::string>> apply_compute_plan(std::vector<OpPlacement>& op
     }
     by_row[it->second] = &p;
   }
+  // Ops without outputs (write_state) have no name to join on. Our dump lists them in program
+  // order (dump_compute_plan.py maps compiled onto package ops the same way), so the k-th such
+  // op of a block in the dump is the k-th of that block in the shard. Apple's form cannot name
+  // them at all; there they keep their prediction (below).
+  std::map<std::string, std::vector<size_t>> unnamed_rows;  // block -> rows, in program order
+  if (plan.form == ComputePlanDump::Form::kShardgate) {
+    for (size_t i = 0; i < ops.size(); ++i) {
+      if (ops[i].outputs.empty() && dumped.count(ops[i].function)) {
+        unnamed_rows[identity_key(ops[i].function, ops[i].block_path, "")].push_back(i);
+      }
+    }
+    std::map<std::string, size_t> taken;
+    for (const PlanOp& p : plan.ops) {
+      if (!p.output.empty()) continue;
+      const std::string block = identity_key(p.function, p.block_path, "");
+      const size_t k = taken[block]++;
+      auto it = unnamed_rows.find(block);
+      if (it == unnamed_rows.end() || k >= it->second.size()) {
+        return make_error(ErrorCode::kFormat,
+                          "{}: op without outputs #{} ({}) of block {}/{} is not in the shard: "
+                          "the dump does not match this program", file, k + 1,
+                          p.operator_type.empty() ? "type not recorded" : p.operator_type,
+                          p.function, block_path_str(p.block_path));
+      }
+      const size_t row = it->second[k];
+      if (!p.operator_type.empty() && p.operator_type != ops[row].type) {
+        return make_error(ErrorCode::kFormat,
+                          "{}: op without outputs #{} of block {}/{} is '{}' in the dump but '{}' "
+                          "in the shard", file, k + 1, p.function, block_path_str(p.block_path),
+                          p.operator_type, ops[row].type);
+      }
+      by_row[row] = &p;
+      seen[row] = 1;
+    }
+    for (const auto& [block, block_rows] : unnamed_rows) {
+      if (taken[block] < block_rows.size()) {
+        const OpPlacement& row = ops[block_rows[taken[block]]];
+        return make_error(ErrorCode::kFormat,
+                          "{}: op without outputs #{} ({}) of block {}/{} of the shard is missing "
+                          "from the dump: the dump does not match this program", file,
+                          taken[block] + 1, row.type, row.function, block_path_str(row.block_path));
+      }
+    }
+  }
   // Our format lists every op (nil usage as null); Apple's skips nil-usage ops.
   if (plan.form == ComputePlanDump::Form::kShardgate) {
     for (size_t i = 0; i < ops.size(); ++i) {
@@ -484,10 +569,14 @@ Result<std::vector<std::string>> apply_compute_plan(std::vector<OpPlacement>& op
   for (size_t i = 0; i < ops.size(); ++i) {
     OpPlacement& row = ops[i];
     const PlanOp* p = by_row[i];
-    if (row.outputs.empty()) {
-      row.detail = "no output name to join with the plan: placement predicted";
+    if (row.outputs.empty() && plan.form == ComputePlanDump::Form::kModelRunner) {
+      row.detail = "no output name to join with Apple's form of the plan: placement predicted";
       continue;
     }
+    const std::string id = row.outputs.empty()
+                               ? fmt::format("{}/{}/(no output)", row.function,
+                                             block_path_str(row.block_path))
+                               : identity_str(row.function, row.block_path, row.outputs[0]);
     if (!dumped.count(row.function)) {
       row.source = PlacementSource::kPlan;
       if (row.op_class == OpClass::kCompileTime) {
@@ -511,8 +600,7 @@ Result<std::vector<std::string>> apply_compute_plan(std::vector<OpPlacement>& op
     if (!p || !p->preferred) {
       row.placement = Placement::kUnknown;
       row.detail = "no device in the plan (nil usage)";
-      failures.push_back(fmt::format("{} ({}): compute op with no device in the plan",
-                                     identity_str(row.function, row.block_path, row.outputs[0]),
+      failures.push_back(fmt::format("{} ({}): compute op with no device in the plan", id,
                                      row.type));
       continue;
     }

@@ -220,6 +220,18 @@ GateVerdict evaluate_residency_gate(const std::vector<OpPlacement>& ops,
         "strict: {} compute op(s) at risk: {}", summary.at_risk,
         group_by_rule(ops, [](const OpPlacement& op) { return op.placement == Placement::kANERisk; })));
   }
+  // Boundary casts stay out of the residency, but one a plan measured on the CPU or GPU is a
+  // fallback all the same: --strict fails it, as it fails a predicted at-risk one (G2a).
+  const int64_t boundary_off = std::count_if(ops.begin(), ops.end(), [](const OpPlacement& op) {
+    return op.boundary_cast && placement_is_fallback(op.placement);
+  });
+  if (strict && boundary_off > 0) {
+    v.failures.push_back(fmt::format(
+        "strict: {} boundary cast(s) off the ANE: {}", boundary_off,
+        group_by_rule(ops, [](const OpPlacement& op) {
+          return op.boundary_cast && placement_is_fallback(op.placement);
+        })));
+  }
   if (strict && summary.unknown > 0) {
     v.failures.push_back(fmt::format(
         "strict: {} compute op(s) with unknown placement: {}", summary.unknown,

@@ -267,11 +267,22 @@ int64_t last_dim(const ValueType* t) {
   return t && t->is_tensor() && t->rank_known && !t->shape.empty() ? t->shape.back() : -1;
 }
 
-uint64_t block_matrix_macs(const GraphIndex& index, const Block& block) {
+bool is_matrix_kind(OpKind kind) {
+  return kind == OpKind::kMatmul || kind == OpKind::kConv || kind == OpKind::kConvTranspose ||
+         kind == OpKind::kConvQuantized || kind == OpKind::kAttention;
+}
+
+uint64_t block_matrix_macs(const GraphIndex& index, const Block& block, int64_t& unknown_size) {
   uint64_t total = 0;
   for (const Op& op : block.ops) {
-    total = saturating_add(total, op_matrix_macs(index, op));
-    for (const Block& nested : op.blocks) total = saturating_add(total, block_matrix_macs(index, nested));
+    const uint64_t macs = op_matrix_macs(index, op);
+    // op_matrix_macs answers 0 when a shape is unknown: count such ops, so that G5 never says
+    // "below 512^3" of work it could not measure.
+    if (macs == 0 && is_matrix_kind(op_kind(normalize_op_type(op.type)))) ++unknown_size;
+    total = saturating_add(total, macs);
+    for (const Block& nested : op.blocks) {
+      total = saturating_add(total, block_matrix_macs(index, nested, unknown_size));
+    }
   }
   return total;
 }
@@ -319,12 +330,22 @@ GraphFacts compute_graph_facts(const Function& function, const GraphIndex& index
     if (t && t->dtype == DType::kF16) any_fp16 = true;
   }
   facts.fp32_function = any_fp32 && !any_fp16;
-  facts.matrix_macs = block_matrix_macs(index, function.block);
+  facts.matrix_macs = block_matrix_macs(index, function.block, facts.matrix_ops_unknown_size);
   if (model.info) {
     for (const FeatureInfo& f : model.info->inputs) {
       bool same_function = f.function.empty() || f.function == function.name;
       if (same_function && f.range_flexible) {
         facts.range_input = f.name;
+        break;
+      }
+    }
+  }
+  // The program itself declares RangeDims too (model.mil's FlexibleShapeInformation): an
+  // .mlmodelc without metadata.json, or with one that omits the ranges, is still range-shaped.
+  if (facts.range_input.empty()) {
+    for (const NamedType& in : function.inputs) {
+      if (flexible_shape_entry(function, "RangeDims", in.name) != nullptr) {
+        facts.range_input = in.name;
         break;
       }
     }
@@ -604,6 +625,36 @@ bool pred_int32_runtime_tensor(const RuleContext& ctx, std::string& detail) {
   return false;
 }
 
+// The first runtime input or output of a compute op with dtype `pick`, named for the detail.
+template <typename Pick>
+bool runtime_value_of_type(const RuleContext& ctx, Pick pick, std::string& detail) {
+  for (const BoundaryValue& v : boundary_values(ctx)) {
+    const ValueType* t = tensor_of(v.type);
+    if (t && pick(t->dtype)) {
+      detail = fmt::format("'{}' is {}", v.name, dtype_name(t->dtype));
+      return true;
+    }
+  }
+  return false;
+}
+
+bool pred_bool_runtime_tensor(const RuleContext& ctx, std::string& detail) {
+  if (!is_compute(ctx)) return false;
+  return runtime_value_of_type(ctx, [](DType t) { return t == DType::kBool; }, detail);
+}
+
+bool pred_other_type_runtime_tensor(const RuleContext& ctx, std::string& detail) {
+  // A cast changes type by definition (R6d says which casts); quantize / dequantize exist to
+  // move between fp16 and int8 (R24).
+  if (!is_compute(ctx) || kind_is(ctx, OpKind::kCast) || kind_is(ctx, OpKind::kActivationQuant)) {
+    return false;
+  }
+  return runtime_value_of_type(ctx, [](DType t) {
+    return t != DType::kF16 && t != DType::kF32 && !is_int32_like(t) && t != DType::kBool &&
+           t != DType::kString && t != DType::kInvalid;
+  }, detail);
+}
+
 // --- ANE ops ---------------------------------------------------------------------------------
 
 bool pred_arg_reduce(const RuleContext& ctx, std::string&) {
@@ -824,8 +875,24 @@ bool pred_listed_unknown(const RuleContext& ctx, std::string& detail) {
 
 // --- Overlays --------------------------------------------------------------------------------
 
+bool pred_small_graph_unknown_size(const RuleContext& ctx, std::string& detail) {
+  if (!is_compute(ctx) || ctx.facts.matrix_ops_unknown_size == 0 ||
+      ctx.facts.matrix_macs >= ctx.options.min_graph_macs) {
+    return false;
+  }
+  detail = fmt::format("function '{}': {} conv / matmul / attention op(s) of unknown size, {} "
+                       "multiply-accumulates known < {}", ctx.index.function().name,
+                       ctx.facts.matrix_ops_unknown_size, ctx.facts.matrix_macs,
+                       ctx.options.min_graph_macs);
+  return true;
+}
+
 bool pred_small_graph(const RuleContext& ctx, std::string& detail) {
-  if (!is_compute(ctx) || ctx.facts.matrix_macs >= ctx.options.min_graph_macs) return false;
+  // With matrix work of unknown size the total is only a lower bound: G5b speaks for it.
+  if (!is_compute(ctx) || ctx.facts.matrix_ops_unknown_size > 0 ||
+      ctx.facts.matrix_macs >= ctx.options.min_graph_macs) {
+    return false;
+  }
   detail = fmt::format("function '{}' does {} multiply-accumulates < {}", ctx.index.function().name,
                        ctx.facts.matrix_macs, ctx.options.min_graph_macs);
   return true;

@@ -16,6 +16,9 @@ struct GraphFacts {
   std::string range_input;        // G3: first input with range-shaped dims, "" when none
   uint64_t weight_bytes = 0;      // G6
   uint64_t matrix_macs = 0;       // G5: multiply-accumulates of conv / matmul / attention ops
+  // G5b: conv / matmul / attention ops whose work cannot be computed from their value types
+  // (a dynamic or unknown dim); matrix_macs leaves them out, so it is only a lower bound.
+  int64_t matrix_ops_unknown_size = 0;
 };
 
 struct RuleContext {

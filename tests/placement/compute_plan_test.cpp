@@ -242,6 +242,24 @@ TEST(ComputePlanFormat, MessagesNameFileAndJsonPath) {
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   EXPECT_EQ(r->ops.at(0).operator_type, "conv");
   EXPECT_EQ(r->ops.at(0).preferred.value(), "ane");
+
+  // A plan taken for a configuration without the NE cannot name it: such a dump (mislabelled or
+  // edited) used to pass the gate with every op "on the ANE". Without the NE it is accepted.
+  for (const char* units : {"CPU_ONLY", "CPU_AND_GPU"}) {
+    dump["compute_units"] = units;
+    r = parse_compute_plan(dump.dump(), "p.json");
+    ASSERT_FALSE(r.is_ok()) << units;
+    EXPECT_NE(r.status().message().find(std::string("p.json: $.compute_units: the plan was taken "
+                                                    "for ") + units + ", which excludes the "
+                                        "Neural Engine, yet op main/-1/y (conv) names the NE"),
+              std::string::npos) << r.status().message();
+  }
+  dump["functions"][0]["ops"][0]["preferred"] = "cpu";
+  r = parse_compute_plan(dump.dump(), "p.json");
+  ASSERT_FALSE(r.is_ok());  // still listed as supported
+  dump["functions"][0]["ops"][0]["supported"] = {"cpu"};
+  r = parse_compute_plan(dump.dump(), "p.json");
+  ASSERT_TRUE(r.is_ok()) << r.status().to_string();
 }
 
 }  // namespace

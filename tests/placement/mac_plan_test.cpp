@@ -170,6 +170,38 @@ TEST(MacPlan, AFunctionMissingFromTheDumpFailsTheGate) {
   EXPECT_FALSE(check_shard(shard, lenient).verdict.passed);
 }
 
+// A plan can name the NE for every op while the Mac's log says the ANE compiler refused the
+// model (placement.md 1.9; entries 30, 34, 57 of the observations): the shard must fail, at any
+// threshold, and the model verdict must not say pass.
+TEST(MacPlan, ADumpWhoseLogsRecordAnANEFailureFailsTheShard) {
+  json clean = read_dump("L0_attn_lut4.mlpackage.json");
+  ASSERT_TRUE(check_with_json(kSample, clean).verdict.passed);  // the fixture passes as is
+  json dump = clean;
+  dump["logs"]["ane_compile_errors"] = {"MILCompilerForANE error: ANECCompile() FAILED"};
+  ShardCheck c = check_with_json(kSample, dump);
+  ASSERT_FALSE(c.error) << c.error->to_string();
+  EXPECT_FALSE(c.verdict.passed);
+  EXPECT_EQ(c.model_verdict, ModelVerdict::kFail);
+  ASSERT_EQ(c.shard_failures.size(), 1u);
+  EXPECT_NE(c.shard_failures[0].find("ANE compile failure"), std::string::npos) << c.shard_failures[0];
+  EXPECT_NE(c.shard_failures[0].find("ANECCompile() FAILED"), std::string::npos) << c.shard_failures[0];
+  dump = clean;
+  dump["logs"]["espresso_unsupported"] = {
+      {{"op_index", 7}, {"type", "slice_update"}, {"reason", "Cannot support standalone slice_update"}}};
+  c = check_with_json(kSample, dump);
+  ASSERT_FALSE(c.error) << c.error->to_string();
+  EXPECT_FALSE(c.verdict.passed);
+  ASSERT_EQ(c.shard_failures.size(), 1u);
+  EXPECT_NE(c.shard_failures[0].find("op 7 (slice_update): Cannot support standalone slice_update"),
+            std::string::npos) << c.shard_failures[0];
+  // a malformed entry is bad input naming its place
+  dump["logs"]["espresso_unsupported"] = {{{"op_index", "seven"}}};
+  auto r = parse_compute_plan(dump.dump(), "p.json");
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_NE(r.status().message().find("$.logs.espresso_unsupported[0].op_index"), std::string::npos)
+      << r.status().message();
+}
+
 TEST(MacPlan, SeamDumpsFollowTheSchema) {
   auto schema = read_file(SG_SOURCE_DIR "/reports/schema/compute-plan-dump.schema.json");
   ASSERT_TRUE(schema.is_ok());

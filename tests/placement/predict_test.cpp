@@ -69,8 +69,11 @@ TEST(Predict, NestedBlocksAreWalkedWithTheirPath) {
   EXPECT_EQ(block_path_str((*rows)[3].block_path), "-1.1");
 }
 
-TEST(Predict, OpsWithoutOutputsAreListedAndSkippedByPlans) {
-  // write_state returns nothing: it keeps its function/block/index identity.
+TEST(Predict, OpsWithoutOutputsTakeTheirDevicesFromThePlanByOrder) {
+  // write_state returns nothing: it keeps its function/block/index identity, and a plan joins
+  // it by its order among the output-less ops of its block (dump_compute_plan.py lists it so).
+  // Before, such ops kept their prediction under a plan: a dump placing write_state on the CPU
+  // still passed the gate with the op shown on the ANE.
   ProgramBuilder b;
   ValueType st;
   st.kind = ValueType::Kind::kState;
@@ -79,12 +82,12 @@ TEST(Predict, OpsWithoutOutputsAreListedAndSkippedByPlans) {
   b.input("x", F16, {1, 64});
   b.op("write_state", {}, {{"data", {"x"}}, {"input", {"cache"}}});
   b.op("relu", {{"y", F16, {1, 64}}}, {{"x", {"x"}}});
-  auto rows = predict_placement(b.program, {});
-  ASSERT_TRUE(rows.is_ok()) << rows.status().to_string();
-  ASSERT_EQ(rows->size(), 2u);
-  EXPECT_TRUE((*rows)[0].outputs.empty());
-  EXPECT_EQ((*rows)[0].index, 0);
-  EXPECT_EQ((*rows)[0].rule_id, "R25");
+  auto predicted = predict_placement(b.program, {});
+  ASSERT_TRUE(predicted.is_ok()) << predicted.status().to_string();
+  ASSERT_EQ(predicted->size(), 2u);
+  EXPECT_TRUE((*predicted)[0].outputs.empty());
+  EXPECT_EQ((*predicted)[0].index, 0);
+  EXPECT_EQ((*predicted)[0].rule_id, "R25");
 
   ComputePlanDump plan;
   plan.form = ComputePlanDump::Form::kShardgate;
@@ -95,13 +98,78 @@ TEST(Predict, OpsWithoutOutputsAreListedAndSkippedByPlans) {
   relu.output = "y";
   relu.operator_type = "relu";
   relu.preferred = "ane";
-  plan.ops.push_back(relu);
-  auto failures = apply_compute_plan(*rows, plan, "");
+  PlanOp write = relu;
+  write.output.clear();
+  write.operator_type = "write_state";
+  write.preferred = "cpu";
+  plan.ops = {write, relu};
+  std::vector<OpPlacement> rows = *predicted;
+  auto failures = apply_compute_plan(rows, plan, "");
   ASSERT_TRUE(failures.is_ok()) << failures.status().to_string();
   EXPECT_TRUE(failures->empty());
-  EXPECT_EQ((*rows)[0].source, PlacementSource::kPredicted);
-  EXPECT_EQ((*rows)[0].placement, Placement::kANERisk);
-  EXPECT_EQ((*rows)[1].source, PlacementSource::kPlan);
+  EXPECT_EQ(rows[0].source, PlacementSource::kPlan);
+  EXPECT_EQ(rows[0].placement, Placement::kCPU);
+  EXPECT_EQ(rows[1].source, PlacementSource::kPlan);
+  EXPECT_FALSE(evaluate_residency_gate(rows, summarize_residency(rows), *failures, {},
+                                       ResidencyThreshold{100.0, "t", ""}, false)
+                   .passed);
+
+  // A null device there is a failure naming the block, like any compute op's.
+  plan.ops[0].preferred.reset();
+  rows = *predicted;
+  failures = apply_compute_plan(rows, plan, "");
+  ASSERT_TRUE(failures.is_ok()) << failures.status().to_string();
+  ASSERT_EQ(failures->size(), 1u);
+  EXPECT_NE((*failures)[0].find("main/-1/(no output) (write_state)"), std::string::npos)
+      << (*failures)[0];
+
+  // Our dump lists every op: one leaving write_state out, or naming another op there, does not
+  // describe this program.
+  plan.ops = {relu};
+  rows = *predicted;
+  failures = apply_compute_plan(rows, plan, "");
+  ASSERT_FALSE(failures.is_ok());
+  EXPECT_NE(failures.status().message().find("op without outputs #1 (write_state) of block "
+                                             "main/-1 of the shard is missing from the dump"),
+            std::string::npos) << failures.status().message();
+  write.operator_type = "coreml_update_state";
+  plan.ops = {write, relu};
+  rows = *predicted;
+  failures = apply_compute_plan(rows, plan, "");
+  ASSERT_FALSE(failures.is_ok());
+  EXPECT_NE(failures.status().message().find("is 'coreml_update_state' in the dump but "
+                                             "'write_state' in the shard"),
+            std::string::npos) << failures.status().message();
+
+  // Apple's form cannot name an op without outputs: there it keeps its prediction, labelled.
+  plan.form = ComputePlanDump::Form::kModelRunner;
+  plan.ops = {relu};
+  rows = *predicted;
+  failures = apply_compute_plan(rows, plan, "");
+  ASSERT_TRUE(failures.is_ok()) << failures.status().to_string();
+  EXPECT_EQ(rows[0].source, PlacementSource::kPredicted);
+  EXPECT_EQ(rows[0].placement, Placement::kANERisk);
+  EXPECT_EQ(rows[1].source, PlacementSource::kPlan);
+}
+
+// G3 reads RangeDims from model.mil's FlexibleShapeInformation as well as from metadata.json:
+// compiled_style.mlmodelc has the attribute ("x": [[1, 4], [1, 64], [8, 8]]) and no
+// metadata.json, and its fp16 body used to be predicted on the ANE (at risk through G5) with
+// nothing said about the range-shaped input that keeps such models off the NE (entry 20).
+TEST(Predict, RangeDimsDeclaredInTheProgramFireG3) {
+  ShardCheck c = check_shard(SG_TEST_DATA_DIR "/exec/compiled_style/compiled_style.mlmodelc",
+                             ShardCheckOptions{});
+  ASSERT_FALSE(c.error) << c.error->to_string();
+  bool saw_relu = false;
+  for (const OpPlacement& r : c.ops) {
+    if (r.outputs.empty() || r.outputs[0] != "h_relu") continue;
+    saw_relu = true;
+    EXPECT_EQ(r.rule_id, "G3");
+    EXPECT_EQ(r.placement, Placement::kCPU);
+    EXPECT_EQ(r.detail, "input 'x' has range-shaped dims");
+  }
+  EXPECT_TRUE(saw_relu);
+  EXPECT_EQ(c.summary.body_ane, 0);
 }
 
 TEST(Predict, PerBlockDetailNamesTheWeightAndBlock) {

@@ -160,6 +160,24 @@ TEST(ResidencyGate, StrictFailsOnRiskPlainDoesNot) {
   EXPECT_NE(v.failures[0].find("R3 x1: scaled_dot_product_attention 'o'"), std::string::npos);
 }
 
+// A boundary cast a plan measured on the CPU is out of the residency, so the 100% gate passes
+// (model verdict "at risk"); --strict used to pass it too, while failing the same cast when the
+// rules merely predicted it at risk.
+TEST(ResidencyGate, StrictFailsOnABoundaryCastOffTheANE) {
+  std::vector<OpPlacement> ops = {op("cast", "x16", Placement::kCPU, "G2a"),
+                                  op("conv", "y", Placement::kANE, "R1")};
+  ops[0].boundary_cast = true;
+  ResidencySummary s = summarize_residency(ops);
+  EXPECT_TRUE(evaluate_residency_gate(ops, s, {}, {}, {}, false).passed);
+  GateVerdict v = evaluate_residency_gate(ops, s, {}, {}, {}, true);
+  ASSERT_FALSE(v.passed);
+  ASSERT_EQ(v.failures.size(), 1u);
+  EXPECT_NE(v.failures[0].find("strict: 1 boundary cast(s) off the ANE: G2a x1: cast 'x16'"),
+            std::string::npos) << v.failures[0];
+  ops[0].placement = Placement::kANE;  // on the ANE: nothing to fail
+  EXPECT_TRUE(evaluate_residency_gate(ops, summarize_residency(ops), {}, {}, {}, true).passed);
+}
+
 TEST(ResidencyGate, NothingCheckedNeverPasses) {
   std::vector<OpPlacement> ops = {op("const", "c", Placement::kNoDevice, "R19", OpClass::kCompileTime)};
   GateVerdict v = evaluate_residency_gate(ops, summarize_residency(ops), {}, {},

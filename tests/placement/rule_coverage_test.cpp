@@ -86,6 +86,12 @@ std::vector<Case> cases() {
          b.input("k", F16, {1, 64, 8});
          b.op("matmul", {{"y", F16, {1, 8, 8}}}, {{"x", {"a"}}, {"y", {"k"}}});
        }, {"does 4096 multiply-accumulates < 134217728"}},
+      {"G5b", "y", [](auto& b, auto&, auto&) {
+         // A matmul whose rows are a dynamic dim: its work is unknown, not 0.
+         b.input("a", F16, {1, -1, 64});
+         b.input("k", F16, {1, 64, 8});
+         b.op("matmul", {{"y", F16, {1, -1, 8}}}, {{"x", {"a"}}, {"y", {"k"}}});
+       }, {"1 conv / matmul / attention op(s) of unknown size, 0 multiply-accumulates known < 134217728"}},
       {"G10", "y", [](auto& b, auto&, auto&) { unary_fp16(b, "relu", {1, 1, 1, 1, 2, 8}); }},
       {"G11", "y", [](auto& b, auto&, auto&) { unary_fp16(b, "relu", {1, 16385}); }},
       {"G2a", "x16", [](auto& b, auto&, auto&) {
@@ -160,6 +166,16 @@ std::vector<Case> cases() {
          b.fn().inputs.push_back(NamedType{"cache", st});
          b.op("read_state", {{"y", F16, {1, 64}}}, {{"input", {"cache"}}});
        }, {"'cache' last dim 64 is a multiple of 32"}},
+      // write_state writes the whole state (here 2M elements, the #2553 cache): R25's reason
+      // used to call every update "no larger than SEQ 32", false of this one.
+      {"R25", "", [](auto& b, auto&, auto&) {
+         ValueType st;
+         st.kind = ValueType::Kind::kState;
+         st.members.push_back(test::tensor_type(F16, {1, 16, 1024, 128}));
+         b.fn().inputs.push_back(NamedType{"cache", st});
+         b.input("x", F16, {1, 16, 1024, 128});
+         b.op("write_state", {}, {{"data", {"x"}}, {"input", {"cache"}}});
+       }, {"a write of the whole state", "'cache' last dim 128 is a multiple of 32"}},
       {"R25b", "y", [](auto& b, auto&, auto&) {
          ValueType st;
          st.kind = ValueType::Kind::kState;
@@ -243,6 +259,15 @@ std::vector<Case> cases() {
          b.op("reduce_argmax", {{"i", I32, {1}}}, {{"x", {"x"}}});
        }},
       {"R18c", "y", [](auto& b, auto&, auto&) { unary_fp16(b, "non_zero", {1, 8}); }},
+      {"R18b", "m", [](auto& b, auto&, auto&) {
+         b.input("x", F16, {1, 64});
+         b.input("z", F16, {1, 64});
+         b.op("greater", {{"m", DType::kBool, {1, 64}}}, {{"x", {"x"}}, {"y", {"z"}}});
+       }, {"'m' is bool"}},
+      {"R18d", "y", [](auto& b, auto&, auto&) {
+         b.input("x", DType::kI8, {1, 64});
+         b.op("add", {{"y", DType::kI8, {1, 64}}}, {{"x", {"x"}}, {"y", {"x"}}});
+       }, {"'x' is int8"}},
       {"R1b", "y", [](auto& b, auto&, auto&) {
          b.blob_const("w", F16, {64, 64, 2, 2});
          b.input("x", F16, {1, 64, 4, 4});
@@ -341,9 +366,10 @@ std::vector<Case> cases() {
   };
 }
 
+// The row whose first output is `output`; "" names the first op without outputs (write_state).
 const OpPlacement* find_row(const std::vector<OpPlacement>& rows, const std::string& output) {
   for (const OpPlacement& r : rows) {
-    if (!r.outputs.empty() && r.outputs[0] == output) return &r;
+    if (output.empty() ? r.outputs.empty() : !r.outputs.empty() && r.outputs[0] == output) return &r;
   }
   return nullptr;
 }
@@ -359,7 +385,7 @@ TEST(RuleCoverage, EachCaseFiresItsRule) {
     ASSERT_NE(rule, nullptr);
     PredictOptions options;
     // The small-graph overlay would raise every tiny case; it is tested on its own case.
-    if (c.rule != "G5") options.min_graph_macs = 0;
+    if (c.rule != "G5" && c.rule != "G5b") options.min_graph_macs = 0;
     auto rows = predict_placement(b.program, facts, options);
     ASSERT_TRUE(rows.is_ok()) << rows.status().to_string();
     const OpPlacement* row = find_row(*rows, c.target);
@@ -384,6 +410,57 @@ TEST(RuleCoverage, EachCaseFiresItsRule) {
         rule->level == RuleLevel::kOp && c.rule != "R25a") {
       EXPECT_EQ(row->dtype, "fp16") << rendered;
     }
+  }
+}
+
+// The op rules whose reasons say fp16 (R2, R3, R5, R6, R7) must not fire on an op that reads or
+// writes another runtime type: an int8 `add` used to get R6's "fp16 elementwise op ... runs on
+// the NE", and a runtime bool mask R6 too. They get R18d (risk) or R18b (unknown) instead.
+TEST(RuleReasons, Fp16ReasonsNeverFireOnOtherRuntimeTypes) {
+  struct Twin {
+    std::string what;
+    std::function<void(ProgramBuilder&)> build;
+    std::string rule;
+  };
+  const std::vector<Twin> twins = {
+      {"int8 add", [](ProgramBuilder& b) {
+         b.input("x", DType::kI8, {1, 64});
+         b.op("add", {{"y", DType::kI8, {1, 64}}}, {{"x", {"x"}}, {"y", {"x"}}});
+       }, "R18d"},
+      {"int16 softmax", [](ProgramBuilder& b) {
+         b.input("x", DType::kI16, {1, 64});
+         b.op("softmax", {{"y", DType::kI16, {1, 64}}}, {{"x", {"x"}}});
+       }, "R18d"},
+      {"uint8 reduce_mean", [](ProgramBuilder& b) {
+         b.input("x", DType::kU8, {1, 64});
+         b.op("reduce_mean", {{"y", DType::kU8, {1}}}, {{"x", {"x"}}});
+       }, "R18d"},
+      {"int8 matmul", [](ProgramBuilder& b) {
+         b.input("x", DType::kI8, {1, 512, 512});
+         b.op("matmul", {{"y", DType::kI8, {1, 512, 512}}}, {{"x", {"x"}}, {"y", {"x"}}});
+       }, "R18d"},
+      {"select on a runtime bool mask", [](ProgramBuilder& b) {
+         b.input("x", F16, {1, 64});
+         b.input("m", DType::kBool, {1, 64});
+         b.op("select", {{"y", F16, {1, 64}}}, {{"a", {"x"}}, {"b", {"x"}}, {"cond", {"m"}}});
+       }, "R18b"},
+      {"logical_not", [](ProgramBuilder& b) {
+         b.input("m", DType::kBool, {1, 64});
+         b.op("logical_not", {{"y", DType::kBool, {1, 64}}}, {{"x", {"m"}}});
+       }, "R18b"},
+  };
+  for (const Twin& t : twins) {
+    SCOPED_TRACE(t.what);
+    ProgramBuilder b;
+    t.build(b);
+    b.output("y");
+    auto rows = predict_placement(b.program, ModelFacts{}, PredictOptions{});
+    ASSERT_TRUE(rows.is_ok()) << rows.status().to_string();
+    const OpPlacement* row = find_row(*rows, "y");
+    ASSERT_NE(row, nullptr);
+    EXPECT_EQ(row->rule_id, t.rule) << row->reason;
+    EXPECT_EQ(row->reason.find("fp16 "), std::string::npos) << row->reason;
+    if (t.rule == "R18b") EXPECT_EQ(row->predicted, Placement::kUnknown);
   }
 }
 

@@ -12,10 +12,7 @@ namespace sg {
 // [1, 64], [8, 8]]}})`, an upper bound of -1 meaning unbounded) is a shape error naming the
 // input, the dimension and the range: the type alone (`[?, ?, 8]`) accepts any size, and a
 // device refuses such an input. Inputs without declared ranges pass.
-// The value of `kind` ("DefaultShapes", "RangeDims") for `input` in the function's
-// FlexibleShapeInformation attribute; nullptr when it declares none.
-const Value* flexible_shape_entry(const Function& fn, const char* kind, const std::string& input);
-
+// flexible_shape_entry (shardgate/program.h) reads the attribute.
 Status check_declared_ranges(const Function& fn, const std::string& input, const Shape& given);
 
 }  // namespace sg

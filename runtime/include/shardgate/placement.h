@@ -203,7 +203,11 @@ struct ComputePlanDump {
   std::optional<BuildIdentity> compiled;
   std::vector<std::string> functions;  // function names the dump lists, in order
   std::vector<PlanOp> ops;
+  // What the Mac's logs recorded while the plan was taken (placement.md 1.9): an ANE compile
+  // failure, or an Espresso "Unsupported op" line, means Core ML ran that work off the NE
+  // whatever the per-op devices say, so check_program turns each into a shard-level failure.
   std::vector<std::string> ane_compile_errors;
+  std::vector<std::string> espresso_unsupported;  // "op 42 (slice_update): reason"
 };
 
 // Parses and structurally validates a dump (both forms); messages name the file and the JSON

@@ -139,4 +139,10 @@ std::string normalize_opset(std::string_view opset);
 // Strips an "iosNN." prefix from an op type: "ios18.conv" -> "conv".
 std::string normalize_op_type(std::string_view type);
 
+// The value of `kind` ("DefaultShapes", "RangeDims") for `input` in the function's
+// FlexibleShapeInformation attribute (what Apple's compiler writes into model.mil); nullptr when
+// it declares none. One reader for the executor's range check, probe's default shapes and the
+// placement rule G3.
+const Value* flexible_shape_entry(const Function& fn, const char* kind, const std::string& input);
+
 }  // namespace sg

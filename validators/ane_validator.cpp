@@ -334,8 +334,9 @@ int run(int argc, char** argv) {
     code = std::max(code, sg::kExitBadInput);
   }
   const sg::ResidencyCounts counts = sg::residency_counts(report);
-  std::cout << fmt::format("{}: {} shard(s): {} passed, {} failed, {} error(s) -> exit {}\n", kTool,
-                           counts.shards, counts.passed, counts.failed, counts.errors, code);
+  std::cout << fmt::format("{}: {} shard(s): {}, {} failed, {} error(s) -> exit {}\n", kTool,
+                           counts.shards, sg::residency_passed_text(counts), counts.failed,
+                           counts.errors, code);
   return code;
 }
 

@@ -234,11 +234,18 @@ ResidencyCounts residency_counts(const ResidencyReport& report) {
       ++c.errors;
     } else if (s.verdict.passed) {
       ++c.passed;
+      if (s.model_verdict == ModelVerdict::kAtRisk) ++c.passed_at_risk;
     } else {
       ++c.failed;
     }
   }
   return c;
+}
+
+std::string residency_passed_text(const ResidencyCounts& counts) {
+  if (counts.passed_at_risk == 0) return fmt::format("{} passed", counts.passed);
+  return fmt::format("{} passed ({} of them at risk: --strict fails them)", counts.passed,
+                     counts.passed_at_risk);
 }
 
 std::string shard_list_sha256(const std::vector<std::string>& paths) {

@@ -144,6 +144,15 @@ TEST_F(AneValidator, ReportsCarryTheShardFingerprintAndTheGateFileSha256) {
 TEST_F(AneValidator, StrictFailsOnAtRiskOps) {
   CliRun r = run(kFp16 + " --min-residency 0");
   EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("1 shard(s): 1 passed, 0 failed"), std::string::npos) << r.output;
+  // A pass whose model verdict is "at risk" says so on the summary line too, not only on the
+  // shard's line (the silero model above passes its lowered threshold with a "fail" model
+  // verdict: 7 ops on the CPU by design).
+  const CliRun risk = run("goldens/sample/shards/L0_attn_lut4.mlpackage");
+  EXPECT_EQ(risk.code, 0) << risk.output;
+  EXPECT_NE(risk.output.find("model at risk"), std::string::npos) << risk.output;
+  EXPECT_NE(risk.output.find("1 shard(s): 1 passed (1 of them at risk: --strict fails them), 0 failed"),
+            std::string::npos) << risk.output;
   r = run(kFp16 + " --min-residency 0 --strict");
   EXPECT_EQ(r.code, 1) << r.output;
   // The six boundary casts (G2a) and the ops the small-graph overlay (G5) raises.

@@ -460,7 +460,9 @@ TEST(RuleReasons, Fp16ReasonsNeverFireOnOtherRuntimeTypes) {
     ASSERT_NE(row, nullptr);
     EXPECT_EQ(row->rule_id, t.rule) << row->reason;
     EXPECT_EQ(row->reason.find("fp16 "), std::string::npos) << row->reason;
-    if (t.rule == "R18b") EXPECT_EQ(row->predicted, Placement::kUnknown);
+    if (t.rule == "R18b") {
+      EXPECT_EQ(row->predicted, Placement::kUnknown);
+    }
   }
 }
 

@@ -51,10 +51,10 @@ int merge_ane(const SliceReports<ResidencyReport>& slices, const MergeOptions& o
   }
   const int code = residency_exit_code(*merged);
   const ResidencyCounts counts = residency_counts(*merged);
-  std::cout << fmt::format("merge: {} slice(s) of ane-validator: {} shard(s): {} passed, {} failed, "
+  std::cout << fmt::format("merge: {} slice(s) of ane-validator: {} shard(s): {}, {} failed, "
                            "{} error(s) -> exit {}\n",
-                           slices.size(), counts.shards, counts.passed, counts.failed,
-                           counts.errors, code);
+                           slices.size(), counts.shards, residency_passed_text(counts),
+                           counts.failed, counts.errors, code);
   return code;
 }
 

@@ -75,7 +75,12 @@ const char* residency_verdict_name(int exit_code);
 // Shards of a report by verdict (shard_verdict).
 struct ResidencyCounts {
   int64_t shards = 0, passed = 0, failed = 0, errors = 0;
+  // Of `passed`: shards whose model verdict is "at risk" (ops counted on the ANE that the rules
+  // or the plan do not place there plainly): the summary line says so beside the pass.
+  int64_t passed_at_risk = 0;
 };
+// "3 passed" or "3 passed (2 of them at risk: --strict fails them)".
+std::string residency_passed_text(const ResidencyCounts& counts);
 ResidencyCounts residency_counts(const ResidencyReport& report);
 
 // The report's envelope: verdict and exit code, the gate file, the plan dumps and merged

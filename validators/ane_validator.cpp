@@ -216,9 +216,14 @@ int run(int argc, char** argv) {
       // residency gate off (a failing shard passed with --min-residency nan).
       ->check(CLI::Validator(
           [](std::string& text) {
-            const double v = std::strtod(text.c_str(), nullptr);
-            return v >= 0.0 && v <= 100.0 ? std::string()
-                                          : "must be a percentage in [0, 100], got " + text;
+            // Decimal digits only: strtod also reads "0x10" as 16, and "" left the option unset
+            // (the default 100 applied without a word).
+            const bool decimal = !text.empty() && text.find_first_not_of("0123456789.") == std::string::npos;
+            char* end = nullptr;
+            const double v = decimal ? std::strtod(text.c_str(), &end) : -1.0;
+            return decimal && *end == '\0' && v >= 0.0 && v <= 100.0
+                       ? std::string()
+                       : "must be a percentage in [0, 100], got '" + text + "'";
           },
           "PCT"));
   app.add_option("--check", opt.checks,

@@ -250,13 +250,15 @@ TEST_F(AneValidatorBadInput, GoodShardIsZeroOrOneWithACompleteReport) {
 TEST_F(AneValidatorBadInput, MinResidencyMustBeAPercentage) {
   const std::string shard = "'" SG_TEST_DATA_DIR "/exec/compiled_style/compiled_style.mlmodelc'";
   ASSERT_EQ(run(shard).code, 1);  // its RangeDims input puts the body off the ANE (G3): fails
-  for (const char* bad : {"nan", "-nan", "inf", "-1", "100.5"}) {
-    CliResult r = run(shard + " --min-residency " + bad);
+  // "" used to leave the option unset (the default applied silently), "0x10" read as 16.
+  for (const char* bad : {"nan", "-nan", "inf", "-1", "100.5", "", "0x10", "1e1", "50%"}) {
+    CliResult r = run(shard + " --min-residency '" + bad + "'");
     EXPECT_EQ(r.code, 2) << bad << "\n" << r.output;
-    EXPECT_NE(r.output.find(std::string("usage error: --min-residency: must be a percentage in [0, 100], got ") + bad),
+    EXPECT_NE(r.output.find(std::string("usage error: --min-residency: must be a percentage in [0, 100], got '") + bad + "'"),
               std::string::npos) << r.output;
   }
   EXPECT_EQ(run(shard + " --min-residency 0").code, 0);
+  EXPECT_EQ(run(shard + " --min-residency 0.0").code, 0);
 }
 
 TEST_F(AneValidatorBadInput, RunsThatFailBeforeReportingWriteNoReport) {

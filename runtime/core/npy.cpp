@@ -99,6 +99,39 @@ Result<Shape> parse_shape(std::string_view v, const std::string& name) {
   return shape;
 }
 
+// The header dict's top-level keys must be exactly 'descr', 'fortran_order' and 'shape':
+// numpy.load refuses any other key ("Header does not contain the correct keys"), and a file
+// numpy cannot read is not a golden another tool will agree on. Walks the dict literal: a
+// quoted string at the top level where a key is due (after '{' or ',') is a key; strings and
+// brackets inside values are skipped.
+Status check_dict_keys(std::string_view header, const std::string& name) {
+  int depth = 0;
+  bool key_due = false;
+  for (size_t i = 0; i < header.size(); ++i) {
+    const char ch = header[i];
+    if (ch == '\'' || ch == '"') {
+      const size_t end = header.find(ch, i + 1);
+      if (end == std::string_view::npos) break;  // parse_header names what is not closed
+      const std::string_view text = header.substr(i + 1, end - i - 1);
+      if (depth == 1 && key_due) {
+        SG_CHECK(text == "descr" || text == "fortran_order" || text == "shape", ErrorCode::kFormat,
+                 "{}: npy header has a key '{}', which numpy refuses (the keys are exactly "
+                 "'descr', 'fortran_order' and 'shape')", name, text);
+        key_due = false;
+      }
+      i = end;
+    } else if (ch == '{' || ch == '(' || ch == '[') {
+      ++depth;
+      key_due = depth == 1;
+    } else if (ch == '}' || ch == ')' || ch == ']') {
+      --depth;
+    } else if (ch == ',' && depth == 1) {
+      key_due = true;
+    }
+  }
+  return Status::ok();
+}
+
 struct Header {
   Descr descr;
   bool fortran;
@@ -129,6 +162,7 @@ Result<Header> parse_header(std::span<const std::byte> bytes, const std::string&
            "{}: npy header length {} runs past the end of the file ({} bytes)", name, header_len,
            bytes.size());
   std::string_view header(reinterpret_cast<const char*>(bytes.data()) + start, header_len);
+  SG_TRY(check_dict_keys(header, name));
   SG_ASSIGN_OR_RETURN(std::string_view dv, dict_value(header, "descr", name));
   SG_CHECK(!dv.empty() && (dv[0] == '\'' || dv[0] == '"'), ErrorCode::kFormat,
            "{}: npy 'descr' is not a string (structured dtypes are not supported)", name);

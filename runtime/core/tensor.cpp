@@ -262,6 +262,11 @@ Result<std::vector<int64_t>> to_int64_vector(const Tensor& t) {
 Result<std::vector<double>> to_double_vector(const Tensor& t) {
   SG_CHECK(t.dtype() != DType::kString && t.dtype() != DType::kInvalid, ErrorCode::kShape,
            "expected a numeric tensor, got {}", dtype_name(t.dtype()));
+  // Eight bytes per element whatever the dtype (four times an fp16 tensor): checked against
+  // the memory budget like a tensor, so a whole-tensor conversion cannot grow past it.
+  SG_TRY(check_memory_budget(static_cast<uint64_t>(t.numel()) * sizeof(double),
+                             fmt::format("{} values of tensor {} as double", t.numel(),
+                                         shape_str(t.shape()))));
   std::vector<double> v(static_cast<size_t>(t.numel()));
   for (int64_t i = 0; i < t.numel(); ++i) v[static_cast<size_t>(i)] = element_as_double(t, i);
   return v;

@@ -48,14 +48,8 @@ bool is_all_zero(std::span<const double> x) {
   return std::all_of(x.begin(), x.end(), [](double v) { return v == 0.0; });
 }
 
-// cos = Σ c_i·r_i / (‖c‖·‖r‖); one zero vector → 0; both zero → NaN (degenerate).
-double cosine_similarity(std::span<const double> cand, std::span<const double> ref) {
-  double dot = 0, cc = 0, rr = 0;
-  for (size_t i = 0; i < ref.size(); ++i) {
-    dot += cand[i] * ref[i];
-    cc += cand[i] * cand[i];
-    rr += ref[i] * ref[i];
-  }
+// cos = dot / (‖c‖·‖r‖) from the three sums; one zero vector → 0; both zero → NaN (degenerate).
+static double cosine_from_sums(double dot, double cc, double rr) {
   if (cc == 0 && rr == 0) return kNaN;
   if (cc == 0 || rr == 0) return 0.0;
   // One square root of cc·rr where that product is a normal number: for c = r it gives exactly
@@ -64,6 +58,17 @@ double cosine_similarity(std::span<const double> cand, std::span<const double> r
   const double prod = cc * rr;
   const double c = std::isnormal(prod) ? dot / std::sqrt(prod) : dot / (std::sqrt(cc) * std::sqrt(rr));
   return std::clamp(c, -1.0, 1.0);
+}
+
+// cos = Σ c_i·r_i / (‖c‖·‖r‖); one zero vector → 0; both zero → NaN (degenerate).
+double cosine_similarity(std::span<const double> cand, std::span<const double> ref) {
+  double dot = 0, cc = 0, rr = 0;
+  for (size_t i = 0; i < ref.size(); ++i) {
+    dot += cand[i] * ref[i];
+    cc += cand[i] * cand[i];
+    rr += ref[i] * ref[i];
+  }
+  return cosine_from_sums(dot, cc, rr);
 }
 
 // norm ratio = ‖c‖ / ‖r‖
@@ -155,45 +160,73 @@ double percentile(std::vector<double> values, double p) {
   return values[lo] + (values[hi] - values[lo]) * frac;
 }
 
-RowMetricValues compute_row_metrics(std::span<const double> cand, std::span<const double> ref,
-                                    bool logits, int64_t topk, int64_t vocab) {
+RowMetricAccumulator::RowMetricAccumulator(bool logits, int64_t topk, int64_t vocab)
+    : logits_(logits), topk_(topk), vocab_(vocab), overlap_(kInf), worst_cosine_(kInf) {}
+
+// The sums of cosine_similarity, sum_squares, sum_squared_error and max_abs_error, each in its
+// own accumulator in element order, so a row fed in pieces gets the bits of the whole row.
+void RowMetricAccumulator::add(std::span<const double> cand, std::span<const double> ref) {
+  for (size_t i = 0; i < ref.size(); ++i) {
+    const double c = cand[i], r = ref[i];
+    cand_nonzero_ = cand_nonzero_ || c != 0.0;
+    ref_nonzero_ = ref_nonzero_ || r != 0.0;
+    dot_ += c * r;
+    cc_ += c * c;
+    rr_ += r * r;
+    const double d = c - r;
+    ee_ += d * d;
+    max_abs_ = std::max(max_abs_, std::fabs(d));
+  }
+  size_ += ref.size();
+  if (!logits_ || ref.empty()) return;
+  const size_t v = vocab_ > 0 ? static_cast<size_t>(vocab_) : ref.size();
+  vector_size_ = v;
+  for (size_t b = 0; b < ref.size() / v; ++b) {
+    const auto c = cand.subspan(b * v, v), r = ref.subspan(b * v, v);
+    if (argmax(c) == argmax(r)) agree_ += 1;
+    overlap_ = std::min(overlap_, topk_overlap(c, r, topk_));
+    kl_ = std::max(kl_, kl_divergence_softmax(r, c));
+    // Vectors zero on both sides say nothing about the worst cosine (below) and are skipped.
+    const double cb = cosine_similarity(c, r);
+    if (!std::isnan(cb)) worst_cosine_ = std::min(worst_cosine_, cb);
+    ++vectors_;
+  }
+}
+
+RowMetricValues RowMetricAccumulator::finish() const {
   RowMetricValues m;
-  if (is_all_zero(cand) && is_all_zero(ref)) {
+  if (!cand_nonzero_ && !ref_nonzero_) {
     m.degenerate = true;
     return m;
   }
-  m.cosine = cosine_similarity(cand, ref);
-  m.norm_ratio = norm_ratio(cand, ref);
-  m.rel_l2 = relative_l2(cand, ref);
-  m.max_abs = max_abs_error(cand, ref);
-  m.snr_db = snr_db(cand, ref);
-  if (logits && !ref.empty()) {
-    const size_t v = vocab > 0 ? static_cast<size_t>(vocab) : ref.size();
-    const size_t count = ref.size() / v;
-    double agree = 0, overlap = kInf, kl = 0;
-    for (size_t b = 0; b < count; ++b) {
-      const auto c = cand.subspan(b * v, v), r = ref.subspan(b * v, v);
-      if (argmax(c) == argmax(r)) agree += 1;
-      overlap = std::min(overlap, topk_overlap(c, r, topk));
-      kl = std::max(kl, kl_divergence_softmax(r, c));
-    }
-    m.top1 = agree / static_cast<double>(count);
-    m.topk_overlap = overlap;
-    m.kl = kl;
+  m.cosine = cosine_from_sums(dot_, cc_, rr_);
+  // norm ratio = ‖c‖ / ‖r‖
+  m.norm_ratio = rr_ == 0 ? (cc_ == 0 ? kNaN : kInf) : std::sqrt(cc_) / std::sqrt(rr_);
+  // relative L2 = ‖c − r‖ / ‖r‖
+  m.rel_l2 = rr_ == 0 ? (ee_ == 0 ? 0.0 : kInf) : std::sqrt(ee_) / std::sqrt(rr_);
+  m.max_abs = max_abs_;
+  // SNR dB = 10·log10(Σ r_i² / Σ (r_i − c_i)²)
+  m.snr_db = ee_ == 0 ? (rr_ == 0 ? kNaN : kInf)
+             : rr_ == 0 ? -kInf
+                        : 10.0 * (std::log10(rr_) - std::log10(ee_));
+  if (logits_ && size_ > 0) {
+    m.top1 = agree_ / static_cast<double>(vectors_);
+    m.topk_overlap = overlap_;
+    m.kl = kl_;
     // Several logits vectors in one row (no position axis, or a batch in front of it): the
     // cosine of their concatenation is dominated by the healthy ones (one token at 0.43 among
     // 64 read 0.987 and passed), so the row takes its worst vector's cosine, as top-k overlap
-    // takes its minimum. Vectors zero on both sides say nothing and are skipped.
-    if (count > 1 && v > 1) {
-      double worst = kInf;
-      for (size_t b = 0; b < count; ++b) {
-        const double cb = cosine_similarity(cand.subspan(b * v, v), ref.subspan(b * v, v));
-        if (!std::isnan(cb)) worst = std::min(worst, cb);
-      }
-      if (worst != kInf) m.cosine = worst;
-    }
+    // takes its minimum.
+    if (vectors_ > 1 && vector_size_ > 1 && worst_cosine_ != kInf) m.cosine = worst_cosine_;
   }
   return m;
+}
+
+RowMetricValues compute_row_metrics(std::span<const double> cand, std::span<const double> ref,
+                                    bool logits, int64_t topk, int64_t vocab) {
+  RowMetricAccumulator acc(logits, topk, vocab);
+  acc.add(cand, ref);
+  return acc.finish();
 }
 
 }  // namespace sg

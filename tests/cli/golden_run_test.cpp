@@ -404,6 +404,65 @@ TEST_F(GoldenRunCli, RecordThenRunIsExact) {
       << refused.output;
 }
 
+// record without a source dump has no position axis for a tensor but a guess (axis 1 for
+// rank >= 2, wrong for channels-first [1, C, S] goldens): a note names every guessed tensor,
+// and --output-position-axis NAME=N|none sets it. A name it does not record, or an axis
+// outside the tensor, is exit 2.
+TEST_F(GoldenRunCli, RecordGuessedPositionAxesAreNotedAndCanBeGiven) {
+  // The fp16 sample chain with its input from a .npy and no golden dump to take axes from.
+  std::ifstream in(chain("fp16"));
+  nlohmann::json c = nlohmann::json::parse(in);
+  c.erase("goldens");
+  c["inputs"]["input_ids"] = "npy:" + kSample + "goldens/input_ids.npy";
+  for (auto& step : c["steps"]) {
+    if (step.contains("shard")) step["shard"] = kSample + "chains/" + step["shard"].get<std::string>();
+  }
+  std::ofstream(out("chain.json")) << c.dump(1);
+  const std::string rec = "record " + out("chain.json") + " --out ";
+
+  const CliRun guessed = golden(rec + out("guessed"));
+  ASSERT_EQ(guessed.code, 0) << guessed.output;
+  EXPECT_NE(guessed.output.find("note: position axis 1 guessed from the rank ([batch, position, "
+                                "...]) for 'input_ids' [1, 8], 'embed' [1, 8, 64], "),
+            std::string::npos) << guessed.output;
+  EXPECT_NE(guessed.output.find("'logits' [1, 8, 192]: wrong for a channels-first tensor"),
+            std::string::npos) << guessed.output;
+  auto dump = open_golden_dump(out("guessed"));
+  ASSERT_TRUE(dump.is_ok()) << dump.status().to_string();
+  for (const GoldenEntry& e : (*dump)->entries()) EXPECT_EQ(e.position_axis, 1) << e.name;
+
+  const CliRun given = golden(rec + out("given") + " --output-position-axis logits=2" +
+                              " --output-position-axis hidden.0=none --output-position-axis input_ids=1");
+  ASSERT_EQ(given.code, 0) << given.output;
+  EXPECT_NE(given.output.find("for 'embed' [1, 8, 64], 'hidden.1' [1, 8, 64], 'hidden.2' [1, 8, "
+                              "64], 'hidden.3' [1, 8, 64]: wrong"),
+            std::string::npos) << given.output;  // given ones are not guesses
+  dump = open_golden_dump(out("given"));
+  ASSERT_TRUE(dump.is_ok()) << dump.status().to_string();
+  EXPECT_EQ((*dump)->find("logits")->position_axis, 2);
+  EXPECT_EQ((*dump)->find("hidden.0")->position_axis, std::nullopt);
+  EXPECT_EQ((*dump)->find("input_ids")->position_axis, 1);
+  EXPECT_EQ((*dump)->find("hidden.1")->position_axis, 1);
+
+  // Axes from the chain's own golden dump are not guesses: no note.
+  const CliRun sourced = golden("record " + chain("fp16") + " --out " + out("sourced"));
+  ASSERT_EQ(sourced.code, 0) << sourced.output;
+  EXPECT_EQ(sourced.output.find("guessed"), std::string::npos) << sourced.output;
+
+  const CliRun misspelt = golden(rec + out("x") + " --output-position-axis logit=2");
+  EXPECT_EQ(misspelt.code, 2) << misspelt.output;
+  EXPECT_NE(misspelt.output.find("--output-position-axis logit: " + out("chain.json") +
+                                 " records no tensor 'logit'"),
+            std::string::npos) << misspelt.output;
+  const CliRun outside = golden(rec + out("y") + " --output-position-axis logits=3");
+  EXPECT_EQ(outside.code, 2) << outside.output;
+  EXPECT_NE(outside.output.find("--output-position-axis logits=3: 'logits' is [1, 8, 192] (rank 3), "
+                                "it has no axis 3"),
+            std::string::npos) << outside.output;
+  const CliRun malformed = golden(rec + out("z") + " --output-position-axis logits=-1");
+  EXPECT_EQ(malformed.code, 2) << malformed.output;
+}
+
 TEST_F(GoldenRunCli, ExecWritesOutputsAndCapturesAsNpy) {
   const std::string shard = kSample + "shards/L0_attn_fp16.mlpackage";
   const CliRun r = golden("exec " + shard + " --seed 7 --out " + out("x"));

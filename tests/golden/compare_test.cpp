@@ -4,11 +4,16 @@
 #include "shardgate/fidelity.h"
 #include "shardgate/gate_policy.h"
 #include "shardgate/golden.h"
+#include "shardgate/memory_budget.h"
+#include "shardgate/metrics.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
+#include <span>
+#include <vector>
 
 namespace sg {
 namespace {
@@ -307,6 +312,115 @@ TEST(CompareSources, DifferentPromptIsAnInputError) {
   ASSERT_FALSE(run.is_ok());
   EXPECT_EQ(run.status().code(), ErrorCode::kShape);
   EXPECT_NE(run.status().message().find("input_ids"), std::string::npos);
+}
+
+// Rows are converted to double a bounded chunk at a time (compare.cpp kChunkElements): under a
+// budget that the inputs plus 4 MiB fill, comparing 2M-element fp16 tensors (16 MiB each as
+// doubles) must pass, and give the bits of the span metrics over whole rows. Converting whole
+// tensors again (to_double_vector checks the budget) is refused here.
+class CompareMemory : public ::testing::Test {
+ protected:
+  void SetUp() override { saved_ = memory_budget(); }
+  void TearDown() override { set_memory_budget(saved_); }
+  uint64_t saved_ = 0;
+};
+
+// fp16 values from a fixed formula (no RNG): reference and a slightly different candidate.
+Tensor f16_wave(const Shape& shape, double phase) {
+  std::vector<float> v(static_cast<size_t>(numel(shape)));
+  for (size_t i = 0; i < v.size(); ++i) {
+    v[i] = static_cast<float>(std::sin(0.001 * static_cast<double>(i) + phase) * 4.0 +
+                              std::cos(0.37 * static_cast<double>(i % 977)));
+  }
+  return cast_tensor(Tensor::from_f32(shape, v), DType::kF16).value();
+}
+
+// The metrics of row p of [outer, P, inner] by the span functions over the whole row.
+std::vector<double> row_of(const std::vector<double>& v, int64_t positions, int64_t inner,
+                           int64_t p) {
+  std::vector<double> row;
+  for (int64_t o = 0; o < static_cast<int64_t>(v.size()) / (positions * inner); ++o) {
+    const auto begin = v.begin() + (o * positions + p) * inner;
+    row.insert(row.end(), begin, begin + inner);
+  }
+  return row;
+}
+
+TEST_F(CompareMemory, RowsAreConvertedInBoundedChunksWithTheSameBits) {
+  const Shape shape{2, 4, 262144};  // rows of 524288 elements, 8 chunks each
+  const Tensor ref = f16_wave(shape, 0.0), cand = f16_wave(shape, 0.01);
+  const std::vector<double> r = *to_double_vector(ref), c = *to_double_vector(cand);
+  set_memory_budget(live_tensor_bytes() + (uint64_t{4} << 20));
+
+  auto rows = compare_tensors(ident("hidden.0"), cand, ref, 1, {});
+  ASSERT_TRUE(rows.is_ok()) << rows.status().to_string();
+  auto whole = compare_tensors(ident("hidden.0"), cand, ref, std::nullopt, {});
+  ASSERT_TRUE(whole.is_ok()) << whole.status().to_string();
+  EXPECT_FALSE(to_double_vector(ref).is_ok());  // the budget is tight enough to matter
+
+  ASSERT_EQ(rows->rows.size(), 4u);
+  for (int64_t p = 0; p < 4; ++p) {
+    const std::vector<double> cr = row_of(c, 4, 262144, p), rr = row_of(r, 4, 262144, p);
+    const RowResult& row = rows->rows[static_cast<size_t>(p)];
+    EXPECT_EQ(*row.value(Metric::kCosine), cosine_similarity(cr, rr)) << p;
+    EXPECT_EQ(*row.value(Metric::kNormRatio), norm_ratio(cr, rr)) << p;
+    EXPECT_EQ(*row.value(Metric::kRelL2), relative_l2(cr, rr)) << p;
+    EXPECT_EQ(*row.value(Metric::kMaxAbs), max_abs_error(cr, rr)) << p;
+    EXPECT_EQ(*row.value(Metric::kSnrDb), snr_db(cr, rr)) << p;
+  }
+  ASSERT_EQ(whole->rows.size(), 1u);
+  EXPECT_EQ(*whole->rows[0].value(Metric::kCosine), cosine_similarity(c, r));
+  EXPECT_EQ(*whole->rows[0].value(Metric::kRelL2), relative_l2(c, r));
+  EXPECT_EQ(*whole->rows[0].value(Metric::kSnrDb), snr_db(c, r));
+}
+
+TEST_F(CompareMemory, LogitsChunksHoldWholeVectors) {
+  // Rows of 3 vectors of 100000: a chunk is one whole vector (top-k and KL need it whole).
+  const Shape shape{1, 2, 3, 100000};
+  const Tensor ref = f16_wave(shape, 0.0), cand = f16_wave(shape, 0.02);
+  const std::vector<double> r = *to_double_vector(ref), c = *to_double_vector(cand);
+  set_memory_budget(live_tensor_bytes() + (uint64_t{4} << 20));
+  auto got = compare_tensors(ident("logits", "logits", std::nullopt), cand, ref, 1, {});
+  ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+  ASSERT_EQ(got->rows.size(), 2u);
+  for (int64_t p = 0; p < 2; ++p) {
+    const std::vector<double> cr = row_of(c, 2, 300000, p), rr = row_of(r, 2, 300000, p);
+    const RowResult& row = got->rows[static_cast<size_t>(p)];
+    double worst = 2, overlap = 2, kl = 0, agree = 0;
+    for (size_t b = 0; b < 3; ++b) {
+      const std::span<const double> cv(cr.data() + b * 100000, 100000), rv(rr.data() + b * 100000, 100000);
+      worst = std::min(worst, cosine_similarity(cv, rv));
+      overlap = std::min(overlap, topk_overlap(cv, rv, 5));
+      kl = std::max(kl, kl_divergence_softmax(rv, cv));
+      agree += argmax(cv) == argmax(rv) ? 1 : 0;
+    }
+    EXPECT_EQ(*row.value(Metric::kCosine), worst) << p;
+    EXPECT_EQ(*row.value(Metric::kTopkOverlap), overlap) << p;
+    EXPECT_EQ(*row.value(Metric::kKl), kl) << p;
+    EXPECT_EQ(*row.value(Metric::kTop1), agree / 3) << p;
+    EXPECT_EQ(*row.value(Metric::kNormRatio), norm_ratio(cr, rr)) << p;
+  }
+}
+
+TEST_F(CompareMemory, FirstNonFiniteIsFoundAcrossChunksAndRows) {
+  // [2, 3, 100000]: the candidate's NaN in a later chunk of row 2 comes before (in flat order)
+  // its Inf in row 1's second block; the reference's earlier NaN does not win over the
+  // candidate's.
+  const Shape shape{2, 3, 100000};
+  std::vector<float> rv(600000, 1.0f), cv(600000, 1.0f);
+  rv[5] = std::numeric_limits<float>::quiet_NaN();
+  cv[2 * 100000 + 70000] = std::numeric_limits<float>::quiet_NaN();           // row 2, block 0
+  cv[(1 * 3 + 1) * 100000 + 3] = std::numeric_limits<float>::infinity();      // row 1, block 1
+  auto got = compare_tensors(ident("hidden.0"), f32(shape, cv), f32(shape, rv), 1, {});
+  ASSERT_TRUE(got.is_ok()) << got.status().to_string();
+  ASSERT_TRUE(got->nonfinite.has_value());
+  EXPECT_EQ(got->nonfinite->tensor, "candidate");
+  EXPECT_EQ(got->nonfinite->flat_index, 270000);
+  EXPECT_EQ(got->nonfinite->position, 2);
+  EXPECT_TRUE(std::isnan(got->nonfinite->value));
+  EXPECT_TRUE(got->rows[0].nonfinite);  // the reference's NaN
+  EXPECT_TRUE(got->rows[1].nonfinite);
+  EXPECT_TRUE(got->rows[2].nonfinite);
 }
 
 }  // namespace

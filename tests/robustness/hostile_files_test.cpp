@@ -187,4 +187,21 @@ TEST_F(HostileFiles, MaxMemoryHoldsInSequenceAndProbeModes) {
   }
 }
 
+// compare converts one row (at most 64Ki elements of it) of each tensor to double at a time,
+// checked against --max-memory: the sample's goldens against themselves (rows of 64 and 192
+// values, 3 KiB of doubles for a logits row; 12 KiB for the whole logits tensor) pass under a
+// 4 KiB budget, and under 2 KiB the refusal names the checkpoint. Fails if compare converts
+// whole tensors again, or loses the option.
+TEST_F(HostileFiles, CompareHoldsRowsNotTensorsUnderMaxMemory) {
+  const std::string goldens = SG_SOURCE_DIR "/goldens/sample/goldens";
+  const std::string c = kGolden + " compare --candidate " + goldens + " --reference " + goldens;
+  const sg::CliRun r = run(c + " --max-memory 4K");
+  EXPECT_EQ(r.code, 0) << r.output;
+  const sg::CliRun tight = run(c + " --max-memory 2K");
+  EXPECT_EQ(tight.code, 2) << tight.output;
+  EXPECT_NE(tight.output.find("checkpoint 'logits': comparing rows of 192 elements, 192 at a time"),
+            std::string::npos) << tight.output;
+  EXPECT_NE(tight.output.find("over the budget of 2048 bytes"), std::string::npos) << tight.output;
+}
+
 }  // namespace

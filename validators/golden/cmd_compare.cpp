@@ -82,6 +82,9 @@ void add_compare_command(CLI::App& app, CommandResult& result) {
       ->required();
   options->input.add_to(*sub);
   options->common.add_to(*sub);
+  // compare executes nothing, but converts rows to double in chunks checked against the same
+  // budget as run's values (compare_tensors), so it takes the same option.
+  add_max_memory_option(*sub);
   sub->callback([&result, options] { result.run = [options] { return run_compare(*options); }; });
 }
 

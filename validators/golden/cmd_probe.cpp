@@ -164,18 +164,9 @@ int run_probe(const ProbeCommandOptions& o) {
     }
     kinds[k.substr(0, eq)] = k.substr(eq + 1);
   }
-  std::map<std::string, std::optional<int64_t>> axes;
-  for (const std::string& a : o.position_axes) {
-    const size_t eq = a.find('=');
-    const std::string value = eq == std::string::npos ? std::string() : a.substr(eq + 1);
-    char* end = nullptr;
-    const long long n = value.empty() ? -1 : std::strtoll(value.c_str(), &end, 10);
-    if (eq == 0 || value.empty() || (value != "none" && (*end != '\0' || n < 0))) {
-      return cli::report_error(make_error(
-          ErrorCode::kUsage, "--output-position-axis {}: expected NAME=N (N >= 0) or NAME=none", a));
-    }
-    axes[a.substr(0, eq)] = value == "none" ? std::nullopt : std::optional<int64_t>(n);
-  }
+  auto parsed_axes = parse_output_position_axes(o.position_axes);
+  if (!parsed_axes) return cli::report_error(parsed_axes.status());
+  const std::map<std::string, std::optional<int64_t>>& axes = *parsed_axes;
   if (o.sequence.active() || !o.sequence.carry.empty()) return probe_sequence(o, candidates, *files, kinds, axes, *policy);
   // --inputs-from: a chain manifest (.json), or a golden dump with --golden-input NAME=TENSOR.
   std::optional<ChainManifest> chain;

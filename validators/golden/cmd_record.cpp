@@ -12,10 +12,14 @@
 #include "shardgate/io.h"
 
 #include <CLI/CLI.hpp>
+#include <fmt/ranges.h>
 
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <memory>
+#include <optional>
+#include <vector>
 
 namespace sg::golden_cli {
 namespace {
@@ -27,18 +31,32 @@ struct RecordOptions {
   std::string model;
   ExecArgs exec;
   bool no_prefetch = false;
+  std::vector<std::string> position_axes;  // NAME=N|none
   cli::LogArgs log;
 };
 
-// Position axis of a recorded tensor: the one the source dump gives for that name, else axis 1
-// for tensors of rank >= 2 (the [batch, position, ...] layout), else none.
-std::optional<int64_t> position_axis_for(const GoldenSource* source, const std::string& name,
-                                         const Tensor& t) {
+// Position axis of a recorded tensor: the one given with --output-position-axis, else the one
+// the source dump gives for that name, else axis 1 for tensors of rank >= 2 (the [batch,
+// position, ...] layout), a guess that `guessed` collects for a note: a channels-first tensor
+// ([1, C, S], the ANE's [1, C, 1, S]) would get its channels as positions. The chain manifest
+// declares no axes, so nothing better is known. An axis outside the tensor is a usage error.
+Result<std::optional<int64_t>> position_axis_for(
+    const std::map<std::string, std::optional<int64_t>>& given, const GoldenSource* source,
+    const std::string& name, const Tensor& t, std::vector<std::string>& guessed) {
+  if (auto g = given.find(name); g != given.end()) {
+    SG_CHECK(!g->second || *g->second < t.rank(), ErrorCode::kUsage,
+             "--output-position-axis {}={}: '{}' is {} (rank {}), it has no axis {}", name,
+             *g->second, name, shape_str(t.shape()), t.rank(), *g->second);
+    return g->second;
+  }
   if (source != nullptr) {
     if (const GoldenEntry* e = source->find(name); e && e->shape == t.shape()) return e->position_axis;
   }
-  if (t.rank() >= 2) return 1;
-  return std::nullopt;
+  if (t.rank() >= 2) {
+    guessed.push_back(fmt::format("'{}' {}", name, shape_str(t.shape())));
+    return std::optional<int64_t>(1);
+  }
+  return std::optional<int64_t>();
 }
 
 bool same_path(const std::string& a, const std::string& b) {
@@ -50,6 +68,18 @@ bool same_path(const std::string& a, const std::string& b) {
 
 Status record(const RecordOptions& o) {
   SG_ASSIGN_OR_RETURN(ChainManifest chain, load_chain_manifest(o.chain));
+  SG_ASSIGN_OR_RETURN(const auto axes, parse_output_position_axes(o.position_axes));
+  // A misspelt name must not leave the guessed axis in place unnoticed.
+  for (const auto& [name, axis] : axes) {
+    bool known = false;
+    for (const ChainInput& in : chain.inputs) {
+      known = known || name == (in.source == ChainInput::Source::kGolden ? in.ref : in.tensor);
+    }
+    for (const ChainCheckpoint& cp : chain.checkpoints) known = known || name == cp.golden;
+    SG_CHECK(known, ErrorCode::kUsage,
+             "--output-position-axis {}: {} records no tensor '{}' (its chain inputs and "
+             "checkpoints' golden names are recorded)", name, o.chain, name);
+  }
   const std::string source_path = o.goldens.empty() ? chain.goldens : o.goldens;
   bool needs_source = false;
   for (const ChainInput& in : chain.inputs) needs_source = needs_source || in.source == ChainInput::Source::kGolden;
@@ -112,12 +142,13 @@ Status record(const RecordOptions& o) {
     provenance.shards.push_back({step.id, step.shard, fp->second});
   }
   writer.set_provenance(std::move(provenance));
+  std::vector<std::string> guessed;
   for (const ChainInput& in : chain.inputs) {
     GoldenEntry e;
     e.name = in.source == ChainInput::Source::kGolden ? in.ref : in.tensor;
     e.kind = "input";
     const Tensor& t = result.inputs.at(in.tensor);
-    e.position_axis = position_axis_for(source.get(), e.name, t);
+    SG_ASSIGN_OR_RETURN(e.position_axis, position_axis_for(axes, source.get(), e.name, t, guessed));
     if (const GoldenEntry* src = source ? source->find(e.name) : nullptr; src && src->layer) e.layer = src->layer;
     SG_TRY(writer.add(std::move(e), t));
   }
@@ -127,7 +158,7 @@ Status record(const RecordOptions& o) {
     e.name = cp.golden;
     e.kind = cp.kind;
     e.layer = cp.layer;
-    e.position_axis = position_axis_for(source.get(), cp.golden, t);
+    SG_ASSIGN_OR_RETURN(e.position_axis, position_axis_for(axes, source.get(), cp.golden, t, guessed));
     SG_TRY(writer.add(std::move(e), t));
   }
   SG_TRY(writer.finish());
@@ -150,6 +181,13 @@ Status record(const RecordOptions& o) {
     }
     std::cout << fmt::format("wrote {} tensors and manifest.json\n", writer.manifest().tensors.size());
   }
+  if (!guessed.empty()) {
+    print_notes({fmt::format("position axis 1 guessed from the rank ([batch, position, ...]) for "
+                             "{}: wrong for a channels-first tensor ([1, C, S]), whose rows would "
+                             "be channels; set it with --output-position-axis NAME=N|none",
+                             fmt::join(guessed, ", "))},
+                o.log.level());
+  }
   return Status::ok();
 }
 
@@ -169,6 +207,12 @@ void add_record_command(CLI::App& app, CommandResult& result) {
                   "Dump the chain's \"golden:\" inputs come from (default: the chain's)")
       ->option_text("DIR|FILE");
   sub->add_option("--model", options->model, "Model name in the manifest (default: the chain's name)");
+  sub->add_option("--output-position-axis", options->position_axes,
+                  "Position axis recorded for a tensor (golden name), or 'none' (the whole "
+                  "tensor is one row). Without it: the source dump's axis for that name, else "
+                  "axis 1 for rank >= 2, which is wrong for channels-first tensors ([1, C, S]); "
+                  "a note names every guessed tensor")
+      ->option_text("NAME=N|none");
   options->exec.add_to(*sub);
   sub->add_flag("--no-prefetch", options->no_prefetch,
                 "Do not open the next shard (parse, fingerprint, fault in its weights) on a helper thread while a step runs, nor release the finished one there (the results are the same; also SG_PREFETCH=0)");

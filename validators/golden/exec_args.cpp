@@ -7,6 +7,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstdlib>
 #include <iostream>
 
 namespace sg::golden_cli {
@@ -130,6 +131,21 @@ Result<std::map<std::string, Tensor>> check_given_inputs(const std::map<std::str
     out[name] = std::move(*converted);
   }
   return out;
+}
+
+Result<std::map<std::string, std::optional<int64_t>>> parse_output_position_axes(
+    const std::vector<std::string>& args) {
+  std::map<std::string, std::optional<int64_t>> axes;
+  for (const std::string& a : args) {
+    const size_t eq = a.find('=');
+    const std::string value = eq == std::string::npos ? std::string() : a.substr(eq + 1);
+    char* end = nullptr;
+    const long long n = value.empty() ? -1 : std::strtoll(value.c_str(), &end, 10);
+    SG_CHECK(eq != 0 && !value.empty() && (value == "none" || (*end == '\0' && n >= 0)),
+             ErrorCode::kUsage, "--output-position-axis {}: expected NAME=N (N >= 0) or NAME=none", a);
+    axes[a.substr(0, eq)] = value == "none" ? std::nullopt : std::optional<int64_t>(n);
+  }
+  return axes;
 }
 
 void print_notes(const std::vector<std::string>& notes, int log_level) {

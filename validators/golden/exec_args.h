@@ -9,6 +9,7 @@
 #include "shardgate/tensor.h"
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -68,6 +69,11 @@ Result<std::map<std::string, Tensor>> check_given_inputs(const std::map<std::str
 
 // The --cast flag's help text (exec and probe).
 extern const char* const kCastHelp;
+
+// Parses --output-position-axis NAME=N|none arguments (probe, record): N >= 0 or "none" (no
+// position axis: the whole tensor is one row). A malformed argument is a kUsage error quoting it.
+Result<std::map<std::string, std::optional<int64_t>>> parse_output_position_axes(
+    const std::vector<std::string>& args);
 
 // Prints "note: ..." lines (nothing when quiet).
 void print_notes(const std::vector<std::string>& notes, int log_level);

@@ -69,6 +69,29 @@ struct RowMetricValues {
   std::optional<double> kl;            // KL(softmax(ref) ‖ softmax(cand))
 };
 
+// The row metrics of one row given in pieces, so a caller converts a bounded chunk of a large
+// row to double at a time (fidelity.h compares 100000-wide logits rows and whole tensors this
+// way) instead of the whole tensor. Every sum is accumulated element by element in row order,
+// exactly as compute_row_metrics does over the whole row, so the numbers are the same bits.
+// With `logits`, each piece must hold whole logits vectors (a multiple of `vocab`; with
+// vocab = 0 the whole row is one vector and must be one piece). Values must be finite.
+class RowMetricAccumulator {
+ public:
+  RowMetricAccumulator(bool logits, int64_t topk, int64_t vocab);
+  void add(std::span<const double> cand, std::span<const double> ref);
+  RowMetricValues finish() const;
+
+ private:
+  bool logits_;
+  int64_t topk_;
+  int64_t vocab_;
+  size_t size_ = 0;
+  bool cand_nonzero_ = false, ref_nonzero_ = false;
+  double dot_ = 0, cc_ = 0, rr_ = 0, ee_ = 0, max_abs_ = 0;
+  size_t vectors_ = 0, vector_size_ = 0;
+  double agree_ = 0, overlap_, kl_ = 0, worst_cosine_;
+};
+
 // Computes the row metrics. For logits rows made of several vectors (a batch dimension in
 // front of the position axis, or no position axis), `vocab` is the length of one logits
 // vector: top-1 becomes the fraction of vectors whose argmax agrees, top-k overlap and cosine

@@ -29,6 +29,17 @@ class GoldenDiffCli : public testing::TempDirTest {
   const std::string kGate = " --gate " SG_SOURCE_DIR "/gates/regression.json";
 };
 
+// The row of a saved check with the lowest cosine: (its index, its cosine).
+std::pair<size_t, double> worst_cosine_row(const nlohmann::json& check) {
+  double worst = 2;
+  size_t at = 0;
+  for (size_t i = 0; i < check["rows"].size(); ++i) {
+    const double c = check["rows"][i]["values"]["cosine"].get<double>();
+    if (c < worst) worst = c, at = i;
+  }
+  return {at, worst};
+}
+
 TEST_F(GoldenDiffCli, IdenticalReportsHaveNothingToSay) {
   ASSERT_EQ(golden("run goldens/sample/chains/chain_lut4.json -q --json " + out("a.json")).code, 0);
   const CliRun r = golden("diff " + out("a.json") + " " + out("a.json") + kGate);
@@ -44,12 +55,7 @@ TEST_F(GoldenDiffCli, CatchesAPlantedRegressionEvenWhenTheCheckStillPasses) {
   for (double drop : {0.01, 0.001}) {
     nlohmann::json j = load(out("old.json"));
     auto& check = j["checks"][2];
-    double worst = 2;
-    size_t at = 0;
-    for (size_t i = 0; i < check["rows"].size(); ++i) {
-      const double c = check["rows"][i]["values"]["cosine"].get<double>();
-      if (c < worst) worst = c, at = i;
-    }
+    const auto [at, worst] = worst_cosine_row(check);
     check["rows"][at]["values"]["cosine"] = worst - drop;
     save(out("new.json"), j);
     const CliRun r = golden("diff " + out("old.json") + " " + out("new.json") + kGate + " --json " + out("d.json"));
@@ -77,12 +83,7 @@ TEST_F(GoldenDiffCli, AChangeJustBeyondItsToleranceReadsAsBeyondIt) {
   ASSERT_EQ(golden("run goldens/sample/chains/chain_lut4.json -q --json " + out("old.json")).code, 0);
   nlohmann::json j = load(out("old.json"));
   auto& check = j["checks"][2];
-  double worst = 2;
-  size_t at = 0;
-  for (size_t i = 0; i < check["rows"].size(); ++i) {
-    const double c = check["rows"][i]["values"]["cosine"].get<double>();
-    if (c < worst) worst = c, at = i;
-  }
+  const auto [at, worst] = worst_cosine_row(check);
   check["rows"][at]["values"]["cosine"] = worst - 0.0020000001;
   save(out("new.json"), j);
   const CliRun r = golden("diff " + out("old.json") + " " + out("new.json") + kGate);

@@ -38,6 +38,21 @@ const std::string kSample = SG_SOURCE_DIR "/goldens/sample/";
 const std::string kGate = " --no-color --gate " SG_SOURCE_DIR "/gates/fidelity.json --min-top1 none";
 std::string chain(const std::string& variant) { return kSample + "chains/chain_" + variant + ".json"; }
 
+// A sample chain manifest, parsed, with its golden dump and shards as absolute paths so an
+// edited copy can be written anywhere.
+nlohmann::json movable_chain(const std::string& variant) {
+  auto text = read_file(chain(variant));
+  EXPECT_TRUE(text.is_ok()) << chain(variant);
+  nlohmann::json c = nlohmann::json::parse(text.is_ok() ? *text : "{}");
+  c["goldens"] = kSample + "goldens";
+  for (auto& step : c["steps"]) {
+    if (step.contains("shard")) {
+      step["shard"] = kSample + "shards/" + fs::path(step["shard"].get<std::string>()).filename().string();
+    }
+  }
+  return c;
+}
+
 class GoldenRunCli : public testing::GoldenCliFixture {
  protected:
   GoldenRunCli() : GoldenCliFixture("sg_golden_run_") {}
@@ -141,11 +156,7 @@ TEST_F(GoldenRunCli, OutOfRangeThresholdsAreUsageErrors) {
 // says which goldens went unchecked (--strict fails them): the INT8 chain's failing logits must
 // not disappear behind a manifest that checks only the embedding.
 TEST_F(GoldenRunCli, GoldensNoCheckpointComparesAreNamedAndStrictFailsThem) {
-  nlohmann::json c = nlohmann::json::parse(*read_file(chain("int8")));
-  c["goldens"] = kSample + "goldens";
-  for (auto& step : c["steps"]) {
-    if (step.contains("shard")) step["shard"] = kSample + step["shard"].get<std::string>().substr(3);  // "../"
-  }
+  nlohmann::json c = movable_chain("int8");
   c["checkpoints"] = nlohmann::json::array({c["checkpoints"][0]});
   ASSERT_EQ(c["checkpoints"][0]["golden"], "embed");
   { std::ofstream(out("embed_only.json")) << c.dump(); }
@@ -269,14 +280,8 @@ TEST_F(GoldenRunCli, EachViewSaysWhatItAnswersAndBothNameTheDrift) {
 // error as its verdict. (Before: the first mistake was found only when L0.attn had run, after
 // the embedding; the others were never reported; no report file was written.)
 TEST_F(GoldenRunCli, PreflightReportsEveryWiringProblemBeforeRunningAndStillWritesReports) {
-  auto text = read_file(chain("int8"));
-  ASSERT_TRUE(text.is_ok());
-  nlohmann::json c = nlohmann::json::parse(*text);
-  c["goldens"] = kSample + "goldens";
+  nlohmann::json c = movable_chain("int8");
   for (auto& step : c["steps"]) {
-    if (step.contains("shard")) {
-      step["shard"] = kSample + "shards/" + fs::path(step["shard"].get<std::string>()).filename().string();
-    }
     if (step["id"] == "L0.attn") step["outputs"] = {{"hidden_o", "L0.attn_out"}};
     if (step["id"] == "head.p2") step["inputs"] = {{"hiddn", "hidden.3"}};
   }
@@ -330,15 +335,7 @@ TEST_F(GoldenRunCli, PreflightReportsEveryWiringProblemBeforeRunningAndStillWrit
 // layer 3 were gated without their top-k overlap and reported as layer 3 (exit 1 on the cosine
 // alone); a hidden state given another layer misnamed the first failing layer. Now exit 2.
 TEST_F(GoldenRunCli, ACheckpointContradictingItsGoldensKindOrLayerIsRefused) {
-  auto text = read_file(chain("int8"));
-  ASSERT_TRUE(text.is_ok());
-  nlohmann::json c = nlohmann::json::parse(*text);
-  c["goldens"] = kSample + "goldens";
-  for (auto& step : c["steps"]) {
-    if (step.contains("shard")) {
-      step["shard"] = kSample + "shards/" + fs::path(step["shard"].get<std::string>()).filename().string();
-    }
-  }
+  nlohmann::json c = movable_chain("int8");
   for (auto& cp : c["checkpoints"]) {
     if (cp["golden"] == "logits") {
       cp["kind"] = "hidden";
@@ -410,13 +407,9 @@ TEST_F(GoldenRunCli, RecordThenRunIsExact) {
 // outside the tensor, is exit 2.
 TEST_F(GoldenRunCli, RecordGuessedPositionAxesAreNotedAndCanBeGiven) {
   // The fp16 sample chain with its input from a .npy and no golden dump to take axes from.
-  std::ifstream in(chain("fp16"));
-  nlohmann::json c = nlohmann::json::parse(in);
+  nlohmann::json c = movable_chain("fp16");
   c.erase("goldens");
   c["inputs"]["input_ids"] = "npy:" + kSample + "goldens/input_ids.npy";
-  for (auto& step : c["steps"]) {
-    if (step.contains("shard")) step["shard"] = kSample + "chains/" + step["shard"].get<std::string>();
-  }
   std::ofstream(out("chain.json")) << c.dump(1);
   const std::string rec = "record " + out("chain.json") + " --out ";
 

@@ -3,6 +3,7 @@
 // 'fortran_order', 'shape']", checked on these very headers), so the reader refuses them too:
 // a format error naming the file and the key, never a tensor numpy would not read.
 #include "shardgate/npy.h"
+#include "support/npy_bytes.h"
 
 #include <gtest/gtest.h>
 
@@ -15,15 +16,8 @@ namespace sg {
 namespace {
 
 // A version 1.0 .npy of two little-endian fp32 values (1.5, 2.5) with the given header dict.
-std::vector<std::byte> npy_with(std::string dict) {
-  while ((10 + dict.size() + 1) % 64 != 0) dict += ' ';
-  dict += '\n';
-  std::string h = "\x93NUMPY";
-  h += '\x01';
-  h += '\x00';
-  h += static_cast<char>(dict.size() & 0xff);
-  h += static_cast<char>(dict.size() >> 8);
-  h += dict;
+std::vector<std::byte> npy_with(const std::string& dict) {
+  std::string h = testing::npy_v1_header(dict);
   const float v[2] = {1.5f, 2.5f};
   h.append(reinterpret_cast<const char*>(v), sizeof v);
   std::vector<std::byte> out(h.size());

@@ -8,6 +8,7 @@
 #include "shardgate/npy.h"
 #include "shardgate/readers.h"
 
+#include "support/npy_bytes.h"
 #include "support/temp_dir_test.h"
 
 #include <gtest/gtest.h>
@@ -95,15 +96,7 @@ TEST_F(ShapeLimits, CompiledMetadata) {
 
 // A version 1.0 .npy file of fp32 with the given shape tuple text and no data.
 std::string npy_header(const std::string& shape) {
-  std::string dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + shape + "), }";
-  while ((10 + dict.size() + 1) % 64 != 0) dict += ' ';
-  dict += '\n';
-  std::string h = "\x93NUMPY";
-  h += '\x01';
-  h += '\x00';
-  h += static_cast<char>(dict.size() & 0xff);
-  h += static_cast<char>(dict.size() >> 8);
-  return h + dict;
+  return testing::npy_v1_header("{'descr': '<f4', 'fortran_order': False, 'shape': (" + shape + "), }");
 }
 
 TEST_F(ShapeLimits, NpyHeader) {

@@ -613,18 +613,6 @@ bool pred_sparse_weight(const RuleContext& ctx, std::string& detail) {
 
 // --- Integer tensors -------------------------------------------------------------------------
 
-bool pred_int32_runtime_tensor(const RuleContext& ctx, std::string& detail) {
-  if (!is_compute(ctx)) return false;
-  for (const BoundaryValue& v : boundary_values(ctx)) {
-    const ValueType* t = tensor_of(v.type);
-    if (t && is_int32_like(t->dtype)) {
-      detail = fmt::format("'{}' is {}", v.name, dtype_name(t->dtype));
-      return true;
-    }
-  }
-  return false;
-}
-
 // The first runtime input or output of a compute op with dtype `pick`, named for the detail.
 template <typename Pick>
 bool runtime_value_of_type(const RuleContext& ctx, Pick pick, std::string& detail) {
@@ -636,6 +624,10 @@ bool runtime_value_of_type(const RuleContext& ctx, Pick pick, std::string& detai
     }
   }
   return false;
+}
+
+bool pred_int32_runtime_tensor(const RuleContext& ctx, std::string& detail) {
+  return is_compute(ctx) && runtime_value_of_type(ctx, is_int32_like, detail);
 }
 
 bool pred_bool_runtime_tensor(const RuleContext& ctx, std::string& detail) {

@@ -71,18 +71,24 @@ double cosine_similarity(std::span<const double> cand, std::span<const double> r
   return cosine_from_sums(dot, cc, rr);
 }
 
-// norm ratio = ‖c‖ / ‖r‖
-double norm_ratio(std::span<const double> cand, std::span<const double> ref) {
-  const double cc = sum_squares(cand), rr = sum_squares(ref);
+// norm ratio = ‖c‖ / ‖r‖, from cc = Σ c_i², rr = Σ r_i²
+static double norm_ratio_from_sums(double cc, double rr) {
   if (rr == 0) return cc == 0 ? kNaN : kInf;
   return std::sqrt(cc) / std::sqrt(rr);
 }
 
-// relative L2 = ‖c − r‖ / ‖r‖
-double relative_l2(std::span<const double> cand, std::span<const double> ref) {
-  const double ee = sum_squared_error(cand, ref), rr = sum_squares(ref);
+double norm_ratio(std::span<const double> cand, std::span<const double> ref) {
+  return norm_ratio_from_sums(sum_squares(cand), sum_squares(ref));
+}
+
+// relative L2 = ‖c − r‖ / ‖r‖, from ee = Σ (c_i − r_i)², rr = Σ r_i²
+static double relative_l2_from_sums(double ee, double rr) {
   if (rr == 0) return ee == 0 ? 0.0 : kInf;
   return std::sqrt(ee) / std::sqrt(rr);
+}
+
+double relative_l2(std::span<const double> cand, std::span<const double> ref) {
+  return relative_l2_from_sums(sum_squared_error(cand, ref), sum_squares(ref));
 }
 
 // max abs error = max_i |c_i − r_i|
@@ -92,12 +98,15 @@ double max_abs_error(std::span<const double> cand, std::span<const double> ref) 
   return m;
 }
 
-// SNR dB = 10·log10(Σ r_i² / Σ (r_i − c_i)²)
-double snr_db(std::span<const double> cand, std::span<const double> ref) {
-  const double rr = sum_squares(ref), ee = sum_squared_error(cand, ref);
+// SNR dB = 10·log10(Σ r_i² / Σ (r_i − c_i)²), from rr and ee
+static double snr_db_from_sums(double rr, double ee) {
   if (ee == 0) return rr == 0 ? kNaN : kInf;
   if (rr == 0) return -kInf;
   return 10.0 * (std::log10(rr) - std::log10(ee));
+}
+
+double snr_db(std::span<const double> cand, std::span<const double> ref) {
+  return snr_db_from_sums(sum_squares(ref), sum_squared_error(cand, ref));
 }
 
 // argmax with ties to the lowest index.
@@ -200,15 +209,10 @@ RowMetricValues RowMetricAccumulator::finish() const {
     return m;
   }
   m.cosine = cosine_from_sums(dot_, cc_, rr_);
-  // norm ratio = ‖c‖ / ‖r‖
-  m.norm_ratio = rr_ == 0 ? (cc_ == 0 ? kNaN : kInf) : std::sqrt(cc_) / std::sqrt(rr_);
-  // relative L2 = ‖c − r‖ / ‖r‖
-  m.rel_l2 = rr_ == 0 ? (ee_ == 0 ? 0.0 : kInf) : std::sqrt(ee_) / std::sqrt(rr_);
+  m.norm_ratio = norm_ratio_from_sums(cc_, rr_);
+  m.rel_l2 = relative_l2_from_sums(ee_, rr_);
   m.max_abs = max_abs_;
-  // SNR dB = 10·log10(Σ r_i² / Σ (r_i − c_i)²)
-  m.snr_db = ee_ == 0 ? (rr_ == 0 ? kNaN : kInf)
-             : rr_ == 0 ? -kInf
-                        : 10.0 * (std::log10(rr_) - std::log10(ee_));
+  m.snr_db = snr_db_from_sums(rr_, ee_);
   if (logits_ && size_ > 0) {
     m.top1 = agree_ / static_cast<double>(vectors_);
     m.topk_overlap = overlap_;

@@ -82,11 +82,31 @@ void compare(const Tensor& c, const Tensor& b, OpComparison& r) {
     r.norm_ratio = r.rel_l2 = r.snr_db = kNaN;
     return;
   }
+  // Non-finite elements: NaN or +-Inf in one output and not the same in the other is error this
+  // op produced (an fp16 overflow), so the output fails (cosine NaN). The sums would be NaN
+  // anyway, which the line below used to read as "both all zeros" and pass. The same non-finite
+  // value at the same place in both (a -inf attention mask) agrees and is left out of the sums.
+  if (!std::all_of(cv->begin(), cv->end(), [](double v) { return std::isfinite(v); }) ||
+      !std::all_of(bv->begin(), bv->end(), [](double v) { return std::isfinite(v); })) {
+    std::vector<double> cf, bf;
+    for (size_t i = 0; i < cv->size(); ++i) {
+      const double x = (*cv)[i], y = (*bv)[i];
+      if (std::isfinite(x) && std::isfinite(y)) {
+        cf.push_back(x);
+        bf.push_back(y);
+      } else if (!(x == y || (std::isnan(x) && std::isnan(y)))) {
+        r.cosine = r.norm_ratio = r.rel_l2 = r.snr_db = kNaN;
+        return;
+      }
+    }
+    *cv = std::move(cf);
+    *bv = std::move(bf);
+  }
   // Whole-output cosine: reshapes and transposes move positions between rows, so a per-row
   // minimum would make pure data movement look like it adds error.
   const std::span<const double> cs(*cv), bs(*bv);
   const double cos = cosine_similarity(cs, bs);
-  r.cosine = std::isnan(cos) ? 1.0 : cos;  // both all zeros: identical
+  r.cosine = std::isnan(cos) ? 1.0 : cos;  // both all zeros (finite): identical
   r.norm_ratio = norm_ratio(cs, bs);
   r.rel_l2 = relative_l2(cs, bs);
   r.snr_db = snr_db(cs, bs);
@@ -179,7 +199,8 @@ Result<CulpritResult> find_culprits(const std::shared_ptr<const Shard>& candidat
         }
         auto k = cosine_of.find(b.name);
         if (k == cosine_of.end()) continue;  // a function input: identical for both
-        c.input_cosine = std::min(c.input_cosine, k->second);
+        // A non-finite input (cosine NaN) stays NaN: std::min would drop it and print 1.
+        c.input_cosine = std::isnan(k->second) ? k->second : std::min(c.input_cosine, k->second);
         inputs_pass = inputs_pass && !fails_of[b.name];
       }
     }
@@ -187,7 +208,9 @@ Result<CulpritResult> find_culprits(const std::shared_ptr<const Shard>& candidat
     const bool integer = c.dtype != "fp16" && c.dtype != "fp32";
     c.fails = std::isnan(c.cosine) || (integer ? c.cosine < 1.0 : c.cosine < options.min_cosine);
     c.source = c.fails && inputs_pass;
-    c.added_error = std::isnan(c.cosine) || integer ? 0.0 : (1 - c.cosine) - (1 - c.input_cosine);
+    c.added_error = std::isnan(c.cosine) || std::isnan(c.input_cosine) || integer
+                        ? 0.0
+                        : (1 - c.cosine) - (1 - c.input_cosine);
     cosine_of[c.output] = integer ? (c.cosine < 1.0 ? 0.0 : 1.0) : c.cosine;
     fails_of[c.output] = c.fails;
     r.ops.push_back(std::move(c));

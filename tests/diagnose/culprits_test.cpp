@@ -8,11 +8,15 @@
 #include "shardgate/probe.h"
 
 #include "support/json_schema_lite.h"
+#include "support/op_harness.h"
+#include "support/temp_dir_test.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <functional>
 
 namespace sg {
@@ -24,6 +28,37 @@ std::shared_ptr<const Shard> open_shard(const std::string& rel) {
   auto s = Shard::open(src(rel));
   EXPECT_TRUE(s.is_ok()) << s.status().message();
   return *s;
+}
+
+// Shards of a hand-written MIL function `main(x: fp16 [1, 4])` returning `z`, each written as
+// `NAME.mlmodelc/model.mil` in the test's directory: two builds that differ in one constant or
+// one op stand for a candidate and its baseline.
+class CulpritsOnMil : public testing::TempDirTest {
+ protected:
+  CulpritsOnMil() : TempDirTest("sg_culprits_") {}
+  std::shared_ptr<const Shard> shard(const std::string& name, const std::string& body) {
+    const std::string dir = out(name + ".mlmodelc");
+    std::filesystem::create_directories(dir);
+    const std::string text = "program(1.3)\n{\n    func main<ios18>(tensor<fp16, [1, 4]> x) {\n" + body +
+                             "    } -> (z);\n}\n";
+    EXPECT_TRUE(write_file_atomic(dir + "/model.mil", text).is_ok());
+    auto s = Shard::open(dir);
+    EXPECT_TRUE(s.is_ok()) << s.status().to_string();
+    return s.is_ok() ? *s : nullptr;
+  }
+};
+
+// `tensor<fp16, [1, 4]> NAME = const(...)` with the four values given.
+std::string const_row(const std::string& name, const std::string& values) {
+  return "        tensor<fp16, [1, 4]> " + name + " = const()[name = string(\"" + name +
+         "\"), val = tensor<fp16, [1, 4]>([[" + values + "]])];\n";
+}
+
+const OpComparison* op_named(const CulpritResult& r, const std::string& output) {
+  for (const OpComparison& o : r.ops) {
+    if (o.output == output) return &o;
+  }
+  return nullptr;
 }
 
 // The golden inputs of the MoE pack's step (what probe --inputs-from gives it).
@@ -130,6 +165,44 @@ TEST(Culprits, ABaselineAgainstItselfHasNoCulprit) {
   }
   EXPECT_TRUE(r->sources().empty());
   EXPECT_TRUE(r->top_added(5).empty());
+}
+
+// An op whose fp16 output overflows to Inf in the candidate and not in the baseline is where the
+// error enters. Its cosine over the Infs is NaN, which used to be read as "both outputs all zeros:
+// identical" (cosine 1, passing): the overflowing op and everything after it passed, and the
+// search reported no source at all.
+TEST_F(CulpritsOnMil, AnOutputThatOverflowsOnlyInTheCandidateFailsAndIsTheSource) {
+  const std::string rest =
+      "        tensor<fp16, [1, 4]> y = mul(x = x, y = s)[name = string(\"y\")];\n"
+      "        tensor<fp16, [1, 4]> z = add(x = y, y = x)[name = string(\"z\")];\n";
+  auto cand = shard("cand", const_row("s", "1000.0, 1000.0, 1000.0, 1000.0") + rest);
+  auto base = shard("base", const_row("s", "1.5, 1.5, 1.5, 1.5") + rest);
+  ASSERT_NE(cand, nullptr);
+  ASSERT_NE(base, nullptr);
+  CulpritOptions o;
+  o.inputs["x"] = testing::f16s({1, 4}, {100, 200, 300, 400});  // 100 * 1000 > 65504
+  auto r = find_culprits(cand, base, o);
+  ASSERT_TRUE(r.is_ok()) << r.status().message();
+  const OpComparison* y = op_named(*r, "y");
+  const OpComparison* z = op_named(*r, "z");
+  ASSERT_NE(y, nullptr);
+  ASSERT_NE(z, nullptr);
+  EXPECT_TRUE(std::isnan(y->cosine)) << y->cosine;
+  EXPECT_TRUE(y->fails);
+  EXPECT_TRUE(y->source) << "the overflowing op reads only the function input";
+  EXPECT_TRUE(z->fails);
+  EXPECT_FALSE(z->source) << "z reads the overflowed y";
+  EXPECT_TRUE(std::isnan(z->input_cosine)) << "its input is non-finite, not at cosine " << z->input_cosine;
+  ASSERT_EQ(r->sources().size(), 1u);
+  EXPECT_EQ(r->sources()[0]->output, "y");
+
+  // The same Inf at the same places in both builds agrees: nothing fails.
+  auto same = find_culprits(cand, cand, o);
+  ASSERT_TRUE(same.is_ok()) << same.status().message();
+  for (const OpComparison& op : same->ops) {
+    EXPECT_EQ(op.cosine, 1.0) << op.output;
+    EXPECT_FALSE(op.fails) << op.output;
+  }
 }
 
 TEST(Culprits, ReportFollowsItsSchemaAndNamesTheSources) {

@@ -45,7 +45,9 @@ struct OpComparison {
   double snr_db = 0;
   double input_cosine = 1;  // worst cosine over the runtime values it reads (1: inputs only)
   double added_error = 0;   // (1 - cosine) - (1 - input_cosine)
-  bool fails = false;       // cosine < min_cosine (integers: any element differs)
+  // cosine < min_cosine (integers: any element differs); a NaN or Inf where the baseline's
+  // element is not the same value fails too (cosine NaN): the op produced it (fp16 overflow).
+  bool fails = false;
   bool source = false;      // fails while every runtime input passes
   std::vector<std::string> compressed_weights;  // constexpr-decoded weights it reads
 };

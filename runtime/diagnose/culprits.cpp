@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <set>
 
 namespace sg {
@@ -112,6 +113,27 @@ void compare(const Tensor& c, const Tensor& b, OpComparison& r) {
   r.snr_db = snr_db(cs, bs);
 }
 
+bool is_integer(const OpComparison& o) { return o.dtype != "fp16" && o.dtype != "fp32"; }
+
+// Below --min-cosine fails; an integer output fails when any element differs; NaN (non-finite
+// values, shapes that differ) fails.
+void judge(OpComparison& o, double min_cosine) {
+  o.fails = std::isnan(o.cosine) || (is_integer(o) ? o.cosine < 1.0 : o.cosine < min_cosine);
+}
+
+// The cosine an op reading this output sees: integers 1 (every element equal) or 0.
+double downstream_cosine(const OpComparison& o) {
+  if (std::isnan(o.cosine) || !is_integer(o)) return o.cosine;
+  return o.cosine < 1.0 ? 0.0 : 1.0;
+}
+
+// Which of two outputs of one op its row shows: a failing one, then a NaN, then the lowest.
+bool worse_than(const OpComparison& a, const OpComparison& b) {
+  if (a.fails != b.fails) return a.fails;
+  if (std::isnan(a.cosine) != std::isnan(b.cosine)) return std::isnan(a.cosine);
+  return downstream_cosine(a) < downstream_cosine(b);
+}
+
 }  // namespace
 
 std::vector<const OpComparison*> CulpritResult::sources() const {
@@ -172,20 +194,33 @@ Result<CulpritResult> find_culprits(const std::shared_ptr<const Shard>& candidat
       continue;
     }
     const Op& base_op = *a->second.first;
-    OpComparison c;
-    c.op_index = op->index;
-    c.op_type = op->type;
-    c.output = op->outputs[0].name;
-    c.baseline_output = base_op.outputs[0].name;
-    c.matched_by = a->second.second;
-    const Tensor* cv = produced(cres, c.output);
-    const Tensor* bv = produced(bres, c.baseline_output);
-    if (cv == nullptr || bv == nullptr) {
+    // Every output against the baseline op's output at the same position, each recorded for the
+    // ops reading it: a topk's indices can flip while its values stay close, and only its values
+    // (the first output) used to be compared, so the flip passed as a function input and the op
+    // reading the indices was named the source. The row shows the worst output.
+    std::optional<OpComparison> worst;
+    for (size_t j = 0; j < op->outputs.size() && j < base_op.outputs.size(); ++j) {
+      OpComparison o;
+      o.op_index = op->index;
+      o.op_type = op->type;
+      o.output = op->outputs[j].name;
+      o.baseline_output = base_op.outputs[j].name;
+      o.matched_by = a->second.second;
+      const Tensor* cv = produced(cres, o.output);
+      const Tensor* bv = produced(bres, o.baseline_output);
+      if (cv == nullptr || bv == nullptr) continue;
+      compare(*cv, *bv, o);
+      judge(o, options.min_cosine);
+      cosine_of[o.output] = downstream_cosine(o);
+      fails_of[o.output] = o.fails;
+      if (!worst || worse_than(o, *worst)) worst = std::move(o);
+    }
+    if (!worst) {
       r.notes.push_back(fmt::format("#{} {} '{}': output not captured (not a tensor)", op->index,
-                                    op->type, c.output));
+                                    op->type, op->outputs[0].name));
       continue;
     }
-    compare(*cv, *bv, c);
+    OpComparison c = std::move(*worst);
     // The runtime values it reads; compile-time ones are weights (listed when compressed).
     bool inputs_pass = true;
     std::set<std::string> weights;
@@ -205,14 +240,10 @@ Result<CulpritResult> find_culprits(const std::shared_ptr<const Shard>& candidat
       }
     }
     c.compressed_weights.assign(weights.begin(), weights.end());
-    const bool integer = c.dtype != "fp16" && c.dtype != "fp32";
-    c.fails = std::isnan(c.cosine) || (integer ? c.cosine < 1.0 : c.cosine < options.min_cosine);
     c.source = c.fails && inputs_pass;
-    c.added_error = std::isnan(c.cosine) || std::isnan(c.input_cosine) || integer
+    c.added_error = std::isnan(c.cosine) || std::isnan(c.input_cosine) || is_integer(c)
                         ? 0.0
                         : (1 - c.cosine) - (1 - c.input_cosine);
-    cosine_of[c.output] = integer ? (c.cosine < 1.0 ? 0.0 : 1.0) : c.cosine;
-    fails_of[c.output] = c.fails;
     r.ops.push_back(std::move(c));
   }
   return r;

@@ -205,6 +205,41 @@ TEST_F(CulpritsOnMil, AnOutputThatOverflowsOnlyInTheCandidateFailsAndIsTheSource
   }
 }
 
+// A router's topk whose indices flip while its values stay close: the topk is where the error
+// enters. Only an op's first output (the values) used to be compared, so the indices passed as
+// a function input and the gather reading them was named the source "with every input at 1".
+TEST_F(CulpritsOnMil, EveryOutputOfAnOpIsComparedSoAFlippedTopkIndexIsTheSource) {
+  const std::string rest =
+      "        tensor<fp16, [1, 4]> y = add(x = x, y = s)[name = string(\"y\")];\n"
+      "        tensor<fp16, [1, 1]> v, tensor<int32, [1, 1]> i = topk(x = y, k = int32(1), axis = "
+      "int32(-1))[name = string(\"t\")];\n" +
+      const_row("tb", "5.0, -5.0, 1.0, 1.0") +
+      "        tensor<fp16, [1, 1]> z = gather_along_axis(x = tb, indices = i, axis = int32(-1))"
+      "[name = string(\"z\")];\n";
+  auto cand = shard("cand", const_row("s", "0.0, 0.02, 0.0, 0.0") + rest);
+  auto base = shard("base", const_row("s", "0.0, 0.0, 0.0, 0.0") + rest);
+  ASSERT_NE(cand, nullptr);
+  ASSERT_NE(base, nullptr);
+  CulpritOptions o;
+  o.inputs["x"] = testing::f16s({1, 4}, {1.0f, 0.99f, 0.1f, -2.0f});  // argmax 0, candidate's 1
+  auto r = find_culprits(cand, base, o);
+  ASSERT_TRUE(r.is_ok()) << r.status().message();
+  ASSERT_EQ(r->ops.size(), 3u);
+  const OpComparison& topk = r->ops[1];
+  EXPECT_EQ(topk.op_type, "topk");
+  EXPECT_EQ(topk.output, "i") << "the row shows the output that differs";
+  EXPECT_EQ(topk.dtype, "int32");
+  EXPECT_TRUE(topk.fails);
+  EXPECT_TRUE(topk.source) << "its input y is at cosine " << topk.input_cosine;
+  const OpComparison* z = op_named(*r, "z");
+  ASSERT_NE(z, nullptr);
+  EXPECT_TRUE(z->fails);
+  EXPECT_FALSE(z->source) << "z reads the flipped indices";
+  EXPECT_EQ(z->input_cosine, 0.0);
+  ASSERT_EQ(r->sources().size(), 1u);
+  EXPECT_EQ(r->sources()[0]->op_type, "topk");
+}
+
 TEST(Culprits, ReportFollowsItsSchemaAndNamesTheSources) {
   CulpritOptions o;
   o.inputs = golden_inputs("int8");

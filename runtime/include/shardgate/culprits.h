@@ -31,7 +31,9 @@ struct CulpritOptions {
 struct OpComparison {
   int64_t op_index = 0;     // statement index in the candidate's function
   std::string op_type;
-  std::string output;       // the candidate's output name
+  // The candidate's output this row shows: every output of the op is compared with the
+  // baseline op's output at the same position, and the row is its worst (a failing one first).
+  std::string output;
   std::string baseline_output;
   std::string matched_by;   // "name" or "structure" (k-th runtime op of this type)
   std::string dtype;        // of the output

@@ -63,6 +63,22 @@ const Tensor* produced(const RunResult& run, const std::string& name) {
   return nullptr;
 }
 
+// The tensor a run holds for `name`: an op output it produced or a function input.
+const Tensor* value_of(const RunResult& run, const std::map<std::string, Tensor>& inputs,
+                       const std::string& name) {
+  if (const Tensor* t = produced(run, name)) return t;
+  auto it = inputs.find(name);
+  return it == inputs.end() ? nullptr : &it->second;
+}
+
+// The binding of `op` at parameter `param`, position `k` (nullptr when it has none).
+const Binding* binding_at(const Op& op, const std::string& param, size_t k) {
+  for (const auto& [p, arg] : op.inputs) {
+    if (p == param) return k < arg.bindings.size() ? &arg.bindings[k] : nullptr;
+  }
+  return nullptr;
+}
+
 void compare(const Tensor& c, const Tensor& b, OpComparison& r) {
   r.dtype = std::string(dtype_name(c.dtype()));
   r.shape = c.shape();
@@ -225,18 +241,45 @@ Result<CulpritResult> find_culprits(const std::shared_ptr<const Shard>& candidat
     bool inputs_pass = true;
     std::set<std::string> weights;
     for (const auto& [param, arg] : op->inputs) {
-      for (const Binding& b : arg.bindings) {
+      for (size_t bi = 0; bi < arg.bindings.size(); ++bi) {
+        const Binding& b = arg.bindings[bi];
         if (!b.is_reference()) continue;
         auto p = producer.find(b.name);
         if (p != producer.end() && p->second->is_compile_time()) {
           if (p->second->is_constexpr()) weights.insert(b.name);
           continue;
         }
-        auto k = cosine_of.find(b.name);
-        if (k == cosine_of.end()) continue;  // a function input: identical for both
+        double cos = 1.0;
+        bool fails = false;
+        if (auto k = cosine_of.find(b.name); k != cosine_of.end()) {
+          cos = k->second;
+          fails = fails_of[b.name];
+        } else if (cf->input(b.name) != nullptr) {
+          continue;  // a function input: the same tensor for both
+        } else {
+          // Made by an op with no baseline counterpart (an inserted clip or dequantize): it used
+          // to be taken for a function input, identical, so this op was named a source "with
+          // every input passing". Compare it with what the baseline op reads in its place.
+          const Binding* bb = binding_at(base_op, param, bi);
+          const Tensor* cv = value_of(cres, options.inputs, b.name);
+          const Tensor* bv = bb != nullptr && bb->is_reference() ? value_of(bres, options.inputs, bb->name) : nullptr;
+          if (cv == nullptr || bv == nullptr) {
+            // Nothing to compare it with: no evidence that it passes.
+            inputs_pass = false;
+            r.notes.push_back(fmt::format("#{} {} '{}': input '{}' has no baseline value to compare "
+                                          "with, so the op is not judged a source",
+                                          op->index, op->type, c.output, b.name));
+            continue;
+          }
+          OpComparison in;
+          compare(*cv, *bv, in);
+          judge(in, options.min_cosine);
+          cos = downstream_cosine(in);
+          fails = in.fails;
+        }
         // A non-finite input (cosine NaN) stays NaN: std::min would drop it and print 1.
-        c.input_cosine = std::isnan(k->second) ? k->second : std::min(c.input_cosine, k->second);
-        inputs_pass = inputs_pass && !fails_of[b.name];
+        c.input_cosine = std::isnan(cos) ? cos : std::min(c.input_cosine, cos);
+        inputs_pass = inputs_pass && !fails;
       }
     }
     c.compressed_weights.assign(weights.begin(), weights.end());

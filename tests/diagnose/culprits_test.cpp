@@ -240,6 +240,34 @@ TEST_F(CulpritsOnMil, EveryOutputOfAnOpIsComparedSoAFlippedTopkIndexIsTheSource)
   EXPECT_EQ(r->sources()[0]->op_type, "topk");
 }
 
+// An op the baseline has no counterpart of (an inserted clip) makes a value the next op reads.
+// That value used to be taken for a function input, identical in both, so the mul reading it was
+// named the source "with every input at 1" although it adds no error of its own: its input is
+// compared with what the baseline's mul reads in its place.
+TEST_F(CulpritsOnMil, AnInputMadeByAnUnmatchedOpIsComparedNotAssumedIdentical) {
+  const std::string tail = "        tensor<fp16, [1, 4]> z = add(x = y, y = x)[name = string(\"z\")];\n";
+  auto cand = shard("cand", 
+      "        tensor<fp16, [1, 4]> c = clip(x = x, alpha = fp16(-1.0), beta = fp16(1.0))[name = "
+      "string(\"c\")];\n"
+      "        tensor<fp16, [1, 4]> y = mul(x = c, y = c)[name = string(\"y\")];\n" + tail);
+  auto base = shard("base", "        tensor<fp16, [1, 4]> y = mul(x = x, y = x)[name = string(\"y\")];\n" + tail);
+  ASSERT_NE(cand, nullptr);
+  ASSERT_NE(base, nullptr);
+  CulpritOptions o;
+  o.inputs["x"] = testing::f16s({1, 4}, {0.5f, -3.0f, 4.0f, 0.2f});
+  auto r = find_culprits(cand, base, o);
+  ASSERT_TRUE(r.is_ok()) << r.status().message();
+  ASSERT_EQ(r->unmatched.size(), 1u);
+  EXPECT_NE(r->unmatched[0].find("clip 'c'"), std::string::npos) << r->unmatched[0];
+  const OpComparison* y = op_named(*r, "y");
+  ASSERT_NE(y, nullptr);
+  EXPECT_TRUE(y->fails);
+  // cos([0.5, -1, 1, 0.2], [0.5, -3, 4, 0.2]) = 7.29 / (1.5133 * 5.0289) = 0.958 < 0.97
+  EXPECT_NEAR(y->input_cosine, 0.958, 0.001);
+  EXPECT_FALSE(y->source);
+  EXPECT_TRUE(r->sources().empty());
+}
+
 TEST(Culprits, ReportFollowsItsSchemaAndNamesTheSources) {
   CulpritOptions o;
   o.inputs = golden_inputs("int8");

@@ -266,6 +266,14 @@ TEST_F(CulpritsOnMil, AnInputMadeByAnUnmatchedOpIsComparedNotAssumedIdentical) {
   EXPECT_NEAR(y->input_cosine, 0.958, 0.001);
   EXPECT_FALSE(y->source);
   EXPECT_TRUE(r->sources().empty());
+  // The table does not claim that nothing failed.
+  CulpritReport report;
+  report.shards.push_back(*r);
+  const std::string table = culprit_report_table(report, 3, false);
+  EXPECT_NE(table.find("source ops: none (2 op output(s) fail, each reading an input that fails or "
+                       "has no baseline value"),
+            std::string::npos)
+      << table;
 }
 
 TEST(Culprits, ReportFollowsItsSchemaAndNamesTheSources) {

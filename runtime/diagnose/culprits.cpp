@@ -29,25 +29,33 @@ std::vector<const Op*> runtime_ops(const Function& fn) {
   return out;
 }
 
-// Candidate op -> baseline op: by first output name, else the k-th runtime op of the same
-// type in each function.
+// Candidate op -> baseline op: by first output name (and type), else the k-th runtime op of the
+// same type among the ops of each function that no name paired. The name-paired ops are left
+// out of the k-th count on both sides: counted in, an op the candidate inserts (a scale `mul`)
+// took the place of the baseline's first `mul` although that one was paired by name already,
+// so two candidate ops were compared with one baseline op, the inserted one with an unrelated
+// tensor.
 std::map<const Op*, std::pair<const Op*, const char*>> align(const Function& cand,
                                                             const Function& base) {
   std::map<std::string, const Op*> base_by_name;
-  std::map<std::string, std::vector<const Op*>> base_by_type;
-  for (const Op* op : runtime_ops(base)) {
-    base_by_name.emplace(op->outputs[0].name, op);
-    base_by_type[op->type].push_back(op);
-  }
-  std::map<std::string, size_t> seen_type;
+  for (const Op* op : runtime_ops(base)) base_by_name.emplace(op->outputs[0].name, op);
   std::map<const Op*, std::pair<const Op*, const char*>> out;
+  std::set<const Op*> named;  // baseline ops paired by name
   for (const Op* op : runtime_ops(cand)) {
-    const size_t k = seen_type[op->type]++;
     auto n = base_by_name.find(op->outputs[0].name);
     if (n != base_by_name.end() && n->second->type == op->type) {
       out[op] = {n->second, "name"};
-      continue;
+      named.insert(n->second);
     }
+  }
+  std::map<std::string, std::vector<const Op*>> base_by_type;
+  for (const Op* op : runtime_ops(base)) {
+    if (!named.count(op)) base_by_type[op->type].push_back(op);
+  }
+  std::map<std::string, size_t> seen_type;
+  for (const Op* op : runtime_ops(cand)) {
+    if (out.count(op)) continue;
+    const size_t k = seen_type[op->type]++;
     auto t = base_by_type.find(op->type);
     if (t != base_by_type.end() && k < t->second.size()) out[op] = {t->second[k], "structure"};
   }

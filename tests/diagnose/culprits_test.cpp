@@ -276,6 +276,33 @@ TEST_F(CulpritsOnMil, AnInputMadeByAnUnmatchedOpIsComparedNotAssumedIdentical) {
       << table;
 }
 
+// The candidate inserts an op of a type the baseline has (an identity scale `mul` before `p`).
+// Aligned as "the k-th mul" with the name-paired ops counted in, it took the baseline's `p`,
+// already paired by name with the candidate's `p`: the identity e = x was compared with p = x*x
+// and named the source of an error no output has. Now it is unmatched and nothing fails.
+TEST_F(CulpritsOnMil, AnInsertedOpIsNotAlignedWithABaselineOpPairedByName) {
+  const std::string tail = "        tensor<fp16, [1, 4]> z = add(x = p, y = x)[name = string(\"z\")];\n";
+  auto cand = shard("cand", const_row("one", "1.0, 1.0, 1.0, 1.0") +
+                                "        tensor<fp16, [1, 4]> e = mul(x = x, y = one)[name = string(\"e\")];\n"
+                                "        tensor<fp16, [1, 4]> p = mul(x = e, y = x)[name = string(\"p\")];\n" +
+                                tail);
+  auto base = shard("base", "        tensor<fp16, [1, 4]> p = mul(x = x, y = x)[name = string(\"p\")];\n" + tail);
+  ASSERT_NE(cand, nullptr);
+  ASSERT_NE(base, nullptr);
+  CulpritOptions o;
+  o.inputs["x"] = testing::f16s({1, 4}, {0.5f, -3.0f, 4.0f, 0.2f});
+  auto r = find_culprits(cand, base, o);
+  ASSERT_TRUE(r.is_ok()) << r.status().message();
+  ASSERT_EQ(r->unmatched.size(), 1u);
+  EXPECT_NE(r->unmatched[0].find("mul 'e'"), std::string::npos) << r->unmatched[0];
+  ASSERT_EQ(r->ops.size(), 2u);
+  for (const OpComparison& op : r->ops) {
+    EXPECT_EQ(op.matched_by, "name") << op.output;
+    EXPECT_FALSE(op.fails) << op.output << " cosine " << op.cosine;
+  }
+  EXPECT_TRUE(r->sources().empty());
+}
+
 TEST(Culprits, ReportFollowsItsSchemaAndNamesTheSources) {
   CulpritOptions o;
   o.inputs = golden_inputs("int8");

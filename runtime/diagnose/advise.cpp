@@ -8,6 +8,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -75,6 +77,12 @@ std::vector<std::string> readers_of(const Function& fn, const std::string& value
   return out;
 }
 
+// A source op's error, 1 - cosine; a non-finite output (cosine NaN) is the worst there is, and a
+// NaN in the ranking's comparisons would leave the order undefined.
+double culprit_error(const OpComparison& o) {
+  return std::isnan(o.cosine) ? std::numeric_limits<double>::infinity() : 1.0 - o.cosine;
+}
+
 }  // namespace
 
 Result<std::vector<AdviceCandidate>> advice_candidates(const std::vector<AdviceShard>& shards,
@@ -87,7 +95,7 @@ Result<std::vector<AdviceCandidate>> advice_candidates(const std::vector<AdviceS
       for (const OpComparison* o : r.sources()) {
         for (const std::string& w : o->compressed_weights) {
           auto& slot = source_of[{r.candidate, w}];
-          if (slot == nullptr || o->cosine < slot->cosine) slot = o;
+          if (slot == nullptr || culprit_error(*o) > culprit_error(*slot)) slot = o;
         }
       }
     }
@@ -124,7 +132,7 @@ Result<std::vector<AdviceCandidate>> advice_candidates(const std::vector<AdviceS
       if (src != source_of.end()) {
         const OpComparison& o = *src->second;
         c.evidence = "culprit";
-        c.sensitivity = 1.0 - o.cosine;
+        c.sensitivity = culprit_error(o);
         c.evidence_text = fmt::format("culprit source op #{} {} '{}': output cosine {:.6f} "
                                       "with every input at >= {:.6f}",
                                       o.op_index, o.op_type, o.output, o.cosine, o.input_cosine);

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <set>
 
 namespace sg {
@@ -28,25 +29,33 @@ std::vector<const Op*> runtime_ops(const Function& fn) {
   return out;
 }
 
-// Candidate op -> baseline op: by first output name, else the k-th runtime op of the same
-// type in each function.
+// Candidate op -> baseline op: by first output name (and type), else the k-th runtime op of the
+// same type among the ops of each function that no name paired. The name-paired ops are left
+// out of the k-th count on both sides: counted in, an op the candidate inserts (a scale `mul`)
+// took the place of the baseline's first `mul` although that one was paired by name already,
+// so two candidate ops were compared with one baseline op, the inserted one with an unrelated
+// tensor.
 std::map<const Op*, std::pair<const Op*, const char*>> align(const Function& cand,
                                                             const Function& base) {
   std::map<std::string, const Op*> base_by_name;
-  std::map<std::string, std::vector<const Op*>> base_by_type;
-  for (const Op* op : runtime_ops(base)) {
-    base_by_name.emplace(op->outputs[0].name, op);
-    base_by_type[op->type].push_back(op);
-  }
-  std::map<std::string, size_t> seen_type;
+  for (const Op* op : runtime_ops(base)) base_by_name.emplace(op->outputs[0].name, op);
   std::map<const Op*, std::pair<const Op*, const char*>> out;
+  std::set<const Op*> named;  // baseline ops paired by name
   for (const Op* op : runtime_ops(cand)) {
-    const size_t k = seen_type[op->type]++;
     auto n = base_by_name.find(op->outputs[0].name);
     if (n != base_by_name.end() && n->second->type == op->type) {
       out[op] = {n->second, "name"};
-      continue;
+      named.insert(n->second);
     }
+  }
+  std::map<std::string, std::vector<const Op*>> base_by_type;
+  for (const Op* op : runtime_ops(base)) {
+    if (!named.count(op)) base_by_type[op->type].push_back(op);
+  }
+  std::map<std::string, size_t> seen_type;
+  for (const Op* op : runtime_ops(cand)) {
+    if (out.count(op)) continue;
+    const size_t k = seen_type[op->type]++;
     auto t = base_by_type.find(op->type);
     if (t != base_by_type.end() && k < t->second.size()) out[op] = {t->second[k], "structure"};
   }
@@ -58,6 +67,22 @@ const Tensor* produced(const RunResult& run, const std::string& name) {
   for (const auto* values : {&run.outputs, &run.captured}) {
     auto it = values->find(name);
     if (it != values->end()) return &it->second;
+  }
+  return nullptr;
+}
+
+// The tensor a run holds for `name`: an op output it produced or a function input.
+const Tensor* value_of(const RunResult& run, const std::map<std::string, Tensor>& inputs,
+                       const std::string& name) {
+  if (const Tensor* t = produced(run, name)) return t;
+  auto it = inputs.find(name);
+  return it == inputs.end() ? nullptr : &it->second;
+}
+
+// The binding of `op` at parameter `param`, position `k` (nullptr when it has none).
+const Binding* binding_at(const Op& op, const std::string& param, size_t k) {
+  for (const auto& [p, arg] : op.inputs) {
+    if (p == param) return k < arg.bindings.size() ? &arg.bindings[k] : nullptr;
   }
   return nullptr;
 }
@@ -82,14 +107,55 @@ void compare(const Tensor& c, const Tensor& b, OpComparison& r) {
     r.norm_ratio = r.rel_l2 = r.snr_db = kNaN;
     return;
   }
+  // Non-finite elements: NaN or +-Inf in one output and not the same in the other is error this
+  // op produced (an fp16 overflow), so the output fails (cosine NaN). The sums would be NaN
+  // anyway, which the line below used to read as "both all zeros" and pass. The same non-finite
+  // value at the same place in both (a -inf attention mask) agrees and is left out of the sums.
+  if (!std::all_of(cv->begin(), cv->end(), [](double v) { return std::isfinite(v); }) ||
+      !std::all_of(bv->begin(), bv->end(), [](double v) { return std::isfinite(v); })) {
+    std::vector<double> cf, bf;
+    for (size_t i = 0; i < cv->size(); ++i) {
+      const double x = (*cv)[i], y = (*bv)[i];
+      if (std::isfinite(x) && std::isfinite(y)) {
+        cf.push_back(x);
+        bf.push_back(y);
+      } else if (!(x == y || (std::isnan(x) && std::isnan(y)))) {
+        r.cosine = r.norm_ratio = r.rel_l2 = r.snr_db = kNaN;
+        return;
+      }
+    }
+    *cv = std::move(cf);
+    *bv = std::move(bf);
+  }
   // Whole-output cosine: reshapes and transposes move positions between rows, so a per-row
   // minimum would make pure data movement look like it adds error.
   const std::span<const double> cs(*cv), bs(*bv);
   const double cos = cosine_similarity(cs, bs);
-  r.cosine = std::isnan(cos) ? 1.0 : cos;  // both all zeros: identical
+  r.cosine = std::isnan(cos) ? 1.0 : cos;  // both all zeros (finite): identical
   r.norm_ratio = norm_ratio(cs, bs);
   r.rel_l2 = relative_l2(cs, bs);
   r.snr_db = snr_db(cs, bs);
+}
+
+bool is_integer(const OpComparison& o) { return o.dtype != "fp16" && o.dtype != "fp32"; }
+
+// Below --min-cosine fails; an integer output fails when any element differs; NaN (non-finite
+// values, shapes that differ) fails.
+void judge(OpComparison& o, double min_cosine) {
+  o.fails = std::isnan(o.cosine) || (is_integer(o) ? o.cosine < 1.0 : o.cosine < min_cosine);
+}
+
+// The cosine an op reading this output sees: integers 1 (every element equal) or 0.
+double downstream_cosine(const OpComparison& o) {
+  if (std::isnan(o.cosine) || !is_integer(o)) return o.cosine;
+  return o.cosine < 1.0 ? 0.0 : 1.0;
+}
+
+// Which of two outputs of one op its row shows: a failing one, then a NaN, then the lowest.
+bool worse_than(const OpComparison& a, const OpComparison& b) {
+  if (a.fails != b.fails) return a.fails;
+  if (std::isnan(a.cosine) != std::isnan(b.cosine)) return std::isnan(a.cosine);
+  return downstream_cosine(a) < downstream_cosine(b);
 }
 
 }  // namespace
@@ -152,44 +218,83 @@ Result<CulpritResult> find_culprits(const std::shared_ptr<const Shard>& candidat
       continue;
     }
     const Op& base_op = *a->second.first;
-    OpComparison c;
-    c.op_index = op->index;
-    c.op_type = op->type;
-    c.output = op->outputs[0].name;
-    c.baseline_output = base_op.outputs[0].name;
-    c.matched_by = a->second.second;
-    const Tensor* cv = produced(cres, c.output);
-    const Tensor* bv = produced(bres, c.baseline_output);
-    if (cv == nullptr || bv == nullptr) {
+    // Every output against the baseline op's output at the same position, each recorded for the
+    // ops reading it: a topk's indices can flip while its values stay close, and only its values
+    // (the first output) used to be compared, so the flip passed as a function input and the op
+    // reading the indices was named the source. The row shows the worst output.
+    std::optional<OpComparison> worst;
+    for (size_t j = 0; j < op->outputs.size() && j < base_op.outputs.size(); ++j) {
+      OpComparison o;
+      o.op_index = op->index;
+      o.op_type = op->type;
+      o.output = op->outputs[j].name;
+      o.baseline_output = base_op.outputs[j].name;
+      o.matched_by = a->second.second;
+      const Tensor* cv = produced(cres, o.output);
+      const Tensor* bv = produced(bres, o.baseline_output);
+      if (cv == nullptr || bv == nullptr) continue;
+      compare(*cv, *bv, o);
+      judge(o, options.min_cosine);
+      cosine_of[o.output] = downstream_cosine(o);
+      fails_of[o.output] = o.fails;
+      if (!worst || worse_than(o, *worst)) worst = std::move(o);
+    }
+    if (!worst) {
       r.notes.push_back(fmt::format("#{} {} '{}': output not captured (not a tensor)", op->index,
-                                    op->type, c.output));
+                                    op->type, op->outputs[0].name));
       continue;
     }
-    compare(*cv, *bv, c);
+    OpComparison c = std::move(*worst);
     // The runtime values it reads; compile-time ones are weights (listed when compressed).
     bool inputs_pass = true;
     std::set<std::string> weights;
     for (const auto& [param, arg] : op->inputs) {
-      for (const Binding& b : arg.bindings) {
+      for (size_t bi = 0; bi < arg.bindings.size(); ++bi) {
+        const Binding& b = arg.bindings[bi];
         if (!b.is_reference()) continue;
         auto p = producer.find(b.name);
         if (p != producer.end() && p->second->is_compile_time()) {
           if (p->second->is_constexpr()) weights.insert(b.name);
           continue;
         }
-        auto k = cosine_of.find(b.name);
-        if (k == cosine_of.end()) continue;  // a function input: identical for both
-        c.input_cosine = std::min(c.input_cosine, k->second);
-        inputs_pass = inputs_pass && !fails_of[b.name];
+        double cos = 1.0;
+        bool fails = false;
+        if (auto k = cosine_of.find(b.name); k != cosine_of.end()) {
+          cos = k->second;
+          fails = fails_of[b.name];
+        } else if (cf->input(b.name) != nullptr) {
+          continue;  // a function input: the same tensor for both
+        } else {
+          // Made by an op with no baseline counterpart (an inserted clip or dequantize): it used
+          // to be taken for a function input, identical, so this op was named a source "with
+          // every input passing". Compare it with what the baseline op reads in its place.
+          const Binding* bb = binding_at(base_op, param, bi);
+          const Tensor* cv = value_of(cres, options.inputs, b.name);
+          const Tensor* bv = bb != nullptr && bb->is_reference() ? value_of(bres, options.inputs, bb->name) : nullptr;
+          if (cv == nullptr || bv == nullptr) {
+            // Nothing to compare it with: no evidence that it passes.
+            inputs_pass = false;
+            r.notes.push_back(fmt::format("#{} {} '{}': input '{}' has no baseline value to compare "
+                                          "with, so the op is not judged a source",
+                                          op->index, op->type, c.output, b.name));
+            continue;
+          }
+          OpComparison in;
+          compare(*cv, *bv, in);
+          judge(in, options.min_cosine);
+          cos = downstream_cosine(in);
+          fails = in.fails;
+        }
+        // A non-finite input (cosine NaN) stays NaN: std::min would drop it and print 1.
+        c.input_cosine = std::isnan(cos) ? cos : std::min(c.input_cosine, cos);
+        inputs_pass = inputs_pass && !fails;
       }
     }
     c.compressed_weights.assign(weights.begin(), weights.end());
-    const bool integer = c.dtype != "fp16" && c.dtype != "fp32";
-    c.fails = std::isnan(c.cosine) || (integer ? c.cosine < 1.0 : c.cosine < options.min_cosine);
     c.source = c.fails && inputs_pass;
-    c.added_error = std::isnan(c.cosine) || integer ? 0.0 : (1 - c.cosine) - (1 - c.input_cosine);
-    cosine_of[c.output] = integer ? (c.cosine < 1.0 ? 0.0 : 1.0) : c.cosine;
-    fails_of[c.output] = c.fails;
+    c.added_error = std::isnan(c.cosine) || std::isnan(c.input_cosine) || is_integer(c)
+                        ? 0.0
+                        : (1 - c.cosine) - (1 - c.input_cosine);
     r.ops.push_back(std::move(c));
   }
   return r;

@@ -93,7 +93,14 @@ std::string culprit_report_table(const CulpritReport& report, size_t top, bool a
                        r.ops.size(), r.unmatched.size());
     const auto sources = r.sources();
     if (sources.empty()) {
-      out += fmt::format("      source ops: none (no op output below cosine {})\n", r.min_cosine);
+      // Failing ops without a source: each reads an input that fails or that nothing could be
+      // compared with (an unmatched op's), so "no op output below" would be false.
+      const auto failing = std::count_if(r.ops.begin(), r.ops.end(), [](const OpComparison& o) { return o.fails; });
+      out += failing == 0
+                 ? fmt::format("      source ops: none (no op output below cosine {})\n", r.min_cosine)
+                 : fmt::format("      source ops: none ({} op output(s) fail, each reading an input that "
+                               "fails or has no baseline value: see the unmatched ops and notes)\n",
+                               failing);
     }
     for (const OpComparison* o : sources) {
       out += fmt::format("      source op: {}  cosine {} (inputs {})", op_label(*o),

@@ -2,10 +2,34 @@
 #include "report/merge_slices.h"
 #include "shardgate/residency_report.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <map>
+#include <optional>
 
 namespace sg {
+namespace {
+
+// What ane-validator's command line applied to every shard alike, read back from a slice's
+// shards (the report has no field of its own for it): the --check specs and a --min-residency
+// that replaced the gate file's minimum. Slices run with different ones judged their shards by
+// different rules, and the merge would read as one run's verdict. nullopt for a slice with no
+// shard that opened (an empty slice): it applied nothing.
+std::optional<std::string> command_line_rules(const ResidencyReport& r) {
+  for (const ShardCheck& s : r.shards) {
+    if (s.error) continue;
+    std::string checks;
+    for (const ContractCheckResult& c : s.checks) checks += (checks.empty() ? "" : " ") + c.spec;
+    const bool given = s.threshold.origin == "--min-residency";
+    return fmt::format("--check [{}], {}", checks,
+                       given ? fmt::format("--min-residency {}", s.threshold.min_residency_pct)
+                             : std::string("no --min-residency"));
+  }
+  return std::nullopt;
+}
+
+}  // namespace
 
 Result<ResidencyReport> merge_residency_reports(const SliceReports<ResidencyReport>& slices) {
   std::vector<merge_util::SliceId> ids;
@@ -16,6 +40,9 @@ Result<ResidencyReport> merge_residency_reports(const SliceReports<ResidencyRepo
            "merge: {}: the report does not record the shard list it was sliced from "
            "(selection.shard_list_sha256): written by an older ane-validator?",
            first_file);
+  // The first slice that checked a shard sets the command-line rules the others must share.
+  std::optional<std::string> rules;
+  std::string rules_file;
   // Everything that makes two reports parts of one run: the same shard list, gate and options.
   for (const auto& [file, r] : slices) {
     // Init-captures: clang 14 cannot capture structured bindings.
@@ -36,6 +63,16 @@ Result<ResidencyReport> merge_residency_reports(const SliceReports<ResidencyRepo
     SG_TRY(differ("--strict", first.strict ? "on" : "off", r.strict ? "on" : "off"));
     SG_TRY(differ("--no-fingerprint", first.fingerprinted ? "off" : "on",
                   r.fingerprinted ? "off" : "on"));
+    if (const std::optional<std::string> mine = command_line_rules(r)) {
+      if (!rules) {
+        rules = mine;
+        rules_file = file;
+      }
+      SG_CHECK(*mine == *rules, ErrorCode::kUsage,
+               "merge: {} and {} are not slices of one run: the options (--check, --min-residency) "
+               "differ ({} vs {})",
+               rules_file, file, *rules, *mine);
+    }
   }
   ResidencyReport merged = first;
   merged.shard_index = 0;

@@ -178,6 +178,28 @@ TEST_F(GoldenAdviseCli, TheRunBoundStopsTheSearchWithExitOne) {
   EXPECT_NE(xml->find("failures=\"1\""), std::string::npos) << *xml;
 }
 
+// A gate with no threshold judges nothing: the run is "no evidence" whatever the weights, so
+// there is nothing to search. It used to re-run the chain once per candidate (53 runs on the
+// INT8 sample) and end "the gate still fails: no set of these weights is enough".
+TEST_F(GoldenAdviseCli, AGateThatJudgesNothingIsNotSearched) {
+  std::ofstream(out("gate.json")) << R"({"schema": "shardgate/fidelity-gate@1", "description": "gates nothing",
+    "topk": 5, "defaults": {"statistic": {"value": "min", "reason": "r"},
+    "min_cosine": {"value": null, "reason": "r"}, "norm_ratio": {"value": null, "reason": "r"}},
+    "overrides": []})";
+  const CliRun r = golden("advise goldens/sample/chains/chain_int8.json --baseline-replace _int8=_fp16 --gate " +
+                          out("gate.json") + " --json " + out("n.json"));
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("no passing set found within 1 chain run(s): the gate judges nothing as built (no "
+                          "check was judged"),
+            std::string::npos)
+      << r.output;
+  expect_schema_valid(out("n.json"));
+  const nlohmann::json j = load(out("n.json"));
+  EXPECT_EQ(j["summary"]["outcome"], "not_found");
+  EXPECT_EQ(j["summary"]["runs"], 1);
+  EXPECT_TRUE(j["trials"].empty());
+}
+
 // A stateful step (a KV cache carried across two calls) cannot be culprit-searched on golden
 // inputs: the ranking falls back to the weight diagnostics with a note, and the command still
 // answers (this fp16 chain made to fail by --min-cosine 1 has no compressed weight: no set, 1).

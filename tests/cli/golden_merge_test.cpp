@@ -206,6 +206,25 @@ TEST_F(MergeCli, RefusesSlicesThatAreNotOneRun) {
   EXPECT_EQ(twice.code, 2) << twice.output;
   EXPECT_NE(twice.output.find("overlapping slices"), std::string::npos) << twice.output;
 
+  // Slices of one shard list and gate file checked under other command-line rules judged their
+  // shards differently: one job's --min-residency 0 passed every shard it saw (merged, the run
+  // passed shards the gate file fails), one job's --check added a contract the others never ran.
+  for (const std::string& rule : {std::string(" --min-residency 0"), std::string(" --check fp16-io")}) {
+    ASSERT_LE(run_command(kAne + kShards + " -q --shard-index 1 --shard-count 2" + rule + " --json " +
+                          out("n1.json")).code, 1);
+    const CliRun mixed = run_command(kGolden + "merge " + out("n0.json") + " " + out("n1.json"));
+    EXPECT_EQ(mixed.code, 2) << rule << "\n" << mixed.output;
+    EXPECT_NE(mixed.output.find(out("n0.json") + " and " + out("n1.json") + " are not slices of one run: "
+                                "the options (--check, --min-residency) differ"),
+              std::string::npos)
+        << rule << "\n" << mixed.output;
+  }
+  // The same rules in every job merge.
+  ASSERT_LE(run_command(kAne + kShards + " -q --shard-index 0 --shard-count 2 --check fp16-io --json " +
+                        out("c0.json")).code, 1);
+  const CliRun same = run_command(kGolden + "merge -q " + out("c0.json") + " " + out("n1.json"));
+  EXPECT_EQ(same.code, 1) << same.output;
+
   const CliRun free = run_command(kGolden + "run " + kChain + " --shard-index 0 --shard-count 2");
   EXPECT_EQ(free.code, 2) << free.output;
   EXPECT_NE(free.output.find("free-running steps are sequential"), std::string::npos) << free.output;

@@ -70,6 +70,23 @@ TEST(GoldenWeightsCli, BadInputIsExitTwoNamingWhatIsWrong) {
 }  // namespace
 // A weight.bin cut short is refused as exec and ane-validator refuse it, even though the
 // diagnostics read only compressed weights (this fixture's truncated records are plain ones).
+// A baseline of another model pairs none of the weights: nothing was measured against it, so
+// it is bad input, not CLEAN. It used to exit 0 "clean" for the LUT4 pack (palettes have no
+// outlier_scale, and baseline_error never ran), every rel.err "-".
+TEST(GoldenWeightsCli, ABaselineThatPairsNoWeightIsExitTwo) {
+  CliRun wrong = weights(kShards + "L0_moe_p0_lut4.mlpackage --baseline " + kShards + "L0_attn_fp16.mlpackage");
+  EXPECT_EQ(wrong.code, 2) << wrong.output;
+  EXPECT_NE(wrong.output.find("usage error: " + kShards + "L0_moe_p0_lut4.mlpackage: the baseline " + kShards +
+                              "L0_attn_fp16.mlpackage pairs with none of its 4 compressed weight(s) (weight "
+                              "'router_weight_0_palettized', use router.weight: none: no weight of the baseline "
+                              "feeds 'router.weight')"),
+            std::string::npos)
+      << wrong.output;
+  // Its own baseline pairs every weight.
+  CliRun right = weights(kShards + "L0_moe_p0_lut4.mlpackage --baseline " + kShards + "L0_moe_p0_fp16.mlpackage");
+  EXPECT_EQ(right.code, 0) << right.output;
+}
+
 TEST(GoldenWeightsCli, TruncatedWeightFileIsExitTwoNamingFileAndOffset) {
   const auto dir = std::filesystem::temp_directory_path() / "sg_weights_truncated";
   std::filesystem::remove_all(dir);

@@ -8,11 +8,15 @@
 #include "shardgate/probe.h"
 
 #include "support/json_schema_lite.h"
+#include "support/op_harness.h"
+#include "support/temp_dir_test.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <cstring>
+#include <filesystem>
 #include <functional>
 
 namespace sg {
@@ -24,6 +28,37 @@ std::shared_ptr<const Shard> open_shard(const std::string& rel) {
   auto s = Shard::open(src(rel));
   EXPECT_TRUE(s.is_ok()) << s.status().message();
   return *s;
+}
+
+// Shards of a hand-written MIL function `main(x: fp16 [1, 4])` returning `z`, each written as
+// `NAME.mlmodelc/model.mil` in the test's directory: two builds that differ in one constant or
+// one op stand for a candidate and its baseline.
+class CulpritsOnMil : public testing::TempDirTest {
+ protected:
+  CulpritsOnMil() : TempDirTest("sg_culprits_") {}
+  std::shared_ptr<const Shard> shard(const std::string& name, const std::string& body) {
+    const std::string dir = out(name + ".mlmodelc");
+    std::filesystem::create_directories(dir);
+    const std::string text = "program(1.3)\n{\n    func main<ios18>(tensor<fp16, [1, 4]> x) {\n" + body +
+                             "    } -> (z);\n}\n";
+    EXPECT_TRUE(write_file_atomic(dir + "/model.mil", text).is_ok());
+    auto s = Shard::open(dir);
+    EXPECT_TRUE(s.is_ok()) << s.status().to_string();
+    return s.is_ok() ? *s : nullptr;
+  }
+};
+
+// `tensor<fp16, [1, 4]> NAME = const(...)` with the four values given.
+std::string const_row(const std::string& name, const std::string& values) {
+  return "        tensor<fp16, [1, 4]> " + name + " = const()[name = string(\"" + name +
+         "\"), val = tensor<fp16, [1, 4]>([[" + values + "]])];\n";
+}
+
+const OpComparison* op_named(const CulpritResult& r, const std::string& output) {
+  for (const OpComparison& o : r.ops) {
+    if (o.output == output) return &o;
+  }
+  return nullptr;
 }
 
 // The golden inputs of the MoE pack's step (what probe --inputs-from gives it).
@@ -130,6 +165,142 @@ TEST(Culprits, ABaselineAgainstItselfHasNoCulprit) {
   }
   EXPECT_TRUE(r->sources().empty());
   EXPECT_TRUE(r->top_added(5).empty());
+}
+
+// An op whose fp16 output overflows to Inf in the candidate and not in the baseline is where the
+// error enters. Its cosine over the Infs is NaN, which used to be read as "both outputs all zeros:
+// identical" (cosine 1, passing): the overflowing op and everything after it passed, and the
+// search reported no source at all.
+TEST_F(CulpritsOnMil, AnOutputThatOverflowsOnlyInTheCandidateFailsAndIsTheSource) {
+  const std::string rest =
+      "        tensor<fp16, [1, 4]> y = mul(x = x, y = s)[name = string(\"y\")];\n"
+      "        tensor<fp16, [1, 4]> z = add(x = y, y = x)[name = string(\"z\")];\n";
+  auto cand = shard("cand", const_row("s", "1000.0, 1000.0, 1000.0, 1000.0") + rest);
+  auto base = shard("base", const_row("s", "1.5, 1.5, 1.5, 1.5") + rest);
+  ASSERT_NE(cand, nullptr);
+  ASSERT_NE(base, nullptr);
+  CulpritOptions o;
+  o.inputs["x"] = testing::f16s({1, 4}, {100, 200, 300, 400});  // 100 * 1000 > 65504
+  auto r = find_culprits(cand, base, o);
+  ASSERT_TRUE(r.is_ok()) << r.status().message();
+  const OpComparison* y = op_named(*r, "y");
+  const OpComparison* z = op_named(*r, "z");
+  ASSERT_NE(y, nullptr);
+  ASSERT_NE(z, nullptr);
+  EXPECT_TRUE(std::isnan(y->cosine)) << y->cosine;
+  EXPECT_TRUE(y->fails);
+  EXPECT_TRUE(y->source) << "the overflowing op reads only the function input";
+  EXPECT_TRUE(z->fails);
+  EXPECT_FALSE(z->source) << "z reads the overflowed y";
+  EXPECT_TRUE(std::isnan(z->input_cosine)) << "its input is non-finite, not at cosine " << z->input_cosine;
+  ASSERT_EQ(r->sources().size(), 1u);
+  EXPECT_EQ(r->sources()[0]->output, "y");
+
+  // The same Inf at the same places in both builds agrees: nothing fails.
+  auto same = find_culprits(cand, cand, o);
+  ASSERT_TRUE(same.is_ok()) << same.status().message();
+  for (const OpComparison& op : same->ops) {
+    EXPECT_EQ(op.cosine, 1.0) << op.output;
+    EXPECT_FALSE(op.fails) << op.output;
+  }
+}
+
+// A router's topk whose indices flip while its values stay close: the topk is where the error
+// enters. Only an op's first output (the values) used to be compared, so the indices passed as
+// a function input and the gather reading them was named the source "with every input at 1".
+TEST_F(CulpritsOnMil, EveryOutputOfAnOpIsComparedSoAFlippedTopkIndexIsTheSource) {
+  const std::string rest =
+      "        tensor<fp16, [1, 4]> y = add(x = x, y = s)[name = string(\"y\")];\n"
+      "        tensor<fp16, [1, 1]> v, tensor<int32, [1, 1]> i = topk(x = y, k = int32(1), axis = "
+      "int32(-1))[name = string(\"t\")];\n" +
+      const_row("tb", "5.0, -5.0, 1.0, 1.0") +
+      "        tensor<fp16, [1, 1]> z = gather_along_axis(x = tb, indices = i, axis = int32(-1))"
+      "[name = string(\"z\")];\n";
+  auto cand = shard("cand", const_row("s", "0.0, 0.02, 0.0, 0.0") + rest);
+  auto base = shard("base", const_row("s", "0.0, 0.0, 0.0, 0.0") + rest);
+  ASSERT_NE(cand, nullptr);
+  ASSERT_NE(base, nullptr);
+  CulpritOptions o;
+  o.inputs["x"] = testing::f16s({1, 4}, {1.0f, 0.99f, 0.1f, -2.0f});  // argmax 0, candidate's 1
+  auto r = find_culprits(cand, base, o);
+  ASSERT_TRUE(r.is_ok()) << r.status().message();
+  ASSERT_EQ(r->ops.size(), 3u);
+  const OpComparison& topk = r->ops[1];
+  EXPECT_EQ(topk.op_type, "topk");
+  EXPECT_EQ(topk.output, "i") << "the row shows the output that differs";
+  EXPECT_EQ(topk.dtype, "int32");
+  EXPECT_TRUE(topk.fails);
+  EXPECT_TRUE(topk.source) << "its input y is at cosine " << topk.input_cosine;
+  const OpComparison* z = op_named(*r, "z");
+  ASSERT_NE(z, nullptr);
+  EXPECT_TRUE(z->fails);
+  EXPECT_FALSE(z->source) << "z reads the flipped indices";
+  EXPECT_EQ(z->input_cosine, 0.0);
+  ASSERT_EQ(r->sources().size(), 1u);
+  EXPECT_EQ(r->sources()[0]->op_type, "topk");
+}
+
+// An op the baseline has no counterpart of (an inserted clip) makes a value the next op reads.
+// That value used to be taken for a function input, identical in both, so the mul reading it was
+// named the source "with every input at 1" although it adds no error of its own: its input is
+// compared with what the baseline's mul reads in its place.
+TEST_F(CulpritsOnMil, AnInputMadeByAnUnmatchedOpIsComparedNotAssumedIdentical) {
+  const std::string tail = "        tensor<fp16, [1, 4]> z = add(x = y, y = x)[name = string(\"z\")];\n";
+  auto cand = shard("cand", 
+      "        tensor<fp16, [1, 4]> c = clip(x = x, alpha = fp16(-1.0), beta = fp16(1.0))[name = "
+      "string(\"c\")];\n"
+      "        tensor<fp16, [1, 4]> y = mul(x = c, y = c)[name = string(\"y\")];\n" + tail);
+  auto base = shard("base", "        tensor<fp16, [1, 4]> y = mul(x = x, y = x)[name = string(\"y\")];\n" + tail);
+  ASSERT_NE(cand, nullptr);
+  ASSERT_NE(base, nullptr);
+  CulpritOptions o;
+  o.inputs["x"] = testing::f16s({1, 4}, {0.5f, -3.0f, 4.0f, 0.2f});
+  auto r = find_culprits(cand, base, o);
+  ASSERT_TRUE(r.is_ok()) << r.status().message();
+  ASSERT_EQ(r->unmatched.size(), 1u);
+  EXPECT_NE(r->unmatched[0].find("clip 'c'"), std::string::npos) << r->unmatched[0];
+  const OpComparison* y = op_named(*r, "y");
+  ASSERT_NE(y, nullptr);
+  EXPECT_TRUE(y->fails);
+  // cos([0.5, -1, 1, 0.2], [0.5, -3, 4, 0.2]) = 7.29 / (1.5133 * 5.0289) = 0.958 < 0.97
+  EXPECT_NEAR(y->input_cosine, 0.958, 0.001);
+  EXPECT_FALSE(y->source);
+  EXPECT_TRUE(r->sources().empty());
+  // The table does not claim that nothing failed.
+  CulpritReport report;
+  report.shards.push_back(*r);
+  const std::string table = culprit_report_table(report, 3, false);
+  EXPECT_NE(table.find("source ops: none (2 op output(s) fail, each reading an input that fails or "
+                       "has no baseline value"),
+            std::string::npos)
+      << table;
+}
+
+// The candidate inserts an op of a type the baseline has (an identity scale `mul` before `p`).
+// Aligned as "the k-th mul" with the name-paired ops counted in, it took the baseline's `p`,
+// already paired by name with the candidate's `p`: the identity e = x was compared with p = x*x
+// and named the source of an error no output has. Now it is unmatched and nothing fails.
+TEST_F(CulpritsOnMil, AnInsertedOpIsNotAlignedWithABaselineOpPairedByName) {
+  const std::string tail = "        tensor<fp16, [1, 4]> z = add(x = p, y = x)[name = string(\"z\")];\n";
+  auto cand = shard("cand", const_row("one", "1.0, 1.0, 1.0, 1.0") +
+                                "        tensor<fp16, [1, 4]> e = mul(x = x, y = one)[name = string(\"e\")];\n"
+                                "        tensor<fp16, [1, 4]> p = mul(x = e, y = x)[name = string(\"p\")];\n" +
+                                tail);
+  auto base = shard("base", "        tensor<fp16, [1, 4]> p = mul(x = x, y = x)[name = string(\"p\")];\n" + tail);
+  ASSERT_NE(cand, nullptr);
+  ASSERT_NE(base, nullptr);
+  CulpritOptions o;
+  o.inputs["x"] = testing::f16s({1, 4}, {0.5f, -3.0f, 4.0f, 0.2f});
+  auto r = find_culprits(cand, base, o);
+  ASSERT_TRUE(r.is_ok()) << r.status().message();
+  ASSERT_EQ(r->unmatched.size(), 1u);
+  EXPECT_NE(r->unmatched[0].find("mul 'e'"), std::string::npos) << r->unmatched[0];
+  ASSERT_EQ(r->ops.size(), 2u);
+  for (const OpComparison& op : r->ops) {
+    EXPECT_EQ(op.matched_by, "name") << op.output;
+    EXPECT_FALSE(op.fails) << op.output << " cosine " << op.cosine;
+  }
+  EXPECT_TRUE(r->sources().empty());
 }
 
 TEST(Culprits, ReportFollowsItsSchemaAndNamesTheSources) {

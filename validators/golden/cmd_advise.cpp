@@ -102,6 +102,14 @@ int run_advise(const AdviseOptions& o) {
   if (before->evaluation.summary.verdict == Verdict::kPass) {
     result.already_passes = true;
     result.search.stopped = "the chain passes as it is: no search";
+  } else if (before->evaluation.summary.verdict == Verdict::kNoEvidence) {
+    // A gate that judges nothing (every check excluded or without a threshold) cannot pass
+    // whatever weights are kept at fp16: searching re-ran the chain once per candidate and
+    // ended "the gate still fails: no set of these weights is enough", a claim about weights
+    // the runs never tested. Exit 1, as no evidence is.
+    result.search.stopped = fmt::format("the gate judges nothing as built ({}): no set of weights can "
+                                        "make it pass, so no search",
+                                        before->evaluation.summary.message);
   } else {
     // Ranking evidence: the culprit search on every step up to the first failing check.
     if (Status s = add_run_culprits(*before, *chain, **goldens, o.baseline, fo.precision, fo.threads); !s.is_ok()) {

@@ -25,6 +25,21 @@ struct WeightsOptions {
   bool all = false;
 };
 
+// A baseline that pairs none of a shard's compressed weights (another model, another layer)
+// measured nothing: every rel.err is "-", no baseline_error flag can fire, and palette forms
+// (which have no outlier_scale) read CLEAN, exit 0, on no evidence. A wrong baseline is bad input.
+Status check_baseline_pairs(const WeightDiagnosticsResult& r) {
+  if (r.baseline.empty() || r.weights.empty()) return Status::ok();
+  for (const WeightDiagnostic& w : r.weights) {
+    if (w.has_baseline) return Status::ok();
+  }
+  const WeightDiagnostic& first = r.weights.front();
+  return make_error(ErrorCode::kUsage,
+                    "{}: the baseline {} pairs with none of its {} compressed weight(s) (weight "
+                    "'{}', use {}: {}): not the FP16 build of this shard?",
+                    r.shard, r.baseline, r.weights.size(), first.name, first.key, first.baseline_name);
+}
+
 int run_weights(const WeightsOptions& o) {
   if (Status s = o.log.validate(); !s.is_ok()) return cli::report_error(s);
   auto paths = cli::expand_shard_paths(o.shards);
@@ -48,6 +63,7 @@ int run_weights(const WeightsOptions& o) {
     }
     auto result = diagnose_weights(**shard, baseline.get());
     if (!result) return cli::report_error(result.status());
+    if (Status s = check_baseline_pairs(*result); !s.is_ok()) return cli::report_error(s);
     report.shards.push_back(std::move(*result));
   }
   if (Status s = o.reports.write(report); !s.is_ok()) {

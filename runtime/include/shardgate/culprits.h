@@ -31,7 +31,9 @@ struct CulpritOptions {
 struct OpComparison {
   int64_t op_index = 0;     // statement index in the candidate's function
   std::string op_type;
-  std::string output;       // the candidate's output name
+  // The candidate's output this row shows: every output of the op is compared with the
+  // baseline op's output at the same position, and the row is its worst (a failing one first).
+  std::string output;
   std::string baseline_output;
   std::string matched_by;   // "name" or "structure" (k-th runtime op of this type)
   std::string dtype;        // of the output
@@ -45,7 +47,9 @@ struct OpComparison {
   double snr_db = 0;
   double input_cosine = 1;  // worst cosine over the runtime values it reads (1: inputs only)
   double added_error = 0;   // (1 - cosine) - (1 - input_cosine)
-  bool fails = false;       // cosine < min_cosine (integers: any element differs)
+  // cosine < min_cosine (integers: any element differs); a NaN or Inf where the baseline's
+  // element is not the same value fails too (cosine NaN): the op produced it (fp16 overflow).
+  bool fails = false;
   bool source = false;      // fails while every runtime input passes
   std::vector<std::string> compressed_weights;  // constexpr-decoded weights it reads
 };

@@ -419,6 +419,12 @@ Result<GoldenReport> golden_report_from_json(const Json& root, const std::string
                       make_golden_report(std::move(report.run), report.policy, report.strict,
                                          report.tool_version));
   rebuilt.command_line = std::move(report.command_line);
+  if (auto c = root.find("culprits"); c != root.end()) {
+    auto note = root.find("culprits_note");
+    rebuilt.saved_culprit_search = note != root.end() && note->is_string() && !note->get<std::string>().empty()
+                                       ? note->get<std::string>()
+                                       : std::string("a culprit search");
+  }
   return rebuilt;
 }
 

@@ -153,6 +153,38 @@ std::vector<std::string> merge_notes(const SliceReports<GoldenReport>& slices,
   return out;
 }
 
+// Where the slices' culprit searches (run --culprits) are, for the merged report's
+// culprits_note: merge does not read culprit results, and each slice searched its own first
+// failing check, so the note names the slice report holding the search a single job would have
+// made (the merged run's first failing check). "" when no slice ran a search.
+std::string slice_culprit_searches(const SliceReports<GoldenReport>& slices,
+                                   const std::vector<size_t>& by_index, const GoldenReport& merged) {
+  bool any = false;
+  for (const auto& [file, r] : slices) any = any || !r.saved_culprit_search.empty();
+  if (!any) return "";
+  const auto& first_failure = merged.evaluation.summary.first_failure_check;
+  if (merged.evaluation.summary.verdict != Verdict::kFail || !first_failure) {
+    return "no check failed: no culprit search (the slices' own culprit notes are in their reports)";
+  }
+  const std::string failing = merged.run.checks[*first_failure].identity.id();
+  for (size_t s : by_index) {
+    const auto& [file, r] = slices[s];
+    for (const CheckResult& c : r.run.checks) {
+      if (c.identity.id() != failing) continue;
+      if (r.saved_culprit_search.empty()) {
+        return fmt::format("not merged: the first failing check {} is in slice {} ({}), which ran "
+                           "no culprit search", failing, r.run.slice->index, file);
+      }
+      return fmt::format("not merged (merge does not read culprit results): the first failing "
+                         "check {} is in slice {}, whose report {} has the search a single job "
+                         "would have made: {}", failing, r.run.slice->index, file,
+                         r.saved_culprit_search);
+    }
+  }
+  return fmt::format("not merged (merge does not read culprit results): the first failing check "
+                     "{} is in no slice's checks", failing);
+}
+
 // Everything that makes two slice reports parts of one run.
 Status same_run(const std::string& file_a, const GoldenReport& a, const std::string& file_b,
                 const GoldenReport& b) {
@@ -262,7 +294,10 @@ Result<GoldenReport> merge_golden_reports(const SliceReports<GoldenReport>& slic
                    [&](const CheckResult& a, const CheckResult& b) { return check_key(a) < check_key(b); });
   run.notes = merge_notes(slices, by_index);
   run.slice = std::move(merged_slice);
-  return make_golden_report(std::move(run), first.policy, first.strict, first.tool_version);
+  SG_ASSIGN_OR_RETURN(GoldenReport merged,
+                      make_golden_report(std::move(run), first.policy, first.strict, first.tool_version));
+  merged.culprits_note = slice_culprit_searches(slices, by_index, merged);
+  return merged;
 }
 
 }  // namespace sg

@@ -108,6 +108,47 @@ TEST_F(MergeCli, GoldenSlicesMergeIntoTheSingleRun) {
   }
 }
 
+// Slices run with --culprits each carry their own search, which merge does not read: the merged
+// report says so and names the slice report holding the search a single job would have made
+// (the one with the first failing check), instead of dropping the searches silently. regate
+// does the same for a saved search, which belongs to the gate it was made under.
+TEST_F(MergeCli, CulpritSearchesOfSlicesAreNamedNotDropped) {
+  const std::string run = kGolden + "run " + kChain + " --teacher-forced -q --min-cosine 0.9999 " +
+                          "--culprits --baseline-replace _int8=_fp16 --shard-count 2 --shard-index ";
+  for (int i = 0; i < 2; ++i) {
+    const CliRun r = run_command(run + std::to_string(i) + " --json " + out("c" + std::to_string(i) + ".json"));
+    ASSERT_EQ(r.code, 1) << r.output;  // the INT8 embedding already misses cosine 0.9999
+  }
+  const nlohmann::json s0 = json("c0.json", "golden-report.schema.json");
+  ASSERT_TRUE(s0["culprits"].is_object()) << s0.dump().substr(0, 400);
+  const CliRun m = run_command(kGolden + "merge " + out("c1.json") + " " + out("c0.json") +
+                               " --json " + out("cm.json") + " --markdown " + out("cm.md"));
+  ASSERT_EQ(m.code, 1) << m.output;
+  const nlohmann::json merged = json("cm.json", "golden-report.schema.json");
+  EXPECT_TRUE(merged["culprits"].is_null());
+  const std::string note = merged.value("culprits_note", "");
+  EXPECT_NE(note.find("not merged (merge does not read culprit results): the first failing check "),
+            std::string::npos) << note;
+  EXPECT_NE(note.find(" is in slice 0, whose report " + out("c0.json") + " has the search a single "
+                      "job would have made: culprit search on "),
+            std::string::npos) << note;
+  EXPECT_NE(m.output.find(note), std::string::npos) << m.output;  // the terminal says it too
+  EXPECT_NE(text("cm.md").find("Culprit search: not merged"), std::string::npos);
+
+  const CliRun g = run_command(kGolden + "regate " + out("c0.json") + " --min-cosine 0.5 --json " + out("cg.json"));
+  const nlohmann::json regated = json("cg.json", "golden-report.schema.json");
+  EXPECT_NE(regated.value("culprits_note", "").find("not carried over: the saved report's culprit "
+                                                    "search searched the first failing check under "
+                                                    "its own gate (culprit search on "),
+            std::string::npos) << g.output;
+  // A slice run without --culprits has no search to name.
+  const CliRun plain = run_command(kGolden + "run " + kChain + " --teacher-forced -q --min-cosine 0.9999 "
+                                   "--shard-count 1 --shard-index 0 --json " + out("p.json"));
+  ASSERT_EQ(plain.code, 1) << plain.output;
+  ASSERT_EQ(run_command(kGolden + "merge " + out("p.json") + " --json " + out("pm.json")).code, 1);
+  EXPECT_FALSE(json("pm.json", "golden-report.schema.json").contains("culprits_note"));
+}
+
 // Five slices of the 5 layer-and-head groups... and a sixth and seventh with nothing left:
 // exit 0, verdict "empty-slice" with the note, in every form; merge takes them in.
 TEST_F(MergeCli, AnEmptySliceIsANoOpWithANote) {

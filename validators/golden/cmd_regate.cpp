@@ -7,6 +7,7 @@
 #include "shardgate/limits.h"
 
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 
 #include <memory>
 
@@ -38,6 +39,14 @@ int run_regate(const RegateOptions& o) {
   if (Status s = o.thresholds.apply(policy); !s.is_ok()) return cli::report_error(s);
   auto report = regate_report(*saved, std::move(policy), o.gate.strict || saved->strict);
   if (!report) return cli::report_error(report.status());
+  if (!saved->saved_culprit_search.empty()) {
+    // The saved search looked at the first failing check of the saved gate, which this one may
+    // move: it is not carried, and the note says so instead of dropping it silently.
+    report->culprits_note = fmt::format(
+        "not carried over: the saved report's culprit search searched the first failing check "
+        "under its own gate ({}); run `golden-validator run --culprits` to search under this one",
+        saved->saved_culprit_search);
+  }
   report->run.inputs.push_back({"report", o.report, sha256_hex(std::as_bytes(std::span<const char>(text->data(), text->size())))});
   report->tool_version = cli::kGoldenValidatorVersion;
   report->command_line = cli::command_line();  // the shards and inputs of the saved run stay

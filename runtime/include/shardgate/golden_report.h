@@ -47,6 +47,11 @@ struct GoldenReport {
   // none ran (culprits_note, e.g. "no check failed"). Absent when not asked for.
   std::optional<CulpritReport> culprits;
   std::string culprits_note;
+  // Read back from a saved report that carries a culprit search: its culprits_note ("a culprit
+  // search" when it has none). The reader does not parse culprit results, and a search belongs
+  // to the gate and slice that ran it, so merge and regate write a culprits_note saying where
+  // the search is instead of silently dropping it. Never written.
+  std::string saved_culprit_search;
   FidelityRun run;
   GatePolicy policy;
   bool strict = false;

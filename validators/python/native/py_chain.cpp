@@ -8,7 +8,10 @@
 #include "shardgate/golden_report.h"
 
 #include <pybind11/stl.h>
+// GoldenSource takes str, bytes or os.PathLike (pathlib.Path), as Shard does.
+#include <pybind11/stl/filesystem.h>
 
+#include <filesystem>
 #include <memory>
 
 namespace sgpy {
@@ -124,7 +127,7 @@ void bind_chain(py::module_& m) {
       py::arg("path"));
 
   py::class_<sg::GoldenSource>(m, "GoldenSource")
-      .def(py::init([](const std::string& path) { return take(sg::open_golden_source(path)); }),
+      .def(py::init([](const std::filesystem::path& path) { return take(sg::open_golden_source(path.string())); }),
            py::arg("path"))
       .def_property_readonly("path", &sg::GoldenSource::path)
       .def_property_readonly("entries",

@@ -388,6 +388,17 @@ TEST(GoldenReport, HtmlHasAHeatMapCellPerRowAndALineChart) {
   EXPECT_EQ(html.find("<script"), std::string::npos);
 }
 
+TEST(GoldenReport, HtmlEscapesTheRowAxisOfAReportReadBack) {
+  // merge and regate render reports read from files: every string in them is the file's.
+  Json j = Json::parse(golden_report_json(report_for("cand_fail")));
+  for (Json& check : j["checks"]) check["row_axis"] = "<script>alert(1)</script>";
+  auto read = parse_golden_report_json(j.dump(), "r.json");
+  ASSERT_TRUE(read.is_ok()) << read.status().message();
+  const std::string html = golden_report_html(*read);
+  EXPECT_EQ(html.find("<script"), std::string::npos);
+  EXPECT_NE(html.find("&lt;script&gt;alert(1)&lt;/script&gt; →"), std::string::npos);
+}
+
 TEST(GoldenReport, JunitMarkdownAndTable) {
   const GoldenReport report = report_for("cand_fail");
   const std::string junit = golden_report_junit(report);

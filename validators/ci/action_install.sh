@@ -25,7 +25,7 @@ case "$mode" in
   build)
     build="${RUNNER_TEMP:-/tmp}/shardgate-build"
     $sudo apt-get update
-    $sudo apt-get install -y cmake g++ make nlohmann-json3-dev libcli11-dev libfmt-dev zlib1g-dev dpkg-dev
+    $sudo apt-get install -y cmake g++ make nlohmann-json3-dev libcli11-dev libfmt-dev zlib1g-dev dpkg-dev file
     cmake -S "$SG_SOURCE" -B "$build" -DCMAKE_BUILD_TYPE=Release -DSG_BUILD_TESTS=OFF -DSG_BUILD_BENCH=OFF
     cmake --build "$build" -j"$(nproc)" --target ane-validator golden-validator
     (cd "$build" && cpack -G DEB -B "$build/package")

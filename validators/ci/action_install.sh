@@ -20,6 +20,9 @@ case "$mode" in
     ;;
   deb)
     [ -f "${SG_DEB:-}" ] || { echo "::error::install=deb: no package file '${SG_DEB:-}'"; exit 2; }
+    # The package's dependencies (libfmt, zlib, ...) come from the archive: a fresh machine or
+    # container has no package lists until `update`, and apt cannot locate them without one.
+    $sudo apt-get update
     $sudo apt-get install -y "$(realpath "$SG_DEB")"
     ;;
   build)

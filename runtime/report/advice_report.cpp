@@ -120,7 +120,7 @@ std::string advice_report_json(const AdviceResult& r) {
   j["trials"] = trials;
   j["checks"] = checks;
   j["notes"] = r.notes;
-  return j.dump(2) + "\n";
+  return report_json_text(j);
 }
 
 std::string advice_report_table(const AdviceResult& r, bool all) {

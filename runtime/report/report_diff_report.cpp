@@ -30,7 +30,7 @@ std::string report_diff_json(const ReportDiff& diff, const RegressionPolicy& pol
   j["summary"] = {{"compared", diff.compared}, {"changed", diff.rows.size()},
                   {"worse", diff.worse()}, {"regressions", diff.regressions()}};
   j["rows"] = rows;
-  return j.dump(2) + "\n";
+  return report_json_text(j);
 }
 
 std::string report_diff_table(const ReportDiff& diff, bool all) {

@@ -120,7 +120,7 @@ std::string advice_report_json(const AdviceResult& r) {
   j["trials"] = trials;
   j["checks"] = checks;
   j["notes"] = r.notes;
-  return j.dump(2) + "\n";
+  return report_json_text(j);
 }
 
 std::string advice_report_table(const AdviceResult& r, bool all) {
@@ -165,10 +165,10 @@ std::string advice_report_table(const AdviceResult& r, bool all) {
 }
 
 std::string advice_report_markdown(const AdviceResult& r) {
-  std::string out = fmt::format("## Precision advice: {}\n\n{}\n\nChain `{}` ({} view), baselines `{}`. "
+  std::string out = fmt::format("## Precision advice: {}\n\n{}\n\nChain {} ({} view), baselines {}. "
                                 "Before: {}\n\n",
-                                md_escape(verdict_line(r)), md_escape(kRecommendation), md_escape(r.chain),
-                                md_escape(r.views), md_escape(r.baseline_replace), md_escape(r.verdict_before));
+                                md_escape(verdict_line(r)), md_escape(kRecommendation), md_code(r.chain),
+                                md_escape(r.views), md_code(r.baseline_replace), md_escape(r.verdict_before));
   if (r.already_passes) return out;
   if (!r.search.chosen.empty()) {
     out += "| rank | step | weight | read by | evidence | form | added bytes |\n|---:|---|---|---|---|---|---:|\n";

@@ -83,7 +83,7 @@ std::string culprit_report_json(const CulpritReport& report) {
   j["summary"] = {{"shards", report.shards.size()}, {"failing_ops", report.failing_ops()},
                   {"source_ops", report.source_ops()}};
   j["shards"] = shards;
-  return j.dump(2) + "\n";
+  return report_json_text(j);
 }
 
 std::string culprit_report_table(const CulpritReport& report, size_t top, bool all) {
@@ -133,7 +133,7 @@ std::string culprit_report_markdown(const CulpritReport& report, size_t top) {
   std::string out = fmt::format("## Culprit ops: {} source op(s), {} op output(s) below the threshold\n\nInputs: {}\n\n",
                                 report.source_ops(), report.failing_ops(), md_escape(report.inputs));
   for (const CulpritResult& r : report.shards) {
-    out += fmt::format("### `{}` vs `{}`\n\n", md_escape(r.candidate), md_escape(r.baseline));
+    out += fmt::format("### {} vs {}\n\n", md_code(r.candidate), md_code(r.baseline));
     out += "| op | cosine | worst input | added error | source | weights |\n|---|---:|---:|---:|---|---|\n";
     std::vector<const OpComparison*> rows = r.sources();
     for (const OpComparison* o : r.top_added(top)) {

@@ -1,5 +1,7 @@
 #include "report/escape.h"
 
+#include <algorithm>
+
 namespace sg {
 
 std::string xml_escape(std::string_view s) {
@@ -32,6 +34,29 @@ std::string md_escape(std::string_view s) {
     out += c == '\n' ? ' ' : c;
   }
   return out;
+}
+
+std::string md_code(std::string_view s, bool table_cell) {
+  size_t longest = 0, run = 0;
+  std::string body;
+  body.reserve(s.size());
+  for (char c : s) {
+    run = c == '`' ? run + 1 : 0;
+    longest = std::max(longest, run);
+    if (c == '\n' || c == '\r') {
+      body += ' ';
+    } else if (c == '|' && table_cell) {
+      body += "\\|";
+    } else {
+      body += c;
+    }
+  }
+  if (body.empty()) return "` `";
+  const std::string fence(longest + 1, '`');
+  // A span may not start or end with its own fence character: one space each side, which
+  // the renderer strips.
+  const char* pad = body.front() == '`' || body.back() == '`' ? " " : "";
+  return fence + pad + body + pad + fence;
 }
 
 }  // namespace sg

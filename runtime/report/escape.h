@@ -10,5 +10,10 @@ namespace sg {
 std::string xml_escape(std::string_view s);
 // Markdown table cell: Markdown punctuation escaped, newlines become spaces.
 std::string md_escape(std::string_view s);
+// A Markdown code span (backticks included) that shows `s` exactly: inside one, a backslash is
+// not an escape but shows, so md_escape's output must never go there. The fence is one
+// backtick longer than the longest run of them in `s`; newlines become spaces. In a table
+// cell (`table_cell`) a '|' would still end the cell and is written '\|', which GFM shows as '|'.
+std::string md_code(std::string_view s, bool table_cell = false);
 
 }  // namespace sg

@@ -63,7 +63,9 @@ std::string heat_map(const GoldenReport& report, const std::vector<size_t>& orde
   const int cell_h = 20, top = 34;
   const int width = label_w + cell_w * static_cast<int>(positions) + 10;
   const int height = top + cell_h * static_cast<int>(order.size()) + 10;
-  const std::string axis = row_axis_of(run);
+  // Escaped like every other name: a report read back (merge, regate) carries its row axis as
+  // any string the file held.
+  const std::string axis = xml_escape(row_axis_of(run));
   std::string svg = fmt::format(
       "<div class=\"scroll\"><svg class=\"heatmap\" xmlns=\"http://www.w3.org/2000/svg\" "
       "width=\"{}\" height=\"{}\" role=\"img\" aria-label=\"cosine per check and {}\">\n",

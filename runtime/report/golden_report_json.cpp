@@ -184,7 +184,7 @@ std::string golden_report_json(const GoldenReport& report) {
                      {"message", report.error->message},
                      {"exit_code", report.error->exit_code}};
   }
-  return root.dump(2) + "\n";
+  return report_json_text(root);
 }
 
 namespace {

@@ -7,6 +7,7 @@ namespace sg {
 
 std::string golden_report_markdown(const GoldenReport& report) {
   using report_util::fmt_num;
+  using report_util::md_code;
   using report_util::md_escape;
   const FidelityRun& run = report.run;
   const GateEvaluation& ev = report.evaluation;
@@ -17,7 +18,7 @@ std::string golden_report_markdown(const GoldenReport& report) {
                                   md_escape(report.error->message));
     out += fmt::format("- tool: golden-validator {}\n", report.tool_version);
     if (!report.command_line.empty()) {
-      out += fmt::format("- command line: `{}`\n", report_util::command_line_text(report.command_line));
+      out += fmt::format("- command line: {}\n", md_code(report_util::command_line_text(report.command_line)));
     }
     return out;
   }
@@ -27,25 +28,25 @@ std::string golden_report_markdown(const GoldenReport& report) {
                                                        : "❌ FAIL");
   out += md_escape(ev.summary.message) + "\n\n";
   for (const ReportInput& in : run.inputs) {
-    out += fmt::format("- {}: `{}`{}\n", in.role, in.path,
+    out += fmt::format("- {}: {}{}\n", in.role, md_code(in.path),
                        in.sha256.empty() ? "" : " (sha256 `" + in.sha256.substr(0, 12) + "`)");
   }
   if (const std::string slice = report_util::slice_text(report); !slice.empty()) {
     out += fmt::format("- {}\n", md_escape(slice));
   }
   out += report.policy.sha256.empty()
-             ? fmt::format("- policy: `{}`{}\n", report.policy.source, report_util::policy_note(report.policy))
-             : fmt::format("- policy: `{}`{} (sha256 `{}`)\n", report.policy.source,
+             ? fmt::format("- policy: {}{}\n", md_code(report.policy.source), report_util::policy_note(report.policy))
+             : fmt::format("- policy: {}{} (sha256 `{}`)\n", md_code(report.policy.source),
                            report_util::policy_note(report.policy), report.policy.sha256.substr(0, 12));
   out += fmt::format("- tool: golden-validator {}\n", report.tool_version);
   if (!report.command_line.empty()) {
-    out += fmt::format("- command line: `{}`\n", report_util::command_line_text(report.command_line));
+    out += fmt::format("- command line: {}\n", md_code(report_util::command_line_text(report.command_line)));
   }
   if (!run.shards.empty()) {
     out += fmt::format("- shards executed{} ({}), by fingerprint (sha256 over program and weights):\n",
                        report_util::is_regated(report) ? " by the saved run" : "", run.shards.size());
     for (const ReportShard& sh : run.shards) {
-      out += fmt::format("  - `{}`: `{}` `{}`\n", sh.id, sh.path, sh.fingerprint);
+      out += fmt::format("  - {}: {} `{}`\n", md_code(sh.id), md_code(sh.path), sh.fingerprint);
     }
   }
   for (const ReportView& v : run.views) {
@@ -80,7 +81,7 @@ std::string golden_report_markdown(const GoldenReport& report) {
     if (ev.checks[i].verdict == Verdict::kPass || is_unjudged(ev.checks[i].verdict)) continue;
     if (!any_failure) out += "\n### Failures\n\n";
     any_failure = true;
-    out += fmt::format("- `{}`: {}\n", run.checks[i].identity.id(), md_escape(ev.checks[i].message));
+    out += fmt::format("- {}: {}\n", md_code(run.checks[i].identity.id()), md_escape(ev.checks[i].message));
   }
   bool any_excluded = false;
   for (size_t i = 0; i < run.checks.size(); ++i) {
@@ -91,7 +92,7 @@ std::string golden_report_markdown(const GoldenReport& report) {
              "shown but judge nothing.\n\n";
     }
     any_excluded = true;
-    out += fmt::format("- `{}`: {}\n", run.checks[i].identity.id(), md_escape(ev.checks[i].message));
+    out += fmt::format("- {}: {}\n", md_code(run.checks[i].identity.id()), md_escape(ev.checks[i].message));
   }
   bool any_unstable = false;
   for (size_t i : report_util::layer_order(run)) {
@@ -102,7 +103,7 @@ std::string golden_report_markdown(const GoldenReport& report) {
                "measure the input, not quantization error.\n\n";
       }
       any_unstable = true;
-      out += fmt::format("- `{}` {}\n", run.checks[i].identity.id(), md_escape(u.text()));
+      out += fmt::format("- {} {}\n", md_code(run.checks[i].identity.id()), md_escape(u.text()));
     }
   }
   if (!run.reference_only.empty()) {

@@ -13,6 +13,7 @@
 
 namespace sg::report_util {
 
+using sg::md_code;
 using sg::md_escape;
 using sg::xml_escape;
 

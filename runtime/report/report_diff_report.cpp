@@ -30,7 +30,7 @@ std::string report_diff_json(const ReportDiff& diff, const RegressionPolicy& pol
   j["summary"] = {{"compared", diff.compared}, {"changed", diff.rows.size()},
                   {"worse", diff.worse()}, {"regressions", diff.regressions()}};
   j["rows"] = rows;
-  return j.dump(2) + "\n";
+  return report_json_text(j);
 }
 
 std::string report_diff_table(const ReportDiff& diff, bool all) {
@@ -50,7 +50,7 @@ std::string report_diff_table(const ReportDiff& diff, bool all) {
 std::string report_diff_markdown(const ReportDiff& diff) {
   std::string out = fmt::format("## Report diff: {} regression(s), {} worse, {} changed of {} compared\n\n",
                                 diff.regressions(), diff.worse(), diff.rows.size(), diff.compared);
-  out += fmt::format("`{}` → `{}` ({} reports)\n\n", md_escape(diff.old_path), md_escape(diff.new_path), diff.tool);
+  out += fmt::format("{} → {} ({} reports)\n\n", md_code(diff.old_path), md_code(diff.new_path), diff.tool);
   if (diff.rows.empty()) return out + "Nothing changed.\n";
   out += "| | item | what | old | new | why |\n|---|---|---|---|---|---|\n";
   for (const DiffRow& r : diff.rows) {

@@ -324,7 +324,7 @@ std::string residency_report_json(const ResidencyReport& report) {
   const std::vector<std::string> names = distinct_path_tails(shard_paths(report));
   for (size_t i = 0; i < report.shards.size(); ++i) shards.push_back(shard_json(report.shards[i], names[i]));
   j["shards"] = shards;
-  return j.dump(2) + "\n";
+  return report_json_text(j);
 }
 
 std::string residency_report_junit(const ResidencyReport& report) {
@@ -433,7 +433,7 @@ std::string residency_report_markdown(const ResidencyReport& report) {
     if (s.plan_path.empty()) continue;
     if (!plans) out += "\n| shard | plan dump | sha256 | matched by |\n|---|---|---|---|\n";
     plans = true;
-    out += fmt::format("| {} | `{}` | {} | {} |\n", name(s), md_escape(s.plan_path),
+    out += fmt::format("| {} | {} | {} | {} |\n", name(s), md_code(s.plan_path, true),
                        short_sha(s.plan_sha256), md_escape(s.plan_matched_by));
   }
   for (const ShardCheck& s : report.shards) {
@@ -453,9 +453,9 @@ std::string residency_report_markdown(const ResidencyReport& report) {
     if (s.error || !s.verdict.passed) {
       if (!any) out += "\n### Failures\n\n";
       any = true;
-      if (s.error) out += fmt::format("- `{}`: {}\n", md_escape(s.path), md_escape(s.error->message()));
+      if (s.error) out += fmt::format("- {}: {}\n", md_code(s.path), md_escape(s.error->message()));
       for (const std::string& f : s.verdict.failures) {
-        out += fmt::format("- `{}`: {}\n", name(s), md_escape(f));
+        out += fmt::format("- {}: {}\n", md_code(names[static_cast<size_t>(&s - report.shards.data())]), md_escape(f));
       }
     }
   }

@@ -108,7 +108,7 @@ std::string weight_report_json(const WeightReport& report) {
   nlohmann::ordered_json j = envelope_json(weight_report_envelope(report));
   j["summary"] = {{"shards", report.shards.size()}, {"weights", weights}, {"flagged", report.flagged()}};
   j["shards"] = shards;
-  return j.dump(2) + "\n";
+  return report_json_text(j);
 }
 
 std::string weight_report_table(const WeightReport& report, bool all) {
@@ -154,8 +154,8 @@ std::string weight_report_markdown(const WeightReport& report) {
   std::string out = fmt::format("## Weight diagnostics: {} ({} flagged)\n\n", report.verdict(),
                                 report.flagged());
   for (const WeightDiagnosticsResult& s : report.shards) {
-    out += fmt::format("### `{}`\n\nFingerprint `{}`", md_escape(s.shard), s.fingerprint);
-    if (!s.baseline.empty()) out += fmt::format("; baseline `{}`", md_escape(s.baseline));
+    out += fmt::format("### {}\n\nFingerprint `{}`", md_code(s.shard), s.fingerprint);
+    if (!s.baseline.empty()) out += fmt::format("; baseline {}", md_code(s.baseline));
     out += "\n\n| weight (use) | form | effective bits | outlier ratio | est. error | rel. error | flags |\n"
            "|---|---|---:|---:|---:|---:|---|\n";
     for (const WeightDiagnostic& w : s.weights) {
@@ -166,7 +166,7 @@ std::string weight_report_markdown(const WeightReport& report) {
     }
     for (const WeightDiagnostic& w : s.weights) {
       for (const WeightFlag& f : w.flags) {
-        out += fmt::format("\n- **{}** `{}`: {}", md_escape(f.id), md_escape(w.key), md_escape(f.message));
+        out += fmt::format("\n- **{}** {}: {}", md_escape(f.id), md_code(w.key), md_escape(f.message));
       }
     }
     out += "\n\n";

@@ -134,7 +134,9 @@ def run_action(inputs, workspace, runner, extra_path=(), env=None):
 def apt_get_shim(directory, root):
     """An `apt-get` that installs a local .deb into the clean dpkg root `root` instead of the
     system, and puts root/usr/bin on the job's PATH the way /usr/bin already is on a runner.
-    `update` does nothing, and `install -y PACKAGE...` (the toolchain install=build asks for)
+    Like apt on a fresh machine or container, it has no package lists until `update`: before
+    one, a .deb that depends on anything cannot be installed ("Unable to locate package").
+    `update` only records that it ran, and `install -y PACKAGE...` (the toolchain install=build asks for)
     succeeds only when every package is already installed on this machine (dpkg -s), so the
     test runs offline and installs nothing on the machine.
     Anything else it is asked fails, so the test notices when the action needs the network."""
@@ -148,11 +150,15 @@ def apt_get_shim(directory, root):
     shim.write_text(f"""#!/usr/bin/env bash
 # test shim (tests/action/github_emulator.py)
 if [ "$1" = install ] && [ "$2" = -y ] && [ $# = 3 ] && [[ "$3" == /*.deb ]]; then
+  if [ ! -e '{root}/apt-lists' ] && [ -n "$(dpkg-deb -f "$3" Depends)" ]; then
+    echo "E: Unable to locate package $(dpkg-deb -f "$3" Depends | cut -d' ' -f1) (apt-get shim: no apt-get update yet)" >&2
+    exit 100
+  fi
   dpkg --root='{root}' --force-depends --force-not-root --force-script-chrootless -i "$3" || exit $?
   echo '{root}/usr/bin' >> "$GITHUB_PATH"
   exit 0
 fi
-if [ "$1" = update ] && [ $# = 1 ]; then exit 0; fi
+if [ "$1" = update ] && [ $# = 1 ]; then touch '{root}/apt-lists'; exit 0; fi
 if [ "$1" = install ] && [ "$2" = -y ]; then
   shift 2
   for pkg in "$@"; do

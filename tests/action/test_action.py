@@ -56,6 +56,8 @@ def test_ane_validator_from_the_package(job):
     # An MoE pack's router topk runs on the CPU (R13): below the built-in 100 % -> exit 1.
     r = job(tool="ane-validator", targets="sample/shards/L0_moe_p0_lut4.mlpackage")
     assert r.outputs == {"exit-code": "1", "verdict": "fail"} and "R13" in r.summary, r.log
+    # The failure names the shard as its file is named: inside backticks a backslash shows.
+    assert "- `L0_moe_p0_lut4.mlpackage`: " in r.summary, r.summary
 
 
 def test_golden_validator_failing_chain_fails_the_job_but_uploads(job):

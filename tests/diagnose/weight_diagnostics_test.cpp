@@ -197,7 +197,7 @@ TEST(WeightDiagnostics, ReportFormsAgreeAndTheJsonFollowsItsSchema) {
   EXPECT_NE(junit.find("tests=\"4\" failures=\"2\""), std::string::npos) << junit;
   EXPECT_NE(junit.find("<failure type=\"outlier_scale\""), std::string::npos);
   const std::string md = weight_report_markdown(report);
-  EXPECT_NE(md.find("experts\\_gate.weight"), std::string::npos) << md;
+  EXPECT_NE(md.find("`experts_gate.weight`"), std::string::npos) << md;  // the key as it is, in a code span
   const std::string table = weight_report_table(report, false);
   EXPECT_NE(table.find("outlier_scale: one scale per 16384 weights"), std::string::npos) << table;
   EXPECT_EQ(table.find("router.weight"), std::string::npos) << "unflagged weights listed without --all";

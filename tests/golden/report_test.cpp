@@ -388,6 +388,31 @@ TEST(GoldenReport, HtmlHasAHeatMapCellPerRowAndALineChart) {
   EXPECT_EQ(html.find("<script"), std::string::npos);
 }
 
+TEST(GoldenReport, HtmlEscapesTheRowAxisOfAReportReadBack) {
+  // merge and regate render reports read from files: every string in them is the file's.
+  Json j = Json::parse(golden_report_json(report_for("cand_fail")));
+  for (Json& check : j["checks"]) check["row_axis"] = "<script>alert(1)</script>";
+  auto read = parse_golden_report_json(j.dump(), "r.json");
+  ASSERT_TRUE(read.is_ok()) << read.status().message();
+  const std::string html = golden_report_html(*read);
+  EXPECT_EQ(html.find("<script"), std::string::npos);
+  EXPECT_NE(html.find("&lt;script&gt;alert(1)&lt;/script&gt; →"), std::string::npos);
+}
+
+TEST(GoldenReport, MarkdownCodeSpansShowNamesAsTheyAre) {
+  // Inside backticks a backslash is no escape but shows: a path or check name in a code span
+  // is written as it is (underscores too), with a fence longer than any backtick run in it.
+  GoldenReport report = report_for("cand_fail");
+  ASSERT_TRUE(report.evaluation.summary.first_failure_check.has_value());
+  CheckResult& failing = report.run.checks[*report.evaluation.summary.first_failure_check];
+  failing.identity.checkpoint = "moe_`gate`_out";
+  report.run.inputs.push_back({"chain", "chains/my_chain.json", ""});
+  const std::string md = golden_report_markdown(report);
+  EXPECT_NE(md.find("- ``moe_`gate`_out``: "), std::string::npos) << md;
+  EXPECT_NE(md.find("- chain: `chains/my_chain.json`\n"), std::string::npos) << md;
+  EXPECT_EQ(md.find("my\\_chain"), std::string::npos) << md;
+}
+
 TEST(GoldenReport, JunitMarkdownAndTable) {
   const GoldenReport report = report_for("cand_fail");
   const std::string junit = golden_report_junit(report);

@@ -41,6 +41,29 @@ if [ -z "$deb" ]; then bad "cpack made no shardgate_*.deb"; echo "$passed passed
 ok "cpack: $(basename "$deb")"
 if [ -n "$keep" ]; then mkdir -p "$keep" && cp "$deb" "$keep/"; fi
 
+# Without dpkg-shlibdeps CPack alone would make a package with no Depends: cpack must refuse,
+# naming the packages (runtime/cmake/cpack_checks.cmake). PATH here is every program of this
+# PATH but dpkg-shlibdeps, and find_program is kept off the system directories (where it
+# would find it anyway), as on a machine without dpkg-dev.
+nodeps="$work/path-without-shlibdeps"
+mkdir -p "$nodeps"
+IFS=: read -r -a path_dirs <<< "$PATH"
+for dir in "${path_dirs[@]}"; do
+  for f in "$dir"/*; do
+    name="$(basename "$f")"
+    [ "$name" = dpkg-shlibdeps ] || [ -e "$nodeps/$name" ] || ln -s "$f" "$nodeps/$name"
+  done
+done
+(cd "$build" && PATH="$nodeps" cpack -G DEB -B "$work/pkg-nodeps" -D CMAKE_FIND_USE_CMAKE_SYSTEM_PATH=FALSE \
+   > "$work/nodeps.log" 2>&1)
+if [ $? != 0 ] && grep -q "apt-get install -y dpkg-dev file" "$work/nodeps.log" \
+   && ! ls "$work"/pkg-nodeps/shardgate_*.deb > /dev/null 2>&1; then
+  ok "cpack without dpkg-shlibdeps refuses to make a package with no Depends"
+else
+  bad "cpack without dpkg-shlibdeps: made a package or did not say what to install"
+  sed 's/^/     /' "$work/nodeps.log" >&2
+fi
+
 # Every dependency dpkg-shlibdeps found is installed here (name only; versions are this
 # machine's own, which the package was built against).
 depends="$(dpkg-deb -f "$deb" Depends)"

@@ -3,11 +3,16 @@ the goldens and the sample's numpy oracle (goldens/sample/expected_metrics.json)
 verdicts; a manifest rebuilt with ChainBuilder from a dump rewritten with GoldenDumpWriter."""
 
 import json
+import os
+import subprocess
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 import shardgate
+
+REPO = Path(__file__).resolve().parents[2]
 
 
 def cosine(a, b):
@@ -109,3 +114,24 @@ def test_builder_refuses_a_broken_wiring_and_leaves_no_file(tmp_path, sample):
     assert list(tmp_path.iterdir()) == []
     with pytest.raises(shardgate.Error):
         chain.shard("a", "x.mlpackage", {}, {})  # duplicate step id
+
+
+def test_gate_chain_measures_top_k_with_the_gate_files_k(tmp_path, sample):
+    # A gate file may set the k of its top-k overlap ("topk"); gate_chain measures with it, as
+    # `golden-validator run --gate` does, instead of refusing its own run for the default k.
+    gate = json.loads((REPO / "gates" / "fidelity.json").read_text())
+    gate["topk"] = 2
+    (tmp_path / "k2.json").write_text(json.dumps(gate))
+    report = shardgate.gate_chain(sample / "chains" / "chain_int8.json", gate=tmp_path / "k2.json")
+    assert report.data["options"]["topk"] == 2
+    assert report.verdict == "fail"  # the logits, as with the shipped k = 5
+    cli = os.environ.get("SHARDGATE_CLI_DIR")
+    if cli:  # the same numbers and verdicts as the CLI
+        subprocess.run([str(Path(cli) / "golden-validator"), "run",
+                        str(sample / "chains" / "chain_int8.json"), "--gate",
+                        str(tmp_path / "k2.json"), "--json", str(tmp_path / "cli.json")],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        cli_report = json.loads((tmp_path / "cli.json").read_text())
+        assert cli_report["options"] == report.data["options"]
+        assert [c["rows"] for c in cli_report["checks"]] == [c["rows"] for c in report.checks]
+        assert [c["verdict"] for c in cli_report["checks"]] == [c["verdict"] for c in report.checks]

@@ -146,3 +146,18 @@ def test_residency_is_the_summary_ane_validator_reports(tmp_path, sample, fixtur
     assert got["shard_failures"] == want["shard_failures"]
     del got["model_verdict"], got["shard_failures"]
     assert got == want["summary"]
+
+
+def test_paths_may_be_pathlib_paths_with_spaces(tmp_path, sample):
+    # Every path argument takes what open() takes (str, os.PathLike), as gate_chain and
+    # run_chain do; here in a directory whose name holds a space.
+    where = tmp_path / "my shards"
+    shutil.copytree(sample / "shards" / "L0_attn_lut4.mlpackage", where / "L0_attn_lut4.mlpackage")
+    shutil.copytree(sample / "goldens", where / "goldens")
+    shard = shardgate.Shard(where / "L0_attn_lut4.mlpackage")
+    assert shard.path == str(where / "L0_attn_lut4.mlpackage")
+    plan = PLAN_DIR / "L0_attn_lut4.mlpackage.json"
+    assert shard.placement(plan=plan) == shard.placement(plan=str(plan))
+    assert shard.residency(plan=plan) == shard.residency(plan=str(plan))
+    goldens = shardgate.GoldenSource(where / "goldens")
+    assert goldens.entries == shardgate.GoldenSource(str(sample / "goldens")).entries

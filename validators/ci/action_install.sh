@@ -20,12 +20,15 @@ case "$mode" in
     ;;
   deb)
     [ -f "${SG_DEB:-}" ] || { echo "::error::install=deb: no package file '${SG_DEB:-}'"; exit 2; }
+    # The package's dependencies (libfmt, zlib, ...) come from the archive: a fresh machine or
+    # container has no package lists until `update`, and apt cannot locate them without one.
+    $sudo apt-get update
     $sudo apt-get install -y "$(realpath "$SG_DEB")"
     ;;
   build)
     build="${RUNNER_TEMP:-/tmp}/shardgate-build"
     $sudo apt-get update
-    $sudo apt-get install -y cmake g++ make nlohmann-json3-dev libcli11-dev libfmt-dev zlib1g-dev dpkg-dev
+    $sudo apt-get install -y cmake g++ make nlohmann-json3-dev libcli11-dev libfmt-dev zlib1g-dev dpkg-dev file
     cmake -S "$SG_SOURCE" -B "$build" -DCMAKE_BUILD_TYPE=Release -DSG_BUILD_TESTS=OFF -DSG_BUILD_BENCH=OFF
     cmake --build "$build" -j"$(nproc)" --target ane-validator golden-validator
     (cd "$build" && cpack -G DEB -B "$build/package")

@@ -38,6 +38,9 @@ if [ "$tool" = ane-validator ]; then
   # ane-validator selects its own slice (--shard-index/--shard-count) over the expanded shards.
   split=()
   [ "$count" -gt 1 ] && split=(--shard-index "$index" --shard-count "$count")
+  # Reports of an earlier run in the same report-dir would otherwise be read (and uploaded) as
+  # this run's when the tool dies before writing its own.
+  rm -f "$out/ane-report.json" "$out/ane-junit.xml" "$out/ane-summary.md"
   ane-validator "${targets[@]}" "${args[@]}" "${split[@]}" --json "$out/ane-report.json" \
     --junit "$out/ane-junit.xml" --markdown "$out/ane-summary.md" 2>&1 | tee "$out/ane-output.txt"
   rc=${PIPESTATUS[0]}
@@ -62,11 +65,22 @@ for t in "${targets[@]}"; do
   fi
 done
 targets=("${chains[@]}")
+# Reports are named after the manifest; two manifests with one name (a/chain.json, b/chain.json)
+# get <name>-<k>, k their place in the expanded list (the same in every slice), so neither
+# overwrites the other's reports.
+declare -A named=()
+for chain in "${targets[@]}"; do
+  stem="$(basename "$chain" .json)"
+  named[$stem]=$(( ${named[$stem]:-0} + 1 ))
+done
 worst=0 ran=0
 for k in "${!targets[@]}"; do
   [ $((k % count)) -eq "$index" ] || continue
   chain="${targets[$k]}"
   stem="$(basename "$chain" .json)"
+  [ "${named[$stem]}" -gt 1 ] && stem="$stem-$k"
+  # A report left by an earlier run must not stand in for this one if the tool dies first.
+  rm -f "$out/$stem.json" "$out/$stem-junit.xml" "$out/$stem.md" "$out/$stem.html"
   golden-validator run "$chain" "${args[@]}" --json "$out/$stem.json" --junit "$out/$stem-junit.xml" \
     --markdown "$out/$stem.md" --html "$out/$stem.html"
   rc=$?

@@ -8,7 +8,10 @@
 #include "shardgate/golden_report.h"
 
 #include <pybind11/stl.h>
+// GoldenSource takes str, bytes or os.PathLike (pathlib.Path), as Shard does.
+#include <pybind11/stl/filesystem.h>
 
+#include <filesystem>
 #include <memory>
 
 namespace sgpy {
@@ -79,6 +82,9 @@ void bind_chain(py::module_& m) {
         options.precision = precision_from_name(precision);
         options.threads = threads;
         sg::GatePolicy policy = gate.empty() ? sg::builtin_gate_policy() : take(sg::load_gate_policy(gate));
+        // A gate file's "topk" is the k its top-k overlap is measured with, as for `run --gate`;
+        // measured with the default k instead, the gate refuses the run ("re-run with --topk").
+        if (policy.topk) options.metrics.topk = *policy.topk;
         std::string json;
         {
           py::gil_scoped_release release;
@@ -121,7 +127,7 @@ void bind_chain(py::module_& m) {
       py::arg("path"));
 
   py::class_<sg::GoldenSource>(m, "GoldenSource")
-      .def(py::init([](const std::string& path) { return take(sg::open_golden_source(path)); }),
+      .def(py::init([](const std::filesystem::path& path) { return take(sg::open_golden_source(path.string())); }),
            py::arg("path"))
       .def_property_readonly("path", &sg::GoldenSource::path)
       .def_property_readonly("entries",

@@ -10,7 +10,11 @@
 #include "shardgate/shard.h"
 
 #include <pybind11/stl.h>
+// Paths arrive as std::filesystem::path so str, bytes and os.PathLike (pathlib.Path) are all
+// taken, and a name that is not UTF-8 reaches the file system as the bytes it is.
+#include <pybind11/stl/filesystem.h>
 
+#include <filesystem>
 #include <memory>
 
 namespace sgpy {
@@ -77,7 +81,7 @@ sg::ShardCheck checked(const std::shared_ptr<sg::Shard>& shard, const std::strin
 void bind_shard(py::module_& m) {
   using ShardPtr = std::shared_ptr<sg::Shard>;
   py::class_<sg::Shard, ShardPtr>(m, "Shard")
-      .def(py::init([](const std::string& path) { return take(sg::Shard::open(path)); }),
+      .def(py::init([](const std::filesystem::path& path) { return take(sg::Shard::open(path.string())); }),
            py::arg("path"))
       .def_property_readonly("path", &sg::Shard::path)
       .def_property_readonly("form", [](const sg::Shard& s) { return sg::shard_form_name(s.form()); })
@@ -95,18 +99,18 @@ void bind_shard(py::module_& m) {
       .def("fingerprint", [](const sg::Shard& s) { return take(s.fingerprint()); })
       .def(
           "placement",
-          [](const ShardPtr& s, const std::string& plan) {
+          [](const ShardPtr& s, const std::filesystem::path& plan) {
             py::list rows;
-            for (const sg::OpPlacement& op : checked(s, plan).ops) rows.append(op_row(op));
+            for (const sg::OpPlacement& op : checked(s, plan.string()).ops) rows.append(op_row(op));
             return rows;
           },
           py::arg("plan") = "")
       .def(
           "residency",
-          [](const ShardPtr& s, const std::string& plan) {
+          [](const ShardPtr& s, const std::filesystem::path& plan) {
             // The summary ane-validator's JSON report gives for this shard, with the model-level
             // verdict and the shard-level limits it broke (weights over the per-shard limit).
-            const sg::ShardCheck check = checked(s, plan);
+            const sg::ShardCheck check = checked(s, plan.string());
             py::dict d = py::module_::import("json").attr("loads")(
                 sg::residency_summary_json(check.summary));
             d["model_verdict"] = std::string(sg::model_verdict_name(check.model_verdict));

@@ -46,6 +46,15 @@ class CulpritsOnMil : public testing::TempDirTest {
     EXPECT_TRUE(s.is_ok()) << s.status().to_string();
     return s.is_ok() ? *s : nullptr;
   }
+  // The culprit search of the candidate body against the baseline body, x = `x`.
+  Result<CulpritResult> search(const std::string& cand, const std::string& base, std::vector<float> x) {
+    auto c = shard("cand", cand);
+    auto b = shard("base", base);
+    if (!c || !b) return make_error(ErrorCode::kInternal, "a test shard did not open");
+    CulpritOptions o;
+    o.inputs["x"] = testing::f16s({1, 4}, std::move(x));
+    return find_culprits(c, b, o);
+  }
 };
 
 // `tensor<fp16, [1, 4]> NAME = const(...)` with the four values given.
@@ -216,13 +225,8 @@ TEST_F(CulpritsOnMil, EveryOutputOfAnOpIsComparedSoAFlippedTopkIndexIsTheSource)
       const_row("tb", "5.0, -5.0, 1.0, 1.0") +
       "        tensor<fp16, [1, 1]> z = gather_along_axis(x = tb, indices = i, axis = int32(-1))"
       "[name = string(\"z\")];\n";
-  auto cand = shard("cand", const_row("s", "0.0, 0.02, 0.0, 0.0") + rest);
-  auto base = shard("base", const_row("s", "0.0, 0.0, 0.0, 0.0") + rest);
-  ASSERT_NE(cand, nullptr);
-  ASSERT_NE(base, nullptr);
-  CulpritOptions o;
-  o.inputs["x"] = testing::f16s({1, 4}, {1.0f, 0.99f, 0.1f, -2.0f});  // argmax 0, candidate's 1
-  auto r = find_culprits(cand, base, o);
+  auto r = search(const_row("s", "0.0, 0.02, 0.0, 0.0") + rest, const_row("s", "0.0, 0.0, 0.0, 0.0") + rest,
+                  {1.0f, 0.99f, 0.1f, -2.0f});  // argmax 0, candidate's 1
   ASSERT_TRUE(r.is_ok()) << r.status().message();
   ASSERT_EQ(r->ops.size(), 3u);
   const OpComparison& topk = r->ops[1];
@@ -246,16 +250,12 @@ TEST_F(CulpritsOnMil, EveryOutputOfAnOpIsComparedSoAFlippedTopkIndexIsTheSource)
 // compared with what the baseline's mul reads in its place.
 TEST_F(CulpritsOnMil, AnInputMadeByAnUnmatchedOpIsComparedNotAssumedIdentical) {
   const std::string tail = "        tensor<fp16, [1, 4]> z = add(x = y, y = x)[name = string(\"z\")];\n";
-  auto cand = shard("cand", 
+  auto r = search(
       "        tensor<fp16, [1, 4]> c = clip(x = x, alpha = fp16(-1.0), beta = fp16(1.0))[name = "
       "string(\"c\")];\n"
-      "        tensor<fp16, [1, 4]> y = mul(x = c, y = c)[name = string(\"y\")];\n" + tail);
-  auto base = shard("base", "        tensor<fp16, [1, 4]> y = mul(x = x, y = x)[name = string(\"y\")];\n" + tail);
-  ASSERT_NE(cand, nullptr);
-  ASSERT_NE(base, nullptr);
-  CulpritOptions o;
-  o.inputs["x"] = testing::f16s({1, 4}, {0.5f, -3.0f, 4.0f, 0.2f});
-  auto r = find_culprits(cand, base, o);
+      "        tensor<fp16, [1, 4]> y = mul(x = c, y = c)[name = string(\"y\")];\n" + tail,
+      "        tensor<fp16, [1, 4]> y = mul(x = x, y = x)[name = string(\"y\")];\n" + tail,
+      {0.5f, -3.0f, 4.0f, 0.2f});
   ASSERT_TRUE(r.is_ok()) << r.status().message();
   ASSERT_EQ(r->unmatched.size(), 1u);
   EXPECT_NE(r->unmatched[0].find("clip 'c'"), std::string::npos) << r->unmatched[0];
@@ -282,16 +282,11 @@ TEST_F(CulpritsOnMil, AnInputMadeByAnUnmatchedOpIsComparedNotAssumedIdentical) {
 // and named the source of an error no output has. Now it is unmatched and nothing fails.
 TEST_F(CulpritsOnMil, AnInsertedOpIsNotAlignedWithABaselineOpPairedByName) {
   const std::string tail = "        tensor<fp16, [1, 4]> z = add(x = p, y = x)[name = string(\"z\")];\n";
-  auto cand = shard("cand", const_row("one", "1.0, 1.0, 1.0, 1.0") +
-                                "        tensor<fp16, [1, 4]> e = mul(x = x, y = one)[name = string(\"e\")];\n"
-                                "        tensor<fp16, [1, 4]> p = mul(x = e, y = x)[name = string(\"p\")];\n" +
-                                tail);
-  auto base = shard("base", "        tensor<fp16, [1, 4]> p = mul(x = x, y = x)[name = string(\"p\")];\n" + tail);
-  ASSERT_NE(cand, nullptr);
-  ASSERT_NE(base, nullptr);
-  CulpritOptions o;
-  o.inputs["x"] = testing::f16s({1, 4}, {0.5f, -3.0f, 4.0f, 0.2f});
-  auto r = find_culprits(cand, base, o);
+  auto r = search(const_row("one", "1.0, 1.0, 1.0, 1.0") +
+                      "        tensor<fp16, [1, 4]> e = mul(x = x, y = one)[name = string(\"e\")];\n"
+                      "        tensor<fp16, [1, 4]> p = mul(x = e, y = x)[name = string(\"p\")];\n" + tail,
+                  "        tensor<fp16, [1, 4]> p = mul(x = x, y = x)[name = string(\"p\")];\n" + tail,
+                  {0.5f, -3.0f, 4.0f, 0.2f});
   ASSERT_TRUE(r.is_ok()) << r.status().message();
   ASSERT_EQ(r->unmatched.size(), 1u);
   EXPECT_NE(r->unmatched[0].find("mul 'e'"), std::string::npos) << r->unmatched[0];

@@ -30,7 +30,11 @@ std::string md_escape(std::string_view s) {
   std::string out;
   out.reserve(s.size());
   for (char c : s) {
-    if (c == '|' || c == '*' || c == '_' || c == '`' || c == '[' || c == ']') out += '\\';
+    // '<' would open raw HTML (a name holding "<!--" hid the rest of a GitHub job summary) and
+    // '&' an entity; a backslash before either shows it as it is.
+    if (c == '|' || c == '*' || c == '_' || c == '`' || c == '[' || c == ']' || c == '<' || c == '&') {
+      out += '\\';
+    }
     out += c == '\n' ? ' ' : c;
   }
   return out;

@@ -8,7 +8,8 @@ namespace sg {
 
 // XML 1.0 text/attribute escaping; control characters XML forbids become spaces.
 std::string xml_escape(std::string_view s);
-// Markdown table cell: Markdown punctuation escaped, newlines become spaces.
+// Markdown text or table cell: Markdown punctuation, '<' (raw HTML) and '&' (entities) escaped
+// with a backslash, newlines become spaces.
 std::string md_escape(std::string_view s);
 // A Markdown code span (backticks included) that shows `s` exactly: inside one, a backslash is
 // not an escape but shows, so md_escape's output must never go there. The fence is one

@@ -413,6 +413,17 @@ TEST(GoldenReport, MarkdownCodeSpansShowNamesAsTheyAre) {
   EXPECT_EQ(md.find("my\\_chain"), std::string::npos) << md;
 }
 
+// Markdown text never opens raw HTML: a job summary renders it, and a name holding "<!--" hid
+// everything after it. '<' and '&' are shown with a backslash, as Markdown punctuation is.
+TEST(GoldenReport, MarkdownTextOpensNoHtml) {
+  GoldenReport report = report_for("cand_fail");
+  report.views_finding = "shard a<!--b &amp; <script>x</script>";
+  const std::string md = golden_report_markdown(report);
+  EXPECT_EQ(md.find("a<!--"), std::string::npos) << md;
+  EXPECT_EQ(md.find(" <script>"), std::string::npos) << md;
+  EXPECT_NE(md.find("shard a\\<!--b \\&amp; \\<script>x\\</script>"), std::string::npos) << md;
+}
+
 TEST(GoldenReport, JunitMarkdownAndTable) {
   const GoldenReport report = report_for("cand_fail");
   const std::string junit = golden_report_junit(report);

@@ -80,6 +80,10 @@ std::string check_key(const CheckIdentity& id) {
   return id.shard.empty() ? id.id() : id.shard + "/" + id.id();
 }
 
+int64_t nonfinite_rows(const CheckResult& c) {
+  return std::count_if(c.rows.begin(), c.rows.end(), [](const RowResult& r) { return r.nonfinite; });
+}
+
 // How far a metric's statistic is from ideal, in the metric's own direction: larger is worse.
 double badness(const MetricVerdict& m) {
   const double v = m.value.value_or(std::nan(""));
@@ -121,6 +125,17 @@ Status diff_golden(ReportDiff& d, const Json& old_json, const Json& new_json,
       const bool worse = ov.verdict == Verdict::kPass;
       d.rows.push_back({key, "verdict", verdict_name(ov.verdict), verdict_name(nv.verdict),
                         worse ? 1.0 : 0.0, worse, worse ? "the check passed and now does not" : ""});
+    }
+    // Rows holding NaN or Inf: the statistics skip them (each fails on its own), so a check that
+    // already failed and now overflows read as unchanged, or even better, on its finite rows.
+    const int64_t old_nonfinite = nonfinite_rows(old_r.run.checks[o->second]);
+    const int64_t new_nonfinite = nonfinite_rows(new_r.run.checks[i]);
+    ++d.compared;
+    if (old_nonfinite != new_nonfinite) {
+      const bool worse = new_nonfinite > old_nonfinite;
+      d.rows.push_back({key, "rows with NaN or Inf", std::to_string(old_nonfinite),
+                        std::to_string(new_nonfinite), static_cast<double>(new_nonfinite - old_nonfinite),
+                        worse, worse ? "more rows hold a non-finite value: no tolerance admits one" : ""});
     }
     for (const MetricVerdict& nm : nv.metrics) {
       auto om = std::find_if(ov.metrics.begin(), ov.metrics.end(), [&](const MetricVerdict& m) {

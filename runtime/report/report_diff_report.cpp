@@ -7,7 +7,21 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <cmath>
+
 namespace sg {
+
+namespace {
+
+// JSON has no inf or nan: written as the strings "inf", "-inf", "nan", as the golden report
+// writes metric values (a value that became nan is worse by inf; nlohmann would write null).
+nlohmann::ordered_json number_json(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  return v;
+}
+
+}  // namespace
 
 std::string report_diff_json(const ReportDiff& diff, const RegressionPolicy& policy,
                              const std::vector<std::string>& command_line,
@@ -15,7 +29,7 @@ std::string report_diff_json(const ReportDiff& diff, const RegressionPolicy& pol
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   for (const DiffRow& r : diff.rows) {
     rows.push_back({{"item", r.item}, {"what", r.what}, {"old", r.old_value}, {"new", r.new_value},
-                    {"worse_by", r.worse_by}, {"regression", r.regression}, {"why", r.why}});
+                    {"worse_by", number_json(r.worse_by)}, {"regression", r.regression}, {"why", r.why}});
   }
   nlohmann::ordered_json tolerances = nlohmann::ordered_json::object();
   for (const auto& [k, t] : policy.tolerances) tolerances[k] = {{"value", t.value}, {"reason", t.reason}};

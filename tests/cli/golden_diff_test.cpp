@@ -92,6 +92,36 @@ TEST_F(GoldenDiffCli, AChangeJustBeyondItsToleranceReadsAsBeyondIt) {
       << r.output;
 }
 
+// A check that already fails and now overflows at one position: that row holds NaN and is
+// skipped by the statistics (it fails on its own), so its verdict stayed "fail" and its cosine
+// min rose from 0.958 to 0.965 on the finite rows: diff called it better and exited 0.
+TEST_F(GoldenDiffCli, ARowThatTurnsNonFiniteIsARegressionEvenInAFailingCheck) {
+  ASSERT_EQ(golden("run goldens/sample/chains/chain_int8.json -q --json " + out("old.json")).code, 1);
+  nlohmann::json j = load(out("old.json"));
+  auto& check = j["checks"][5];
+  ASSERT_EQ(check["id"], "logits");
+  ASSERT_EQ(check["verdict"], "fail");
+  const auto [at, worst] = worst_cosine_row(check);
+  auto& row = check["rows"][at];
+  for (auto& [metric, value] : row["values"].items()) value = "nan";
+  row["nonfinite"] = true;
+  check["nonfinite"] = {{"tensor", "candidate"}, {"flat_index", 0}, {"position", row["position"]}, {"value", "inf"}};
+  save(out("new.json"), j);
+  const CliRun r = golden("diff " + out("old.json") + " " + out("new.json") + kGate + " --json " + out("d.json"));
+  EXPECT_EQ(r.code, 1) << r.output;
+  EXPECT_NE(r.output.find("REGRESSION head.concat/logits"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("rows with NaN or Inf               0 -> 1  (more rows hold a non-finite "
+                          "value: no tolerance admits one)"),
+            std::string::npos) << r.output;
+  auto schema = read_file(SG_SOURCE_DIR "/reports/schema/report-diff.schema.json");
+  auto doc = read_file(out("d.json"));
+  ASSERT_TRUE(schema.is_ok() && doc.is_ok());
+  EXPECT_EQ(testing::json_schema_violations(*schema, *doc), std::vector<std::string>{});
+  // The other way round is better, not a regression.
+  const CliRun back = golden("diff " + out("new.json") + " " + out("old.json") + kGate);
+  EXPECT_EQ(back.output.find("REGRESSION head.concat/logits            rows"), std::string::npos) << back.output;
+}
+
 // A real regression: the per-tensor INT8 build against the LUT4 one (same checkpoints).
 TEST_F(GoldenDiffCli, Int8AgainstLut4IsARegressionAtTheLogits) {
   ASSERT_EQ(golden("run goldens/sample/chains/chain_lut4.json -q --json " + out("lut4.json")).code, 0);

@@ -394,7 +394,10 @@ std::string residency_report_markdown(const ResidencyReport& report) {
   // Each shard by the end of its path no other shard shares (layers/07/model.mlpackage when
   // every layer's file is model.mlpackage), so no two rows read alike.
   const std::vector<std::string> names = distinct_path_tails(shard_paths(report));
-  auto name = [&](const ShardCheck& s) { return md_escape(names[static_cast<size_t>(&s - report.shards.data())]); };
+  auto tail = [&](const ShardCheck& s) -> const std::string& {
+    return names[static_cast<size_t>(&s - report.shards.data())];
+  };
+  auto name = [&](const ShardCheck& s) { return md_escape(tail(s)); };
   for (const ShardCheck& s : report.shards) {
     const ResidencySummary& m = s.summary;
     out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {:g}% | {} |\n",
@@ -455,7 +458,7 @@ std::string residency_report_markdown(const ResidencyReport& report) {
       any = true;
       if (s.error) out += fmt::format("- {}: {}\n", md_code(s.path), md_escape(s.error->message()));
       for (const std::string& f : s.verdict.failures) {
-        out += fmt::format("- {}: {}\n", md_code(names[static_cast<size_t>(&s - report.shards.data())]), md_escape(f));
+        out += fmt::format("- {}: {}\n", md_code(tail(s)), md_escape(f));
       }
     }
   }

@@ -136,4 +136,13 @@ inline Json number(double v) {
   return v;
 }
 
+// The text of a JSON document the tools write (reports, golden manifests, gate files): 2-space
+// indent, a final newline. Paths on Linux are bytes, not always UTF-8, and nlohmann refuses to
+// write a string that is not: every writer goes through here so such a byte becomes U+FFFD in
+// the file instead of the tool dying with exit 3 after the whole run.
+template <typename J>
+std::string file_text(const J& document) {
+  return document.dump(2, ' ', false, J::error_handler_t::replace) + "\n";
+}
+
 }  // namespace sg::json_util

@@ -244,7 +244,7 @@ std::string golden_manifest_json(const GoldenManifest& manifest) {
     }
     root["provenance"] = std::move(pj);
   }
-  return root.dump(2) + "\n";
+  return json_util::file_text(root);
 }
 
 const GoldenEntry* GoldenSource::find(std::string_view name) const {

@@ -284,7 +284,7 @@ std::string gate_policy_json(const GatePolicy& policy) {
     overrides.push_back(std::move(o));
   }
   root["overrides"] = overrides;
-  return root.dump(2) + "\n";
+  return json_util::file_text(root);
 }
 
 ResolvedThresholds resolve_thresholds(const GatePolicy& policy, const CheckIdentity& identity) {

@@ -120,7 +120,7 @@ std::string advice_report_json(const AdviceResult& r) {
   j["trials"] = trials;
   j["checks"] = checks;
   j["notes"] = r.notes;
-  return report_json_text(j);
+  return json_util::file_text(j);
 }
 
 std::string advice_report_table(const AdviceResult& r, bool all) {

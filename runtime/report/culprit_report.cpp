@@ -83,7 +83,7 @@ std::string culprit_report_json(const CulpritReport& report) {
   j["summary"] = {{"shards", report.shards.size()}, {"failing_ops", report.failing_ops()},
                   {"source_ops", report.source_ops()}};
   j["shards"] = shards;
-  return report_json_text(j);
+  return json_util::file_text(j);
 }
 
 std::string culprit_report_table(const CulpritReport& report, size_t top, bool all) {

@@ -21,13 +21,4 @@ Result<ReportEnvelope> read_envelope_of(const json_util::Json& root, const std::
                                         std::string_view kind, int version,
                                         std::string_view tool);
 
-// The text of a report document (2-space indent, a final newline). Paths on Linux are bytes,
-// not always UTF-8, and nlohmann refuses to write a string that is not: every report writer
-// goes through here so such a byte becomes U+FFFD in the report instead of the tool dying with
-// exit 3 after the whole run.
-template <typename J>
-std::string report_json_text(const J& document) {
-  return document.dump(2, ' ', false, J::error_handler_t::replace) + "\n";
-}
-
 }  // namespace sg

@@ -184,7 +184,7 @@ std::string golden_report_json(const GoldenReport& report) {
                      {"message", report.error->message},
                      {"exit_code", report.error->exit_code}};
   }
-  return report_json_text(root);
+  return json_util::file_text(root);
 }
 
 namespace {

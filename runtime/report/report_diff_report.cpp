@@ -44,7 +44,7 @@ std::string report_diff_json(const ReportDiff& diff, const RegressionPolicy& pol
   j["summary"] = {{"compared", diff.compared}, {"changed", diff.rows.size()},
                   {"worse", diff.worse()}, {"regressions", diff.regressions()}};
   j["rows"] = rows;
-  return report_json_text(j);
+  return json_util::file_text(j);
 }
 
 std::string report_diff_table(const ReportDiff& diff, bool all) {

@@ -324,7 +324,7 @@ std::string residency_report_json(const ResidencyReport& report) {
   const std::vector<std::string> names = distinct_path_tails(shard_paths(report));
   for (size_t i = 0; i < report.shards.size(); ++i) shards.push_back(shard_json(report.shards[i], names[i]));
   j["shards"] = shards;
-  return report_json_text(j);
+  return json_util::file_text(j);
 }
 
 std::string residency_report_junit(const ResidencyReport& report) {

@@ -108,7 +108,7 @@ std::string weight_report_json(const WeightReport& report) {
   nlohmann::ordered_json j = envelope_json(weight_report_envelope(report));
   j["summary"] = {{"shards", report.shards.size()}, {"weights", weights}, {"flagged", report.flagged()}};
   j["shards"] = shards;
-  return report_json_text(j);
+  return json_util::file_text(j);
 }
 
 std::string weight_report_table(const WeightReport& report, bool all) {

@@ -287,6 +287,16 @@ std::string gate_policy_json(const GatePolicy& policy) {
   return json_util::file_text(root);
 }
 
+MetricOptions policy_metric_options(const GatePolicy& policy, int64_t requested_topk) {
+  MetricOptions o;
+  if (requested_topk > 0) {
+    o.topk = requested_topk;
+  } else if (policy.topk) {
+    o.topk = *policy.topk;
+  }
+  return o;
+}
+
 ResolvedThresholds resolve_thresholds(const GatePolicy& policy, const CheckIdentity& identity) {
   ResolvedThresholds r;
   r.metrics = policy.defaults.metrics;

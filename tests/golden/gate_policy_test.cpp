@@ -56,6 +56,17 @@ TEST(GatePolicy, RepoPolicyParsesAndKeepsTheProductDefaults) {
   for (const GateOverride& o : p->overrides) EXPECT_FALSE(o.reason.empty());
 }
 
+TEST(GatePolicy, TopKIsTheCallersElseThePolicysElseTheDefault) {
+  auto policy = parse_gate_policy(R"({"schema": "shardgate/fidelity-gate@1", "topk": 2,
+      "defaults": {"min_cosine": {"value": 0.97, "reason": "product gate"}}, "overrides": []})",
+                                  "g.json");
+  ASSERT_TRUE(policy.is_ok()) << policy.status().to_string();
+  EXPECT_EQ(policy_metric_options(*policy).topk, 2);
+  EXPECT_EQ(policy_metric_options(*policy, 7).topk, 7);
+  EXPECT_EQ(policy_metric_options(builtin_gate_policy()).topk, MetricOptions{}.topk);
+  EXPECT_EQ(policy_metric_options(builtin_gate_policy(), 3).topk, 3);
+}
+
 TEST(GatePolicy, OverridesMatchByCheckpointLayerKindAndShard) {
   const std::string text = policy_text("", R"(
     {"match": {"checkpoint": "hidden.*", "layer": [2, 3]}, "min_cosine": 0.95,

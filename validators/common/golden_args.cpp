@@ -132,9 +132,7 @@ void MetricArgs::add_to(CLI::App& app) {
 }
 
 MetricOptions MetricArgs::options(const GatePolicy& policy) const {
-  MetricOptions o;
-  o.topk = topk > 0 ? topk : policy.topk.value_or(5);
-  return o;
+  return policy_metric_options(policy, topk);
 }
 
 void GoldenOutputArgs::add_to(CLI::App& app) {

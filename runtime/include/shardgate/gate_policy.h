@@ -91,6 +91,12 @@ Result<GatePolicy> load_gate_policy(const std::string& path);
 // The policy as JSON (the same shape parse_gate_policy reads), for reports.
 std::string gate_policy_json(const GatePolicy& policy);
 
+// The metric options a run under `policy` measures with: k of the top-k overlap is
+// `requested_topk` when the caller names one (> 0, the CLI's --topk), else the policy's "topk",
+// else MetricOptions' default. A gate file with a "topk" refuses a run measured with another k,
+// so every front end (CLI, Python) takes k from here.
+MetricOptions policy_metric_options(const GatePolicy& policy, int64_t requested_topk = 0);
+
 // Thresholds in effect for one check, after defaults and every matching override.
 struct ResolvedThresholds {
   std::array<std::optional<Threshold>, kMetricCount> metrics{};

@@ -82,9 +82,8 @@ void bind_chain(py::module_& m) {
         options.precision = precision_from_name(precision);
         options.threads = threads;
         sg::GatePolicy policy = gate.empty() ? sg::builtin_gate_policy() : take(sg::load_gate_policy(gate));
-        // A gate file's "topk" is the k its top-k overlap is measured with, as for `run --gate`;
-        // measured with the default k instead, the gate refuses the run ("re-run with --topk").
-        if (policy.topk) options.metrics.topk = *policy.topk;
+        // A gate file's "topk" is the k its top-k overlap is measured with, as for `run --gate`.
+        options.metrics = sg::policy_metric_options(policy);
         std::string json;
         {
           py::gil_scoped_release release;

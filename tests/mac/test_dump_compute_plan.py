@@ -155,3 +155,17 @@ def test_bad_shard_is_exit_two_naming_it(tmp_path, capsys):
                                   runtime=FakeRuntime())
     err = capsys.readouterr().err
     assert code == 2 and "missing.mlmodelc" in err, err
+
+
+def test_two_shards_of_one_name_are_refused_not_clobbered(tmp_path, capsys):
+    # a/L0.mlpackage and b/L0.mlpackage both map to OUT/L0.mlpackage.json: the second dump
+    # silently replaced the first, leaving one shard of the two without its plan.
+    for side in ("a", "b"):
+        shutil.copytree(SAMPLE_PACKAGE, tmp_path / side / "L0_attn_lut4.mlpackage")
+    out = tmp_path / "o"
+    code = dump_compute_plan.main([str(tmp_path / "a" / "L0_attn_lut4.mlpackage"),
+                                   str(tmp_path / "b" / "L0_attn_lut4.mlpackage"),
+                                   "-o", str(out)], runtime=FakeRuntime())
+    err = capsys.readouterr().err
+    assert code == 2 and "would both be dumped to L0_attn_lut4.mlpackage.json" in err, err
+    assert not out.exists() or not os.listdir(out)  # refused before anything is written

@@ -296,8 +296,21 @@ def summary(out, dump):
     return line
 
 
+def check_distinct_names(shards):
+    """Each dump is named after its shard's directory: two shards of one name (a/x.mlpackage and
+    b/x.mlpackage) would write the same file, the second silently replacing the first."""
+    seen = {}
+    for shard in shards:
+        name = os.path.basename(shard.rstrip("/"))
+        if name in seen:
+            raise InputError(f"{seen[name]} and {shard} would both be dumped to {name}.json: "
+                             "dump them in separate runs with separate -o directories")
+        seen[name] = shard
+
+
 def dump_shards(shards, out_dir, compute_units, runtime):
     """Writes OUT_DIR/<shard name>.json for each shard; returns the paths written."""
+    check_distinct_names(shards)
     os.makedirs(out_dir, exist_ok=True)
     workdir = tempfile.mkdtemp(prefix="sg_plan_")
     written = []

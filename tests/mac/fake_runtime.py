@@ -4,7 +4,8 @@ It replaces only the four Apple calls; what it hands back are coremltools' REAL 
 (MLComputePlan, MLModelStructure*, MLComputePlanDeviceUsage, MLComputePlanCost, the
 MLComputeDevice subclasses), built the way the native proxy would build them:
 
-- compile_model: for a package with an Apple-compiled twin beside it (the corpus pairs
+- compile_model: raises `compile_error` when given one (Core ML's proxy raises RuntimeError for
+  a model it cannot compile); for a package with an Apple-compiled twin beside it (the corpus pairs
   tests/data/corpus/silero-vad/X.mlpackage + X.mlmodelc) it copies that real .mlmodelc; for any
   other package (fixture-generator packages) it writes a placeholder .mlmodelc (a model.mil
   that says it is fake, plus the package's weight files) -- the compiled identity recorded from
@@ -149,14 +150,17 @@ class FakeRuntime:
     note = ("FAKE runtime (tests/mac/fake_runtime.py): no Mac ran this; devices come from a "
             "table, not from Core ML")
 
-    def __init__(self, golden_validator=None, drop_functions=()):
+    def __init__(self, golden_validator=None, drop_functions=(), compile_error=None):
         self.golden_validator = golden_validator
         self.drop_functions = set(drop_functions)
+        self.compile_error = compile_error  # raised by compile_model, as Core ML's proxy does
         self._source = {}  # compiled path -> package it stands for
         self.compiled = []
         self.models = []
 
     def compile_model(self, package, destination):
+        if self.compile_error:
+            raise self.compile_error
         package = package.rstrip("/")
         twin = package[:-len(".mlpackage")] + ".mlmodelc"
         if os.path.isdir(twin):

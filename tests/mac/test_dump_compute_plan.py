@@ -169,3 +169,14 @@ def test_two_shards_of_one_name_are_refused_not_clobbered(tmp_path, capsys):
     err = capsys.readouterr().err
     assert code == 2 and "would both be dumped to L0_attn_lut4.mlpackage.json" in err, err
     assert not out.exists() or not os.listdir(out)  # refused before anything is written
+
+
+def test_a_package_core_ml_cannot_compile_is_exit_two_naming_it(tmp_path, capsys):
+    # coremltools' native proxy raises a bare RuntimeError; it escaped as a traceback (exit 1)
+    runtime = FakeRuntime(compile_error=RuntimeError("Error reading protobuf spec. validator "
+                                                     "error: unsupported opset"))
+    code = dump_compute_plan.main([SAMPLE_PACKAGE, "-o", str(tmp_path / "o")], runtime=runtime)
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "L0_attn_lut4.mlpackage: Core ML could not compile it: RuntimeError" in err, err
+    assert "unsupported opset" in err

@@ -223,6 +223,16 @@ def group_by_function(ops, function_order):
     return result
 
 
+def apple_call(path, what, call, *args):
+    """A runtime call, its failure named: Core ML's proxy reports a model it cannot compile or
+    plan as a bare RuntimeError/Exception, which would end the run with a traceback (exit 1)
+    instead of naming the shard (exit 2)."""
+    try:
+        return call(*args)
+    except Exception as e:  # noqa: BLE001 -- whatever the native proxy raises
+        raise InputError(f"{path}: Core ML could not {what}: {type(e).__name__}: {e}") from e
+
+
 def make_dump(path, compute_units, runtime, workdir):
     """The dump of one shard (a dict in the placement-dump@2 form)."""
     path = path.rstrip("/")
@@ -232,8 +242,9 @@ def make_dump(path, compute_units, runtime, workdir):
     model = {"name": os.path.basename(path)}
     if is_package:
         model["package"] = build_identity(path, path=path)
-        compiled_path = runtime.compile_model(
-            path, os.path.join(workdir, os.path.basename(path)[:-len(".mlpackage")] + ".mlmodelc"))
+        compiled_path = apple_call(
+            path, "compile it", runtime.compile_model, path,
+            os.path.join(workdir, os.path.basename(path)[:-len(".mlpackage")] + ".mlmodelc"))
     else:
         compiled_path = path
     with open(os.path.join(compiled_path, "model.mil"), "rb") as f:
@@ -244,7 +255,8 @@ def make_dump(path, compute_units, runtime, workdir):
         compiled["name"] = os.path.basename(path)[:-len(".mlpackage")] + ".mlmodelc"
     model["compiled"] = compiled
 
-    plan = runtime.load_compute_plan(compiled_path, compute_units)
+    plan = apple_call(path, f"load its compute plan ({compute_units})", runtime.load_compute_plan,
+                      compiled_path, compute_units)
     compiled_ops = plan_ops(plan)
     compiled_functions = list(dict.fromkeys(o["function"] for o in compiled_ops))
     if is_package:

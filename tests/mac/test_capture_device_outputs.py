@@ -62,3 +62,25 @@ def test_bad_chain_is_an_input_error_naming_the_place(tmp_path, capsys):
     assert code == 2
     err = capsys.readouterr().err
     assert "bad_chain.json: $.steps[1]" in err and "no_such_tensor" in err
+
+
+def test_out_into_the_chains_goldens_is_refused_not_clobbered(tmp_path, capsys):
+    # --out pointing at the chain's goldens replaced their manifest and tensors with the device
+    # outputs: the reference was gone, and compare against "the goldens" compared the device
+    # with itself (PASS).
+    import shutil
+    goldens = tmp_path / "goldens"
+    shutil.copytree(GOLDENS, goldens)
+    chain = json.load(open(CHAIN))
+    chain["goldens"] = str(goldens)
+    for s in chain["steps"]:
+        if "shard" in s:
+            s["shard"] = os.path.normpath(os.path.join(os.path.dirname(CHAIN), s["shard"]))
+    path = tmp_path / "chain.json"
+    path.write_text(json.dumps(chain))
+    before = (goldens / "manifest.json").read_bytes()
+    code = capture_device_outputs.main([str(path), "--out", str(goldens) + "/"],
+                                       runtime=FakeRuntime(golden_validator=GOLDEN_VALIDATOR))
+    err = capsys.readouterr().err
+    assert code == 2 and "is the chain's goldens directory" in err, err
+    assert (goldens / "manifest.json").read_bytes() == before

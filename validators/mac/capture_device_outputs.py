@@ -225,6 +225,12 @@ class ChainRunner:
             self.tensors[chain_name] = np.asarray(outputs[shard_name])
 
     def run(self, out_dir):
+        # The dump written into the goldens directory would replace the reference manifest and
+        # tensors the comparison needs (compare would then set the device against itself).
+        if os.path.realpath(out_dir) == os.path.realpath(self.goldens.directory):
+            raise InputError(f"--out {out_dir} is the chain's goldens directory "
+                             f"({self.goldens.directory}): writing there would replace the "
+                             "goldens the device outputs are to be compared with")
         self.load_inputs()
         for index, step in enumerate(self.chain.get("steps", [])):
             self.run_step(index, step)

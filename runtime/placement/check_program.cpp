@@ -4,7 +4,9 @@
 #include "shardgate/placement.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <memory>
 
 namespace sg {
@@ -49,6 +51,20 @@ ShardCheck check_program(const std::string& path, const Program& program, const 
       check.shard_failures.push_back(fmt::format(
           "plan {}: the Mac's log records an ANE compile failure, so Core ML ran the model off "
           "the NE whatever the per-op devices say: {}", check.plan_path, e));
+    }
+    // A package dump lists the package's ops; an op Core ML's compiler added (or renamed) has no
+    // package op to carry its device, so the verdict would silently leave out work the device
+    // really runs. Only a dump of the .mlmodelc itself lists it.
+    if (!plan->compiled_only.empty()) {
+      constexpr size_t kNamed = 5;
+      const size_t n = plan->compiled_only.size();
+      std::vector<std::string> named(plan->compiled_only.begin(),
+                                     plan->compiled_only.begin() + std::min(n, kNamed));
+      check.shard_failures.push_back(fmt::format(
+          "plan {}: the compiled program Core ML runs has {} op(s) that no op of the package maps "
+          "onto (model.op_mapping.compiled_only: {}{}), so their devices are judged nowhere: dump "
+          "the compiled .mlmodelc itself with dump_compute_plan.py and gate that",
+          check.plan_path, n, fmt::join(named, "; "), n > kNamed ? "; ..." : ""));
     }
     for (const std::string& e : plan->espresso_unsupported) {
       check.shard_failures.push_back(fmt::format(

@@ -207,6 +207,25 @@ class DumpReader {
     return std::optional<ComputePlanDump::BuildIdentity>(std::move(id));
   }
 
+  // model.op_mapping.compiled_only: the one part of the mapping record the gate needs (package
+  // ops without a compiled counterpart already carry null devices, which fail).
+  Status read_compiled_only(const json& model, std::vector<std::string>& out) const {
+    SG_ASSIGN_OR_RETURN(const json* mapping, member(model, "$.model", "op_mapping", false));
+    if (!mapping) return Status::ok();
+    SG_TRY(expect(*mapping, json::value_t::object, "$.model.op_mapping", "an object"));
+    SG_ASSIGN_OR_RETURN(const json* only,
+                        member(*mapping, "$.model.op_mapping", "compiled_only", false));
+    if (!only) return Status::ok();
+    SG_TRY(expect(*only, json::value_t::array, "$.model.op_mapping.compiled_only",
+                  "an array of op names"));
+    for (size_t i = 0; i < only->size(); ++i) {
+      SG_TRY(expect((*only)[i], json::value_t::string,
+                    fmt::format("$.model.op_mapping.compiled_only[{}]", i), "a string"));
+      out.push_back((*only)[i].get<std::string>());
+    }
+    return Status::ok();
+  }
+
   Result<ComputePlanDump> read_shardgate(const json& root) const {
     ComputePlanDump dump;
     dump.form = ComputePlanDump::Form::kShardgate;
@@ -245,6 +264,7 @@ class DumpReader {
         return error("$.model", "missing required member \"compiled\" (the identity of the "
                                 ".mlmodelc the plan was taken from)");
       }
+      SG_TRY(read_compiled_only(*model, dump.compiled_only));
     }
     SG_ASSIGN_OR_RETURN(dump.compute_units, string_member(root, "$", "compute_units", true));
     static const std::set<std::string> kUnits = {"ALL", "CPU_ONLY", "CPU_AND_GPU", "CPU_AND_NE"};

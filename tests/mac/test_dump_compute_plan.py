@@ -180,3 +180,14 @@ def test_a_package_core_ml_cannot_compile_is_exit_two_naming_it(tmp_path, capsys
     assert code == 2, err
     assert "L0_attn_lut4.mlpackage: Core ML could not compile it: RuntimeError" in err, err
     assert "unsupported opset" in err
+
+
+def test_an_op_only_the_compiled_program_has_fails_the_package(tmp_path):
+    # The compiler adds an op (here one the table puts on the CPU): the dump lists package ops,
+    # records the extra op in model.op_mapping.compiled_only only, and the package PASSED.
+    runtime = FakeRuntime(compiled_extra_ops=[("main", "topk", "compiler_inserted_topk")])
+    (d,), (path,) = dump(tmp_path, SAMPLE_PACKAGE, runtime=runtime)
+    assert d["model"]["op_mapping"]["compiled_only"] == ["main/-1/compiler_inserted_topk (topk)"]
+    r = run_tool(ANE_VALIDATOR, SAMPLE_PACKAGE, "--plan", path)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "model.op_mapping.compiled_only: main/-1/compiler_inserted_topk (topk)" in r.stdout

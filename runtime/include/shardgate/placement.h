@@ -203,6 +203,10 @@ struct ComputePlanDump {
   std::optional<BuildIdentity> compiled;
   std::vector<std::string> functions;  // function names the dump lists, in order
   std::vector<PlanOp> ops;
+  // model.op_mapping.compiled_only of a package dump: ops of the compiled program Core ML runs
+  // that no package op maps onto ("main/-1/x (cast)"). The dump lists package ops only, so these
+  // have no row; check_program fails the shard rather than pass it without them.
+  std::vector<std::string> compiled_only;
   // What the Mac's logs recorded while the plan was taken (placement.md 1.9): an ANE compile
   // failure, or an Espresso "Unsupported op" line, means Core ML ran that work off the NE
   // whatever the per-op devices say, so check_program turns each into a shard-level failure.

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <map>
 #include <set>
 
@@ -40,7 +41,14 @@ class DumpReader {
   Status expect(const json& j, json::value_t type, const std::string& path,
                 const char* what) const {
     bool ok = j.type() == type;
-    if (type == json::value_t::number_integer) ok = j.is_number_integer();
+    if (type == json::value_t::number_integer) {
+      // nlohmann keeps an integer above INT64_MAX as unsigned, and get<int64_t> wraps it:
+      // 18446744073709551615 was read as -1, the top block's index.
+      if (j.is_number_unsigned() && j.get<uint64_t>() > uint64_t(INT64_MAX)) {
+        return error(path, fmt::format("integer {} is out of range", j.get<uint64_t>()));
+      }
+      ok = j.is_number_integer();
+    }
     if (type == json::value_t::number_float) ok = j.is_number();
     if (!ok) return error(path, fmt::format("expected {}, found {}", what, json_util::type_phrase(j)));
     return Status::ok();

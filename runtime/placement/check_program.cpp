@@ -44,6 +44,7 @@ ShardCheck check_program(const std::string& path, const Program& program, const 
     check.plan_path = options.plan_path.empty() ? plan->filename : options.plan_path;
     check.plan_sha256 = plan->sha256;
     check.plan_matched_by = plan_match_basis(*plan);
+    check.plan_taken_on = plan_provenance(*plan);
     // The per-op devices come from MLComputePlan, which can name the NE for a model whose ANE
     // compilation then fails (entries 30, 34, 57: the model runs on the CPU or GPU). A dump whose
     // logs record such a failure is evidence against residency, so the shard fails.

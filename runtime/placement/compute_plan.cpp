@@ -250,6 +250,7 @@ class DumpReader {
     SG_ASSIGN_OR_RETURN(const json* producer, member(root, "$", "producer", true));
     SG_TRY(expect(*producer, json::value_t::object, "$.producer", "an object"));
     dump.producer = flatten_object(*producer);
+    SG_ASSIGN_OR_RETURN(dump.producer_note, string_member(*producer, "$.producer", "note", false));
     SG_ASSIGN_OR_RETURN(const json* host, member(root, "$", "host", false));
     if (host) {
       SG_TRY(expect(*host, json::value_t::object, "$.host", "an object"));
@@ -709,6 +710,16 @@ std::string plan_match_basis(const ComputePlanDump& plan) {
     return "sha256 of the compiled model.mil only (placement-dump@1): weights not compared";
   }
   return "op names only (Apple's form records no build): program and weights not compared";
+}
+
+std::string plan_provenance(const ComputePlanDump& plan) {
+  if (plan.form == ComputePlanDump::Form::kModelRunner) {
+    return "compute units and host not recorded (Apple's form)";
+  }
+  std::string s = fmt::format("{} on {}", plan.compute_units,
+                              plan.host.empty() ? "a host the dump does not record" : plan.host);
+  if (!plan.producer_note.empty()) s += "; producer note: " + plan.producer_note;
+  return s;
 }
 
 Status verify_plan_identity(const ComputePlanDump& plan, const Shard& shard) {

@@ -84,3 +84,15 @@ def test_out_into_the_chains_goldens_is_refused_not_clobbered(tmp_path, capsys):
     err = capsys.readouterr().err
     assert code == 2 and "is the chain's goldens directory" in err, err
     assert (goldens / "manifest.json").read_bytes() == before
+
+
+def test_a_shard_core_ml_cannot_load_or_run_is_exit_two_naming_it(tmp_path, capsys):
+    # Core ML's proxy raises a bare exception for a function the shard lacks or inputs it
+    # refuses; it escaped as a traceback (exit 1) that did not name the shard.
+    code = capture_device_outputs.main(
+        [SAMPLE_PACKAGE, "--function", "no_such_function", "--out", str(tmp_path / "o")],
+        runtime=FakeRuntime(golden_validator=GOLDEN_VALIDATOR))
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "L0_attn_lut4.mlpackage: Core ML could not run it: CalledProcessError" in err, err
+    assert not (tmp_path / "o" / "manifest.json").exists()

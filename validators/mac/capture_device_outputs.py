@@ -43,6 +43,8 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+from apple_runtime import core_ml_call  # noqa: E402
+
 COMPUTE_UNITS = "CPU_AND_NE"
 DTYPES = {"float16": "fp16", "float32": "fp32", "float64": "fp64", "int8": "int8",
           "int16": "int16", "int32": "int32", "int64": "int64", "uint8": "uint8",
@@ -155,7 +157,9 @@ class ChainRunner:
     def model(self, shard, function):
         key = (shard, function)
         if key not in self.models:
-            self.models[key] = self.runtime.load_model(shard, COMPUTE_UNITS, function)
+            self.models[key] = core_ml_call(InputError, shard, f"load function '{function}'",
+                                            self.runtime.load_model, shard, COMPUTE_UNITS,
+                                            function)
         return self.models[key]
 
     def tensor(self, name, where):
@@ -217,7 +221,9 @@ class ChainRunner:
         shard = self.resolve(step.get("shard"), where + ".shard")
         model = self.model(shard, step.get("function", "main"))
         inputs = {name: self.tensor(chain, where) for name, chain in step.get("inputs", {}).items()}
-        outputs = model.predict(inputs, state=self.state_for(step, model, where))
+        state = self.state_for(step, model, where)
+        outputs = core_ml_call(InputError, f"{self.path}: {where}: shard {shard}", "run it",
+                               model.predict, inputs, state)
         for shard_name, chain_name in step.get("outputs", {}).items():
             if shard_name not in outputs:
                 raise InputError(f"{self.path}: {where}: shard {shard} returned no output "
@@ -263,8 +269,9 @@ def capture_shard(shard, function, input_specs, out_dir, runtime):
             inputs[name] = np.load(file)
         except (OSError, ValueError) as e:
             raise InputError(f"{file}: {e}") from e
-    model = runtime.load_model(shard, COMPUTE_UNITS, function)
-    outputs = model.predict(inputs)
+    model = core_ml_call(InputError, shard, f"load function '{function}'", runtime.load_model,
+                         shard, COMPUTE_UNITS, function)
+    outputs = core_ml_call(InputError, shard, "run it", model.predict, inputs)
     writer = DumpWriter(out_dir, model=os.path.basename(shard.rstrip("/")) + " on the device")
     for name in sorted(outputs):
         array = np.asarray(outputs[name])

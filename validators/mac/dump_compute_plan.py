@@ -58,6 +58,7 @@ from coremltools.models.compute_device import (MLCPUComputeDevice,  # noqa: E402
                                                MLGPUComputeDevice,
                                                MLNeuralEngineComputeDevice)
 
+from apple_runtime import core_ml_call  # noqa: E402
 from shard_fingerprint import fingerprint_files, fingerprint_of_files  # noqa: E402
 from shard_fingerprint import program_file  # noqa: E402
 from google.protobuf.message import DecodeError  # noqa: E402
@@ -224,13 +225,7 @@ def group_by_function(ops, function_order):
 
 
 def apple_call(path, what, call, *args):
-    """A runtime call, its failure named: Core ML's proxy reports a model it cannot compile or
-    plan as a bare RuntimeError/Exception, which would end the run with a traceback (exit 1)
-    instead of naming the shard (exit 2)."""
-    try:
-        return call(*args)
-    except Exception as e:  # noqa: BLE001 -- whatever the native proxy raises
-        raise InputError(f"{path}: Core ML could not {what}: {type(e).__name__}: {e}") from e
+    return core_ml_call(InputError, path, what, call, *args)
 
 
 def make_dump(path, compute_units, runtime, workdir):

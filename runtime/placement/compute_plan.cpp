@@ -539,7 +539,7 @@ Result<std::vector<std::string>> apply_compute_plan(std::vector<OpPlacement>& op
   // Ops without outputs (write_state) have no name to join on. Our dump lists them in program
   // order (dump_compute_plan.py maps compiled onto package ops the same way), so the k-th such
   // op of a block in the dump is the k-th of that block in the shard. Apple's form cannot name
-  // them at all; there they keep their prediction (below).
+  // them at all; there they have no device (below).
   std::map<std::string, std::vector<size_t>> unnamed_rows;  // block -> rows, in program order
   if (plan.form == ComputePlanDump::Form::kShardgate) {
     for (size_t i = 0; i < ops.size(); ++i) {
@@ -598,14 +598,24 @@ Result<std::vector<std::string>> apply_compute_plan(std::vector<OpPlacement>& op
   for (size_t i = 0; i < ops.size(); ++i) {
     OpPlacement& row = ops[i];
     const PlanOp* p = by_row[i];
-    if (row.outputs.empty() && plan.form == ComputePlanDump::Form::kModelRunner) {
-      row.detail = "no output name to join with Apple's form of the plan: placement predicted";
-      continue;
-    }
     const std::string id = row.outputs.empty()
                                ? fmt::format("{}/{}/(no output)", row.function,
                                              block_path_str(row.block_path))
                                : identity_str(row.function, row.block_path, row.outputs[0]);
+    // Apple's form joins by output name, so it holds no device for an op without outputs
+    // (write_state). Keeping the rule table's guess there passed a plan-based verdict with that
+    // op never measured; it is a compute op without a device, like any other.
+    if (row.outputs.empty() && plan.form == ComputePlanDump::Form::kModelRunner &&
+        dumped.count(row.function)) {
+      row.source = PlacementSource::kPlan;
+      row.placement = Placement::kUnknown;
+      row.detail = "no output name to join with Apple's form of the plan: no device measured";
+      failures.push_back(fmt::format("{} ({}): an op without outputs, which Apple's form of the "
+                                     "plan cannot name, so no device was measured for it; dump "
+                                     "the shard with validators/mac/dump_compute_plan.py", id,
+                                     row.type));
+      continue;
+    }
     if (!dumped.count(row.function)) {
       row.source = PlacementSource::kPlan;
       if (row.op_class == OpClass::kCompileTime) {

@@ -96,3 +96,29 @@ def test_a_shard_core_ml_cannot_load_or_run_is_exit_two_naming_it(tmp_path, caps
     assert code == 2, err
     assert "L0_attn_lut4.mlpackage: Core ML could not run it: CalledProcessError" in err, err
     assert not (tmp_path / "o" / "manifest.json").exists()
+
+
+def test_the_capture_names_the_shard_builds_chain_and_host_it_ran(tmp_path):
+    # The golden dump has a provenance record (the shards' fingerprints, the chain and its
+    # sha256: what golden-validator record writes); the capture wrote none, so a device dump
+    # could not be tied to the builds it ran, nor told from a fake run.
+    import hashlib
+    from shard_fingerprint import shard_fingerprint
+    out = tmp_path / "device"
+    argv = [CHAIN, "--out", str(out)]
+    assert capture_device_outputs.main(argv, runtime=FakeRuntime(
+        golden_validator=GOLDEN_VALIDATOR)) == 0
+    p = json.load(open(out / "manifest.json"))["provenance"]
+    chain = json.load(open(CHAIN))
+    steps = [s for s in chain["steps"] if "shard" in s]
+    assert [s["id"] for s in p["shards"]] == [s["id"] for s in steps]
+    for recorded, step in zip(p["shards"], steps):
+        path = os.path.normpath(os.path.join(os.path.dirname(CHAIN), step["shard"]))
+        assert recorded["path"] == path and recorded["fingerprint"] == shard_fingerprint(path)
+    assert p["chain"] == CHAIN
+    assert p["chain_sha256"] == hashlib.sha256(open(CHAIN, "rb").read()).hexdigest()
+    assert p["command_line"] == ["capture_device_outputs.py"] + argv
+    assert "CPU_AND_NE on Linux (fake)" in p["tool"] and "FAKE runtime" in p["tool"], p["tool"]
+    # golden-validator reads the record (its keys are checked) and compare still accepts it
+    r = run_tool(GOLDEN_VALIDATOR, "compare", "--candidate", str(out), "--reference", GOLDENS)
+    assert r.returncode == 0, r.stdout + r.stderr

@@ -729,6 +729,11 @@ std::string plan_provenance(const ComputePlanDump& plan) {
   std::string s = fmt::format("{} on {}", plan.compute_units,
                               plan.host.empty() ? "a host the dump does not record" : plan.host);
   if (!plan.producer_note.empty()) s += "; producer note: " + plan.producer_note;
+  // Free text from the dump goes onto the verdict's line: a newline in it could print a line
+  // of its own ("PASS ...") under the real one.
+  for (char& c : s) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
+  }
   return s;
 }
 

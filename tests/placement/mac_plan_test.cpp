@@ -223,6 +223,23 @@ TEST(MacPlan, AnOpOnlyTheCompiledProgramHasFailsThePackage) {
       << r.status().message();
 }
 
+TEST(MacPlan, ProvenanceIsOneLineOfText) {
+  json dump = read_dump("L0_attn_lut4.mlpackage.json");
+  dump["producer"]["note"] = "measured\nPASS  forged line";
+  dump["host"]["os"] = "macOS\t15.1";
+  auto plan = parse_compute_plan(dump.dump(), "p.json");
+  ASSERT_TRUE(plan.is_ok()) << plan.status().to_string();
+  const std::string s = plan_provenance(*plan);
+  EXPECT_EQ(s.find('\n'), std::string::npos) << s;
+  EXPECT_NE(s.find("os=macOS 15.1"), std::string::npos) << s;
+  EXPECT_NE(s.find("producer note: measured PASS  forged line"), std::string::npos) << s;
+  dump["producer"]["note"] = 3;
+  auto bad = parse_compute_plan(dump.dump(), "p.json");
+  ASSERT_FALSE(bad.is_ok());
+  EXPECT_NE(bad.status().message().find("p.json: $.producer.note: expected a string"),
+            std::string::npos) << bad.status().message();
+}
+
 TEST(MacPlan, SeamDumpsFollowTheSchema) {
   auto schema = read_file(SG_SOURCE_DIR "/reports/schema/compute-plan-dump.schema.json");
   ASSERT_TRUE(schema.is_ok());

@@ -24,8 +24,10 @@ prefix -- and so is each op of the package's protobuf (read with coremltools). A
 takes the devices of the compiled op with the same function, block path and first output; the
 operators must agree too. The dump lists the package's ops; an op found on one side only, or
 with another operator, is listed in model.op_mapping, and a package op without a compiled
-counterpart is written with null devices, which ane-validator fails (never passes). Ops
-without outputs (write_state) are matched by their order among such ops of the same block.
+counterpart is written with null devices, which ane-validator fails (never passes); a compiled
+op without a package counterpart has no entry to carry its device, and ane-validator fails the
+package naming it (dump the .mlmodelc itself to judge it). Ops without outputs (write_state)
+are matched by their order among such ops of the same block.
 
 Usage:
   python3 dump_compute_plan.py SHARD.mlpackage|SHARD.mlmodelc [...] [-o OUT_DIR]

@@ -34,6 +34,18 @@ ShardCheck check_program(const std::string& path, const Program& program, const 
       }
       plan = std::make_shared<const ComputePlanDump>(std::move(loaded).value());
     }
+    // A function the dump lists that the shard lacks: the dump describes another program, even
+    // when it lists no op there (an empty function passed unnoticed: nothing was joined).
+    for (const std::string& name : plan->functions) {
+      const bool in_shard = std::any_of(program.functions.begin(), program.functions.end(),
+                                        [&](const Function& f) { return f.name == name; });
+      if (!in_shard) {
+        check.error = Status(ErrorCode::kFormat,
+                             fmt::format("{}: function '{}' of the dump is not in the shard: the "
+                                         "dump does not match this program", plan->filename, name));
+        return check;
+      }
+    }
     auto failures = apply_compute_plan(check.ops, *plan, program_sha256);
     if (!failures.is_ok()) {
       check.error = std::move(failures).take_status();

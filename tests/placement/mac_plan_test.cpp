@@ -223,6 +223,17 @@ TEST(MacPlan, AnOpOnlyTheCompiledProgramHasFailsThePackage) {
       << r.status().message();
 }
 
+TEST(MacPlan, AFunctionOfTheDumpTheShardLacksIsRefused) {
+  // An empty function of another name was ignored (no op to join), and the shard passed.
+  json dump = read_dump("L0_attn_lut4.mlpackage.json");
+  dump["functions"].push_back({{"name", "other"}, {"ops", json::array()}});
+  ShardCheck c = check_with_json(kSample, dump);
+  ASSERT_TRUE(c.error);
+  EXPECT_EQ(c.error->code(), ErrorCode::kFormat);
+  EXPECT_NE(c.error->message().find("edited.json: function 'other' of the dump is not in the "
+                                    "shard"), std::string::npos) << c.error->message();
+}
+
 TEST(MacPlan, ProvenanceIsOneLineOfText) {
   json dump = read_dump("L0_attn_lut4.mlpackage.json");
   dump["producer"]["note"] = "measured\nPASS  forged line";

@@ -4,7 +4,9 @@
 #include "shardgate/placement.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include <algorithm>
 #include <memory>
 
 namespace sg {
@@ -32,6 +34,18 @@ ShardCheck check_program(const std::string& path, const Program& program, const 
       }
       plan = std::make_shared<const ComputePlanDump>(std::move(loaded).value());
     }
+    // A function the dump lists that the shard lacks: the dump describes another program, even
+    // when it lists no op there (an empty function passed unnoticed: nothing was joined).
+    for (const std::string& name : plan->functions) {
+      const bool in_shard = std::any_of(program.functions.begin(), program.functions.end(),
+                                        [&](const Function& f) { return f.name == name; });
+      if (!in_shard) {
+        check.error = Status(ErrorCode::kFormat,
+                             fmt::format("{}: function '{}' of the dump is not in the shard: the "
+                                         "dump does not match this program", plan->filename, name));
+        return check;
+      }
+    }
     auto failures = apply_compute_plan(check.ops, *plan, program_sha256);
     if (!failures.is_ok()) {
       check.error = std::move(failures).take_status();
@@ -42,6 +56,7 @@ ShardCheck check_program(const std::string& path, const Program& program, const 
     check.plan_path = options.plan_path.empty() ? plan->filename : options.plan_path;
     check.plan_sha256 = plan->sha256;
     check.plan_matched_by = plan_match_basis(*plan);
+    check.plan_taken_on = plan_provenance(*plan);
     // The per-op devices come from MLComputePlan, which can name the NE for a model whose ANE
     // compilation then fails (entries 30, 34, 57: the model runs on the CPU or GPU). A dump whose
     // logs record such a failure is evidence against residency, so the shard fails.
@@ -49,6 +64,20 @@ ShardCheck check_program(const std::string& path, const Program& program, const 
       check.shard_failures.push_back(fmt::format(
           "plan {}: the Mac's log records an ANE compile failure, so Core ML ran the model off "
           "the NE whatever the per-op devices say: {}", check.plan_path, e));
+    }
+    // A package dump lists the package's ops; an op Core ML's compiler added (or renamed) has no
+    // package op to carry its device, so the verdict would silently leave out work the device
+    // really runs. Only a dump of the .mlmodelc itself lists it.
+    if (!plan->compiled_only.empty()) {
+      constexpr size_t kNamed = 5;
+      const size_t n = plan->compiled_only.size();
+      std::vector<std::string> named(plan->compiled_only.begin(),
+                                     plan->compiled_only.begin() + std::min(n, kNamed));
+      check.shard_failures.push_back(fmt::format(
+          "plan {}: the compiled program Core ML runs has {} op(s) that no op of the package maps "
+          "onto (model.op_mapping.compiled_only: {}{}), so their devices are judged nowhere: dump "
+          "the compiled .mlmodelc itself with dump_compute_plan.py and gate that",
+          check.plan_path, n, fmt::join(named, "; "), n > kNamed ? "; ..." : ""));
     }
     for (const std::string& e : plan->espresso_unsupported) {
       check.shard_failures.push_back(fmt::format(

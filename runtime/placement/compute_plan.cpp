@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <map>
 #include <set>
 
@@ -40,7 +41,14 @@ class DumpReader {
   Status expect(const json& j, json::value_t type, const std::string& path,
                 const char* what) const {
     bool ok = j.type() == type;
-    if (type == json::value_t::number_integer) ok = j.is_number_integer();
+    if (type == json::value_t::number_integer) {
+      // nlohmann keeps an integer above INT64_MAX as unsigned, and get<int64_t> wraps it:
+      // 18446744073709551615 was read as -1, the top block's index.
+      if (j.is_number_unsigned() && j.get<uint64_t>() > uint64_t(INT64_MAX)) {
+        return error(path, fmt::format("integer {} is out of range", j.get<uint64_t>()));
+      }
+      ok = j.is_number_integer();
+    }
     if (type == json::value_t::number_float) ok = j.is_number();
     if (!ok) return error(path, fmt::format("expected {}, found {}", what, json_util::type_phrase(j)));
     return Status::ok();
@@ -207,6 +215,25 @@ class DumpReader {
     return std::optional<ComputePlanDump::BuildIdentity>(std::move(id));
   }
 
+  // model.op_mapping.compiled_only: the one part of the mapping record the gate needs (package
+  // ops without a compiled counterpart already carry null devices, which fail).
+  Status read_compiled_only(const json& model, std::vector<std::string>& out) const {
+    SG_ASSIGN_OR_RETURN(const json* mapping, member(model, "$.model", "op_mapping", false));
+    if (!mapping) return Status::ok();
+    SG_TRY(expect(*mapping, json::value_t::object, "$.model.op_mapping", "an object"));
+    SG_ASSIGN_OR_RETURN(const json* only,
+                        member(*mapping, "$.model.op_mapping", "compiled_only", false));
+    if (!only) return Status::ok();
+    SG_TRY(expect(*only, json::value_t::array, "$.model.op_mapping.compiled_only",
+                  "an array of op names"));
+    for (size_t i = 0; i < only->size(); ++i) {
+      SG_TRY(expect((*only)[i], json::value_t::string,
+                    fmt::format("$.model.op_mapping.compiled_only[{}]", i), "a string"));
+      out.push_back((*only)[i].get<std::string>());
+    }
+    return Status::ok();
+  }
+
   Result<ComputePlanDump> read_shardgate(const json& root) const {
     ComputePlanDump dump;
     dump.form = ComputePlanDump::Form::kShardgate;
@@ -223,6 +250,7 @@ class DumpReader {
     SG_ASSIGN_OR_RETURN(const json* producer, member(root, "$", "producer", true));
     SG_TRY(expect(*producer, json::value_t::object, "$.producer", "an object"));
     dump.producer = flatten_object(*producer);
+    SG_ASSIGN_OR_RETURN(dump.producer_note, string_member(*producer, "$.producer", "note", false));
     SG_ASSIGN_OR_RETURN(const json* host, member(root, "$", "host", false));
     if (host) {
       SG_TRY(expect(*host, json::value_t::object, "$.host", "an object"));
@@ -245,6 +273,7 @@ class DumpReader {
         return error("$.model", "missing required member \"compiled\" (the identity of the "
                                 ".mlmodelc the plan was taken from)");
       }
+      SG_TRY(read_compiled_only(*model, dump.compiled_only));
     }
     SG_ASSIGN_OR_RETURN(dump.compute_units, string_member(root, "$", "compute_units", true));
     static const std::set<std::string> kUnits = {"ALL", "CPU_ONLY", "CPU_AND_GPU", "CPU_AND_NE"};
@@ -510,7 +539,7 @@ Result<std::vector<std::string>> apply_compute_plan(std::vector<OpPlacement>& op
   // Ops without outputs (write_state) have no name to join on. Our dump lists them in program
   // order (dump_compute_plan.py maps compiled onto package ops the same way), so the k-th such
   // op of a block in the dump is the k-th of that block in the shard. Apple's form cannot name
-  // them at all; there they keep their prediction (below).
+  // them at all; there they have no device (below).
   std::map<std::string, std::vector<size_t>> unnamed_rows;  // block -> rows, in program order
   if (plan.form == ComputePlanDump::Form::kShardgate) {
     for (size_t i = 0; i < ops.size(); ++i) {
@@ -569,14 +598,24 @@ Result<std::vector<std::string>> apply_compute_plan(std::vector<OpPlacement>& op
   for (size_t i = 0; i < ops.size(); ++i) {
     OpPlacement& row = ops[i];
     const PlanOp* p = by_row[i];
-    if (row.outputs.empty() && plan.form == ComputePlanDump::Form::kModelRunner) {
-      row.detail = "no output name to join with Apple's form of the plan: placement predicted";
-      continue;
-    }
     const std::string id = row.outputs.empty()
                                ? fmt::format("{}/{}/(no output)", row.function,
                                              block_path_str(row.block_path))
                                : identity_str(row.function, row.block_path, row.outputs[0]);
+    // Apple's form joins by output name, so it holds no device for an op without outputs
+    // (write_state). Keeping the rule table's guess there passed a plan-based verdict with that
+    // op never measured; it is a compute op without a device, like any other.
+    if (row.outputs.empty() && plan.form == ComputePlanDump::Form::kModelRunner &&
+        dumped.count(row.function)) {
+      row.source = PlacementSource::kPlan;
+      row.placement = Placement::kUnknown;
+      row.detail = "no output name to join with Apple's form of the plan: no device measured";
+      failures.push_back(fmt::format("{} ({}): an op without outputs, which Apple's form of the "
+                                     "plan cannot name, so no device was measured for it; dump "
+                                     "the shard with validators/mac/dump_compute_plan.py", id,
+                                     row.type));
+      continue;
+    }
     if (!dumped.count(row.function)) {
       row.source = PlacementSource::kPlan;
       if (row.op_class == OpClass::kCompileTime) {
@@ -681,6 +720,21 @@ std::string plan_match_basis(const ComputePlanDump& plan) {
     return "sha256 of the compiled model.mil only (placement-dump@1): weights not compared";
   }
   return "op names only (Apple's form records no build): program and weights not compared";
+}
+
+std::string plan_provenance(const ComputePlanDump& plan) {
+  if (plan.form == ComputePlanDump::Form::kModelRunner) {
+    return "compute units and host not recorded (Apple's form)";
+  }
+  std::string s = fmt::format("{} on {}", plan.compute_units,
+                              plan.host.empty() ? "a host the dump does not record" : plan.host);
+  if (!plan.producer_note.empty()) s += "; producer note: " + plan.producer_note;
+  // Free text from the dump goes onto the verdict's line: a newline in it could print a line
+  // of its own ("PASS ...") under the real one.
+  for (char& c : s) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) c = ' ';
+  }
+  return s;
 }
 
 Status verify_plan_identity(const ComputePlanDump& plan, const Shard& shard) {

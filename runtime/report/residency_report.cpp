@@ -122,6 +122,7 @@ ojson shard_json(const ShardCheck& s, const std::string& name) {
   j["plan"] = s.plan_path.empty() ? ojson(nullptr) : ojson(s.plan_path);
   j["plan_sha256"] = s.plan_sha256.empty() ? ojson(nullptr) : ojson(s.plan_sha256);
   j["plan_matched_by"] = s.plan_matched_by.empty() ? ojson(nullptr) : ojson(s.plan_matched_by);
+  j["plan_taken_on"] = s.plan_taken_on.empty() ? ojson(nullptr) : ojson(s.plan_taken_on);
   j["summary"] = summary_json(s.summary);
   ojson gate;
   gate["min_residency_pct"] = s.threshold.min_residency_pct;
@@ -356,9 +357,10 @@ std::string residency_report_junit(const ResidencyReport& report) {
       out += fmt::format("      <properties>\n        <property name=\"plan\" value=\"{}\"/>\n"
                          "        <property name=\"plan.sha256\" value=\"{}\"/>\n"
                          "        <property name=\"plan.matched_by\" value=\"{}\"/>\n"
+                         "        <property name=\"plan.taken_on\" value=\"{}\"/>\n"
                          "      </properties>\n",
                          xml_escape(s.plan_path), xml_escape(s.plan_sha256),
-                         xml_escape(s.plan_matched_by));
+                         xml_escape(s.plan_matched_by), xml_escape(s.plan_taken_on));
     }
     if (s.error) {
       out += fmt::format("      <error message=\"{}\">{}</error>\n",
@@ -434,10 +436,13 @@ std::string residency_report_markdown(const ResidencyReport& report) {
   bool plans = false;
   for (const ShardCheck& s : report.shards) {
     if (s.plan_path.empty()) continue;
-    if (!plans) out += "\n| shard | plan dump | sha256 | matched by |\n|---|---|---|---|\n";
+    if (!plans) {
+      out += "\n| shard | plan dump | sha256 | matched by | taken with |\n|---|---|---|---|---|\n";
+    }
     plans = true;
-    out += fmt::format("| {} | {} | {} | {} |\n", name(s), md_code(s.plan_path, true),
-                       short_sha(s.plan_sha256), md_escape(s.plan_matched_by));
+    out += fmt::format("| {} | {} | {} | {} | {} |\n", name(s), md_code(s.plan_path, true),
+                       short_sha(s.plan_sha256), md_escape(s.plan_matched_by),
+                       md_escape(s.plan_taken_on));
   }
   for (const ShardCheck& s : report.shards) {
     if (s.error) continue;
@@ -483,8 +488,11 @@ std::string residency_summary_line(const ShardCheck& s) {
 }
 
 std::string residency_plan_line(const ShardCheck& s) {
-  return fmt::format("plan {} (sha256 {}), matched by {}", s.plan_path, short_sha(s.plan_sha256),
-                     s.plan_matched_by.empty() ? "n/a" : s.plan_matched_by);
+  std::string line = fmt::format("plan {} (sha256 {}), matched by {}", s.plan_path,
+                                 short_sha(s.plan_sha256),
+                                 s.plan_matched_by.empty() ? "n/a" : s.plan_matched_by);
+  if (!s.plan_taken_on.empty()) line += ", taken with " + s.plan_taken_on;
+  return line;
 }
 
 std::string residency_failure_lines(const ShardCheck& s) {

@@ -193,6 +193,8 @@ Result<ShardCheck> parse_shard(const Reader& r) {
   // Absent in reports written before the dump's hash was recorded: read as unknown.
   SG_ASSIGN_OR_RETURN(s.plan_sha256, r.opt_str("plan_sha256"));
   SG_ASSIGN_OR_RETURN(s.plan_matched_by, r.opt_str("plan_matched_by"));
+  // Absent in reports written before the dump's provenance was shown: read as unknown.
+  SG_ASSIGN_OR_RETURN(s.plan_taken_on, r.opt_str("plan_taken_on"));
   SG_ASSIGN_OR_RETURN(s.summary, parse_summary(r.child("summary")));
   const Reader gate = r.child("gate");
   SG_TRY(gate.object());

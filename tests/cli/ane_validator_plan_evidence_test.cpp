@@ -159,4 +159,27 @@ TEST_F(AneValidatorPlanEvidence, CostWeightedShareSaysHowManyOpsItCovers) {
             std::string::npos);
 }
 
+// The dump records where it was taken (compute units, host, producer note) and the reports
+// dropped all of it: a dump written by tests/mac's fake runtime, whose note says no Mac ran it,
+// gave a PASS indistinguishable from a measured one. Every report now says where it was taken.
+TEST_F(AneValidatorPlanEvidence, ReportsSayWhereTheDumpWasTaken) {
+  const std::string fake = std::string(SG_TEST_DATA_DIR) + "/placement/mac/L0_attn_lut4.mlpackage.json";
+  CliRun r = run("'" SG_SOURCE_DIR "/goldens/sample/shards/L0_attn_lut4.mlpackage' --plan '" +
+                 fake + "' --json r.json --markdown r.md --junit r.xml");
+  ASSERT_EQ(r.code, 0) << r.output;
+  const std::string taken =
+      "CPU_AND_NE on chip=none: tests/mac/fake_runtime.py, os=Linux (fake), target=fake; "
+      "producer note: FAKE runtime (tests/mac/fake_runtime.py): no Mac ran this";
+  EXPECT_NE(r.output.find("matched by fingerprint (program and every weight file), taken with " +
+                          taken), std::string::npos) << r.output;
+  const auto j = nlohmann::json::parse(slurp(dir_ / "r.json"));
+  EXPECT_EQ(j["shards"][0]["plan_taken_on"].get<std::string>().rfind(taken, 0), 0u)
+      << j["shards"][0]["plan_taken_on"];
+  EXPECT_NE(slurp(dir_ / "r.md").find("| CPU\\_AND\\_NE on chip=none: tests/mac/fake\\_runtime.py, "
+                                      "os=Linux (fake), target=fake; producer note: FAKE runtime"),
+            std::string::npos);  // Markdown-escaped
+  EXPECT_NE(slurp(dir_ / "r.xml").find("<property name=\"plan.taken_on\" value=\"" + taken),
+            std::string::npos);
+}
+
 }  // namespace

@@ -4,7 +4,8 @@ It replaces only the four Apple calls; what it hands back are coremltools' REAL 
 (MLComputePlan, MLModelStructure*, MLComputePlanDeviceUsage, MLComputePlanCost, the
 MLComputeDevice subclasses), built the way the native proxy would build them:
 
-- compile_model: for a package with an Apple-compiled twin beside it (the corpus pairs
+- compile_model: raises `compile_error` when given one (Core ML's proxy raises RuntimeError for
+  a model it cannot compile); for a package with an Apple-compiled twin beside it (the corpus pairs
   tests/data/corpus/silero-vad/X.mlpackage + X.mlmodelc) it copies that real .mlmodelc; for any
   other package (fixture-generator packages) it writes a placeholder .mlmodelc (a model.mil
   that says it is fake, plus the package's weight files) -- the compiled identity recorded from
@@ -12,7 +13,8 @@ MLComputeDevice subclasses), built the way the native proxy would build them:
 - load_compute_plan: the model structure comes from the source package's protobuf (ops,
   outputs, nested blocks as Core ML lists them); devices come from a small table (compile-time
   ops: no usage; `CPU_OPS`: CPU; everything else: ANE), cost 1/N. `drop_functions` leaves
-  functions out of the plan, as a plan that lost a function would.
+  functions out of the plan, as a plan that lost a function would; `compiled_extra_ops` adds ops
+  to the plan that the package lacks, as ops the compiler inserted would be.
 - load_model: predicts by running golden-validator exec (our CPU interpreter) on the shard, so
   the capture logic sees real tensors of the right names, shapes and dtypes.
 - host: says it is fake.
@@ -149,14 +151,21 @@ class FakeRuntime:
     note = ("FAKE runtime (tests/mac/fake_runtime.py): no Mac ran this; devices come from a "
             "table, not from Core ML")
 
-    def __init__(self, golden_validator=None, drop_functions=()):
+    def __init__(self, golden_validator=None, drop_functions=(), compile_error=None,
+                 compiled_extra_ops=()):
         self.golden_validator = golden_validator
         self.drop_functions = set(drop_functions)
+        # (function, operator, output): ops the "compiler" adds at the end of the function's
+        # block, present in the plan but not in the package (as a compiler-inserted cast would be)
+        self.compiled_extra_ops = list(compiled_extra_ops)
+        self.compile_error = compile_error  # raised by compile_model, as Core ML's proxy does
         self._source = {}  # compiled path -> package it stands for
         self.compiled = []
         self.models = []
 
     def compile_model(self, package, destination):
+        if self.compile_error:
+            raise self.compile_error
         package = package.rstrip("/")
         twin = package[:-len(".mlpackage")] + ".mlmodelc"
         if os.path.isdir(twin):
@@ -182,7 +191,14 @@ class FakeRuntime:
                 raise FileNotFoundError(f"fake runtime: no package beside {compiled} to read "
                                         "the structure from")
         plan = object.__new__(cp.MLComputePlan)  # the native proxy is absent on Linux
-        plan.__proxy__ = _PlanProxy(_structure_from_package(package, self.drop_functions))
+        structure = _structure_from_package(package, self.drop_functions)
+        for function, operator, output in self.compiled_extra_ops:
+            structure.program.functions[function].block.operations.append(
+                cp.MLModelStructureProgramOperation(
+                    inputs={}, operator_name=operator, blocks=[], __proxy__=None,
+                    outputs=[cp.MLModelStructureProgramNamedValueType(
+                        name=output, type=cp.MLModelStructureProgramValueType())]))
+        plan.__proxy__ = _PlanProxy(structure)
         return plan
 
     def load_model(self, path, compute_units, function):

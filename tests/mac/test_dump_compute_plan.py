@@ -155,3 +155,39 @@ def test_bad_shard_is_exit_two_naming_it(tmp_path, capsys):
                                   runtime=FakeRuntime())
     err = capsys.readouterr().err
     assert code == 2 and "missing.mlmodelc" in err, err
+
+
+def test_two_shards_of_one_name_are_refused_not_clobbered(tmp_path, capsys):
+    # a/L0.mlpackage and b/L0.mlpackage both map to OUT/L0.mlpackage.json: the second dump
+    # silently replaced the first, leaving one shard of the two without its plan.
+    for side in ("a", "b"):
+        shutil.copytree(SAMPLE_PACKAGE, tmp_path / side / "L0_attn_lut4.mlpackage")
+    out = tmp_path / "o"
+    code = dump_compute_plan.main([str(tmp_path / "a" / "L0_attn_lut4.mlpackage"),
+                                   str(tmp_path / "b" / "L0_attn_lut4.mlpackage"),
+                                   "-o", str(out)], runtime=FakeRuntime())
+    err = capsys.readouterr().err
+    assert code == 2 and "would both be dumped to L0_attn_lut4.mlpackage.json" in err, err
+    assert not out.exists() or not os.listdir(out)  # refused before anything is written
+
+
+def test_a_package_core_ml_cannot_compile_is_exit_two_naming_it(tmp_path, capsys):
+    # coremltools' native proxy raises a bare RuntimeError; it escaped as a traceback (exit 1)
+    runtime = FakeRuntime(compile_error=RuntimeError("Error reading protobuf spec. validator "
+                                                     "error: unsupported opset"))
+    code = dump_compute_plan.main([SAMPLE_PACKAGE, "-o", str(tmp_path / "o")], runtime=runtime)
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "L0_attn_lut4.mlpackage: Core ML could not compile it: RuntimeError" in err, err
+    assert "unsupported opset" in err
+
+
+def test_an_op_only_the_compiled_program_has_fails_the_package(tmp_path):
+    # The compiler adds an op (here one the table puts on the CPU): the dump lists package ops,
+    # records the extra op in model.op_mapping.compiled_only only, and the package PASSED.
+    runtime = FakeRuntime(compiled_extra_ops=[("main", "topk", "compiler_inserted_topk")])
+    (d,), (path,) = dump(tmp_path, SAMPLE_PACKAGE, runtime=runtime)
+    assert d["model"]["op_mapping"]["compiled_only"] == ["main/-1/compiler_inserted_topk (topk)"]
+    r = run_tool(ANE_VALIDATOR, SAMPLE_PACKAGE, "--plan", path)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "model.op_mapping.compiled_only: main/-1/compiler_inserted_topk (topk)" in r.stdout

@@ -219,6 +219,15 @@ TEST(ComputePlanFormat, MessagesNameFileAndJsonPath) {
   ASSERT_FALSE(r.is_ok());
   EXPECT_NE(r.status().message().find("block_path[0]"), std::string::npos);
 
+  // 2^64-1 is not -1: nlohmann's unsigned integer wrapped through get<int64_t> and passed as
+  // the top block's index.
+  dump["functions"][0]["ops"][0]["block_path"] = {18446744073709551615ULL};
+  r = parse_compute_plan(dump.dump(), "p.json");
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_NE(r.status().message().find("p.json: $.functions[0].ops[0].block_path[0]: integer "
+                                      "18446744073709551615 is out of range"), std::string::npos)
+      << r.status().message();
+
   dump["functions"][0]["ops"][0]["block_path"] = {-1};
   dump["functions"][0]["ops"][0].erase("cost");
   r = parse_compute_plan(dump.dump(), "p.json");

@@ -202,6 +202,55 @@ TEST(MacPlan, ADumpWhoseLogsRecordAnANEFailureFailsTheShard) {
       << r.status().message();
 }
 
+TEST(MacPlan, AnOpOnlyTheCompiledProgramHasFailsThePackage) {
+  // The dump lists the package's ops; an op Core ML's compiler added is recorded only in
+  // model.op_mapping.compiled_only. Ignoring it passed the package with that op unjudged.
+  json dump = read_dump("L0_attn_lut4.mlpackage.json");
+  dump["model"]["op_mapping"]["compiled_only"] = {"main/-1/inserted_cast (cast)"};
+  ShardCheck c = check_with_json(kSample, dump);
+  ASSERT_FALSE(c.error) << c.error->to_string();
+  EXPECT_FALSE(c.verdict.passed);
+  ASSERT_EQ(c.shard_failures.size(), 1u);
+  EXPECT_NE(c.shard_failures[0].find("1 op(s) that no op of the package maps onto "
+                                     "(model.op_mapping.compiled_only: main/-1/inserted_cast "
+                                     "(cast))"), std::string::npos) << c.shard_failures[0];
+  // a malformed record is bad input, named by its place
+  dump["model"]["op_mapping"]["compiled_only"] = {7};
+  auto r = parse_compute_plan(dump.dump(), "p.json");
+  ASSERT_FALSE(r.is_ok());
+  EXPECT_NE(r.status().message().find("p.json: $.model.op_mapping.compiled_only[0]: expected a "
+                                      "string, found a number"), std::string::npos)
+      << r.status().message();
+}
+
+TEST(MacPlan, AFunctionOfTheDumpTheShardLacksIsRefused) {
+  // An empty function of another name was ignored (no op to join), and the shard passed.
+  json dump = read_dump("L0_attn_lut4.mlpackage.json");
+  dump["functions"].push_back({{"name", "other"}, {"ops", json::array()}});
+  ShardCheck c = check_with_json(kSample, dump);
+  ASSERT_TRUE(c.error);
+  EXPECT_EQ(c.error->code(), ErrorCode::kFormat);
+  EXPECT_NE(c.error->message().find("edited.json: function 'other' of the dump is not in the "
+                                    "shard"), std::string::npos) << c.error->message();
+}
+
+TEST(MacPlan, ProvenanceIsOneLineOfText) {
+  json dump = read_dump("L0_attn_lut4.mlpackage.json");
+  dump["producer"]["note"] = "measured\nPASS  forged line";
+  dump["host"]["os"] = "macOS\t15.1";
+  auto plan = parse_compute_plan(dump.dump(), "p.json");
+  ASSERT_TRUE(plan.is_ok()) << plan.status().to_string();
+  const std::string s = plan_provenance(*plan);
+  EXPECT_EQ(s.find('\n'), std::string::npos) << s;
+  EXPECT_NE(s.find("os=macOS 15.1"), std::string::npos) << s;
+  EXPECT_NE(s.find("producer note: measured PASS  forged line"), std::string::npos) << s;
+  dump["producer"]["note"] = 3;
+  auto bad = parse_compute_plan(dump.dump(), "p.json");
+  ASSERT_FALSE(bad.is_ok());
+  EXPECT_NE(bad.status().message().find("p.json: $.producer.note: expected a string"),
+            std::string::npos) << bad.status().message();
+}
+
 TEST(MacPlan, SeamDumpsFollowTheSchema) {
   auto schema = read_file(SG_SOURCE_DIR "/reports/schema/compute-plan-dump.schema.json");
   ASSERT_TRUE(schema.is_ok());

@@ -141,14 +141,19 @@ TEST(Predict, OpsWithoutOutputsTakeTheirDevicesFromThePlanByOrder) {
                                              "'write_state' in the shard"),
             std::string::npos) << failures.status().message();
 
-  // Apple's form cannot name an op without outputs: there it keeps its prediction, labelled.
+  // Apple's form cannot name an op without outputs: it kept its prediction, and a plan-based
+  // verdict passed with that op never measured. It now has no device and fails, named.
   plan.form = ComputePlanDump::Form::kModelRunner;
   plan.ops = {relu};
   rows = *predicted;
   failures = apply_compute_plan(rows, plan, "");
   ASSERT_TRUE(failures.is_ok()) << failures.status().to_string();
-  EXPECT_EQ(rows[0].source, PlacementSource::kPredicted);
-  EXPECT_EQ(rows[0].placement, Placement::kANERisk);
+  EXPECT_EQ(rows[0].source, PlacementSource::kPlan);
+  EXPECT_EQ(rows[0].placement, Placement::kUnknown);
+  ASSERT_EQ(failures->size(), 1u);
+  EXPECT_NE((*failures)[0].find("main/-1/(no output) (write_state): an op without outputs, which "
+                                "Apple's form of the plan cannot name"), std::string::npos)
+      << (*failures)[0];
   EXPECT_EQ(rows[1].source, PlacementSource::kPlan);
 }
 

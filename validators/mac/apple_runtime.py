@@ -62,5 +62,18 @@ class AppleRuntime:
                 "target": "local"}
 
 
+def core_ml_call(error, where, what, call, *args):
+    """call(*args), its failure re-raised as error("WHERE: Core ML could not WHAT: ...").
+
+    Core ML's native proxy reports a model it cannot compile, plan, load or run as a bare
+    RuntimeError/Exception; uncaught, that ends a script with a traceback (exit 1) that does not
+    say which shard. The scripts turn `error` (their InputError) into exit 2 naming it.
+    """
+    try:
+        return call(*args)
+    except Exception as e:  # noqa: BLE001 -- whatever the native proxy raises
+        raise error(f"{where}: Core ML could not {what}: {type(e).__name__}: {e}") from e
+
+
 def shard_name(path):
     return os.path.basename(path.rstrip("/"))

@@ -6,7 +6,8 @@ Runs on a Mac (macOS 15+ for iOS18 shards; coremltools >= 8.1; tested against 9.
 shard is loaded with compute_units CPU_AND_NE (what ANE-targeted shards ship with) and
 predicted through coremltools; the result is a golden dump directory, "shardgate/golden-dump@1"
 (goldens/README.md, reports/schema/golden-dump.schema.json): manifest.json plus one .npy per
-tensor with its sha256.
+tensor with its sha256. The manifest's provenance names every shard run with its fingerprint,
+the chain with its sha256, the command line, and (in "tool") the compute units and this Mac.
 
   chain mode   capture_device_outputs.py CHAIN.json --out DEVICE_DUMP
                Runs the chain manifest (goldens/README.md "Chain manifest") free-running, as
@@ -42,6 +43,9 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from apple_runtime import core_ml_call  # noqa: E402
+from shard_fingerprint import shard_fingerprint  # noqa: E402
 
 COMPUTE_UNITS = "CPU_AND_NE"
 DTYPES = {"float16": "fp16", "float32": "fp32", "float64": "fp64", "int8": "int8",
@@ -90,11 +94,11 @@ class Goldens:
 class DumpWriter:
     """Writes a golden dump: each .npy, then manifest.json (atomically, last)."""
 
-    def __init__(self, directory, model, prompt_token_ids=None):
+    def __init__(self, directory, model, provenance, prompt_token_ids=None):
         self.directory = directory
         os.makedirs(directory, exist_ok=True)
         self.manifest = {"schema": "shardgate/golden-dump@1", "model": model,
-                         "dtype": None, "tensors": []}
+                         "dtype": None, "provenance": provenance, "tensors": []}
         if prompt_token_ids is not None:
             self.manifest["prompt_token_ids"] = prompt_token_ids
         self.names = set()
@@ -131,11 +135,35 @@ class DumpWriter:
         os.replace(path + ".tmp", path)
 
 
+def provenance(runtime, command_line, shards, chain=None):
+    """The golden dump's provenance (reports/schema/golden-dump.schema.json): which shard builds
+    ran (fingerprints, as golden-validator record names them), which chain, and where -- the
+    host is in `tool`, the one free-text member, so a capture by tests/mac's fake says so."""
+    host = runtime.host()
+    tool = (f"validators/mac/capture_device_outputs.py: Core ML {COMPUTE_UNITS} on "
+            f"{host.get('os')}, {host.get('chip')} (ANE cores {host.get('ane_total_cores')}, "
+            f"target {host.get('target')})")
+    note = getattr(runtime, "note", None)
+    if note:
+        tool += f"; {note}"
+    try:
+        fingerprints = [{"id": sid, "path": path, "fingerprint": shard_fingerprint(path)}
+                        for sid, path in shards]
+    except (OSError, ValueError, KeyError) as e:
+        raise InputError(f"shard fingerprint: {type(e).__name__}: {e}") from e
+    p = {"tool": tool, "command_line": list(command_line), "shards": fingerprints}
+    if chain:
+        with open(chain, "rb") as f:
+            p.update(chain=chain, chain_sha256=hashlib.sha256(f.read()).hexdigest())
+    return p
+
+
 class ChainRunner:
     """Runs a chain manifest on the device through `runtime`, free-running."""
 
-    def __init__(self, manifest_path, runtime):
+    def __init__(self, manifest_path, runtime, command_line=()):
         self.path = manifest_path
+        self.command_line = command_line
         self.base = os.path.dirname(os.path.abspath(manifest_path))
         self.chain = load_json(manifest_path)
         if self.chain.get("schema") != "shardgate/chain@1":
@@ -155,7 +183,9 @@ class ChainRunner:
     def model(self, shard, function):
         key = (shard, function)
         if key not in self.models:
-            self.models[key] = self.runtime.load_model(shard, COMPUTE_UNITS, function)
+            self.models[key] = core_ml_call(InputError, shard, f"load function '{function}'",
+                                            self.runtime.load_model, shard, COMPUTE_UNITS,
+                                            function)
         return self.models[key]
 
     def tensor(self, name, where):
@@ -217,7 +247,9 @@ class ChainRunner:
         shard = self.resolve(step.get("shard"), where + ".shard")
         model = self.model(shard, step.get("function", "main"))
         inputs = {name: self.tensor(chain, where) for name, chain in step.get("inputs", {}).items()}
-        outputs = model.predict(inputs, state=self.state_for(step, model, where))
+        state = self.state_for(step, model, where)
+        outputs = core_ml_call(InputError, f"{self.path}: {where}: shard {shard}", "run it",
+                               model.predict, inputs, state)
         for shard_name, chain_name in step.get("outputs", {}).items():
             if shard_name not in outputs:
                 raise InputError(f"{self.path}: {where}: shard {shard} returned no output "
@@ -225,10 +257,20 @@ class ChainRunner:
             self.tensors[chain_name] = np.asarray(outputs[shard_name])
 
     def run(self, out_dir):
+        # The dump written into the goldens directory would replace the reference manifest and
+        # tensors the comparison needs (compare would then set the device against itself).
+        if os.path.realpath(out_dir) == os.path.realpath(self.goldens.directory):
+            raise InputError(f"--out {out_dir} is the chain's goldens directory "
+                             f"({self.goldens.directory}): writing there would replace the "
+                             "goldens the device outputs are to be compared with")
         self.load_inputs()
         for index, step in enumerate(self.chain.get("steps", [])):
             self.run_step(index, step)
+        shards = [(s.get("id", f"step{i}"), self.resolve(s.get("shard"), f"$.steps[{i}].shard"))
+                  for i, s in enumerate(self.chain.get("steps", [])) if "shard" in s]
         writer = DumpWriter(out_dir, model=self.chain.get("name", "chain") + " on the device",
+                            provenance=provenance(self.runtime, self.command_line, shards,
+                                                  self.path),
                             prompt_token_ids=self.goldens.manifest.get("prompt_token_ids"))
         for golden, chain_name in self.from_goldens:
             entry = self.goldens.entry(golden, self.path)
@@ -247,7 +289,7 @@ class ChainRunner:
         return writer.manifest
 
 
-def capture_shard(shard, function, input_specs, out_dir, runtime):
+def capture_shard(shard, function, input_specs, out_dir, runtime, command_line=()):
     inputs = {}
     for spec in input_specs:
         name, sep, file = spec.partition("=")
@@ -257,9 +299,12 @@ def capture_shard(shard, function, input_specs, out_dir, runtime):
             inputs[name] = np.load(file)
         except (OSError, ValueError) as e:
             raise InputError(f"{file}: {e}") from e
-    model = runtime.load_model(shard, COMPUTE_UNITS, function)
-    outputs = model.predict(inputs)
-    writer = DumpWriter(out_dir, model=os.path.basename(shard.rstrip("/")) + " on the device")
+    model = core_ml_call(InputError, shard, f"load function '{function}'", runtime.load_model,
+                         shard, COMPUTE_UNITS, function)
+    outputs = core_ml_call(InputError, shard, "run it", model.predict, inputs)
+    name = os.path.basename(shard.rstrip("/"))
+    writer = DumpWriter(out_dir, model=name + " on the device",
+                        provenance=provenance(runtime, command_line, [(name, shard)]))
     for name in sorted(outputs):
         array = np.asarray(outputs[name])
         writer.add(name, array, "output", None, 1 if array.ndim >= 2 else None)
@@ -275,14 +320,16 @@ def main(argv=None, runtime=None):
     parser.add_argument("--input", action="append", default=[], metavar="NAME=FILE.npy",
                         help="shard mode: an input")
     args = parser.parse_args(argv)
+    command_line = ["capture_device_outputs.py"] + list(sys.argv[1:] if argv is None else argv)
     if runtime is None:
         from apple_runtime import AppleRuntime
         runtime = AppleRuntime()
     try:
         if args.target.endswith(".json"):
-            manifest = ChainRunner(args.target, runtime).run(args.out)
+            manifest = ChainRunner(args.target, runtime, command_line).run(args.out)
         else:
-            manifest = capture_shard(args.target, args.function, args.input, args.out, runtime)
+            manifest = capture_shard(args.target, args.function, args.input, args.out, runtime,
+                                     command_line)
     except InputError as e:
         print(f"capture_device_outputs.py: {e}", file=sys.stderr)
         return 2

@@ -24,8 +24,10 @@ prefix -- and so is each op of the package's protobuf (read with coremltools). A
 takes the devices of the compiled op with the same function, block path and first output; the
 operators must agree too. The dump lists the package's ops; an op found on one side only, or
 with another operator, is listed in model.op_mapping, and a package op without a compiled
-counterpart is written with null devices, which ane-validator fails (never passes). Ops
-without outputs (write_state) are matched by their order among such ops of the same block.
+counterpart is written with null devices, which ane-validator fails (never passes); a compiled
+op without a package counterpart has no entry to carry its device, and ane-validator fails the
+package naming it (dump the .mlmodelc itself to judge it). Ops without outputs (write_state)
+are matched by their order among such ops of the same block.
 
 Usage:
   python3 dump_compute_plan.py SHARD.mlpackage|SHARD.mlmodelc [...] [-o OUT_DIR]
@@ -58,6 +60,7 @@ from coremltools.models.compute_device import (MLCPUComputeDevice,  # noqa: E402
                                                MLGPUComputeDevice,
                                                MLNeuralEngineComputeDevice)
 
+from apple_runtime import core_ml_call  # noqa: E402
 from shard_fingerprint import fingerprint_files, fingerprint_of_files  # noqa: E402
 from shard_fingerprint import program_file  # noqa: E402
 from google.protobuf.message import DecodeError  # noqa: E402
@@ -223,6 +226,10 @@ def group_by_function(ops, function_order):
     return result
 
 
+def apple_call(path, what, call, *args):
+    return core_ml_call(InputError, path, what, call, *args)
+
+
 def make_dump(path, compute_units, runtime, workdir):
     """The dump of one shard (a dict in the placement-dump@2 form)."""
     path = path.rstrip("/")
@@ -232,8 +239,9 @@ def make_dump(path, compute_units, runtime, workdir):
     model = {"name": os.path.basename(path)}
     if is_package:
         model["package"] = build_identity(path, path=path)
-        compiled_path = runtime.compile_model(
-            path, os.path.join(workdir, os.path.basename(path)[:-len(".mlpackage")] + ".mlmodelc"))
+        compiled_path = apple_call(
+            path, "compile it", runtime.compile_model, path,
+            os.path.join(workdir, os.path.basename(path)[:-len(".mlpackage")] + ".mlmodelc"))
     else:
         compiled_path = path
     with open(os.path.join(compiled_path, "model.mil"), "rb") as f:
@@ -244,7 +252,8 @@ def make_dump(path, compute_units, runtime, workdir):
         compiled["name"] = os.path.basename(path)[:-len(".mlpackage")] + ".mlmodelc"
     model["compiled"] = compiled
 
-    plan = runtime.load_compute_plan(compiled_path, compute_units)
+    plan = apple_call(path, f"load its compute plan ({compute_units})", runtime.load_compute_plan,
+                      compiled_path, compute_units)
     compiled_ops = plan_ops(plan)
     compiled_functions = list(dict.fromkeys(o["function"] for o in compiled_ops))
     if is_package:
@@ -296,8 +305,21 @@ def summary(out, dump):
     return line
 
 
+def check_distinct_names(shards):
+    """Each dump is named after its shard's directory: two shards of one name (a/x.mlpackage and
+    b/x.mlpackage) would write the same file, the second silently replacing the first."""
+    seen = {}
+    for shard in shards:
+        name = os.path.basename(shard.rstrip("/"))
+        if name in seen:
+            raise InputError(f"{seen[name]} and {shard} would both be dumped to {name}.json: "
+                             "dump them in separate runs with separate -o directories")
+        seen[name] = shard
+
+
 def dump_shards(shards, out_dir, compute_units, runtime):
     """Writes OUT_DIR/<shard name>.json for each shard; returns the paths written."""
+    check_distinct_names(shards)
     os.makedirs(out_dir, exist_ok=True)
     workdir = tempfile.mkdtemp(prefix="sg_plan_")
     written = []

@@ -187,6 +187,7 @@ struct ComputePlanDump {
   std::string sha256;         // of the dump file's bytes: the evidence, named in every report
   std::string producer;       // free text from "producer" (tool, api, note)
   std::string host;           // free text from "host"
+  std::string producer_note;  // producer.note: a synthetic dump (tests/mac's fake) says so here
   std::string compute_units;  // "CPU_AND_NE", ... ("" when absent)
   std::string model_name;
   std::optional<std::string> sha256_model_mil;  // schema 1 only: the compiled model.mil
@@ -203,6 +204,10 @@ struct ComputePlanDump {
   std::optional<BuildIdentity> compiled;
   std::vector<std::string> functions;  // function names the dump lists, in order
   std::vector<PlanOp> ops;
+  // model.op_mapping.compiled_only of a package dump: ops of the compiled program Core ML runs
+  // that no package op maps onto ("main/-1/x (cast)"). The dump lists package ops only, so these
+  // have no row; check_program fails the shard rather than pass it without them.
+  std::vector<std::string> compiled_only;
   // What the Mac's logs recorded while the plan was taken (placement.md 1.9): an ANE compile
   // failure, or an Espresso "Unsupported op" line, means Core ML ran that work off the NE
   // whatever the per-op devices say, so check_program turns each into a shard-level failure.
@@ -225,6 +230,11 @@ bool plan_names_shard(const ComputePlanDump& plan, const std::string& shard_path
 // every weight file (the fingerprint); a schema-1 dump for the compiled model.mil's text only
 // (a weight changed since the dump goes unseen); Apple's form records no build at all.
 std::string plan_match_basis(const ComputePlanDump& plan);
+
+// Where the dump says it was taken, for the reports: "CPU_AND_NE on os=macOS 15.1, chip=...",
+// plus the producer's note ("FAKE runtime ...": no Mac ran it). What a plan measured is only
+// as good as the machine and configuration it was measured on, so the verdict names them.
+std::string plan_provenance(const ComputePlanDump& plan);
 
 // Refuses (kFormat) a schema-1 dump given an .mlpackage (it records only the compiled
 // model.mil's sha256, which a package's protobuf program cannot be checked against on Linux)
@@ -350,6 +360,7 @@ struct ShardCheck {
   std::string plan_path;
   std::string plan_sha256;      // of the dump file; "" when predicted (or a report without it)
   std::string plan_matched_by;  // plan_match_basis() of the dump; "" when predicted
+  std::string plan_taken_on;    // plan_provenance() of the dump; "" when predicted
   std::vector<std::string> plan_failures;
   std::vector<ContractCheckResult> checks;
   ResidencyThreshold threshold;

@@ -1,10 +1,15 @@
-// JSON reading with limits (see json.h): a non-recursive pre-scan for depth and number range,
-// then nlohmann, with every nlohmann exception turned into a Status naming the file.
+// JSON reading with limits (see json.h): a non-recursive pre-scan for depth, number range and
+// repeated keys, then nlohmann, with every nlohmann exception turned into a Status naming the file.
 #include "core/json.h"
 
 #include "shardgate/io.h"
 
+#include <algorithm>
 #include <cstdlib>
+#include <deque>
+#include <string>
+#include <unordered_set>
+#include <vector>
 
 namespace sg::json_util {
 namespace {
@@ -29,32 +34,124 @@ Result<J> parse_as(std::string_view text, const std::string& path, uint64_t base
 
 }  // namespace
 
+namespace {
+
+// The open objects and arrays of the pre-scan, innermost last, to find a key that appears twice
+// in one object. JSON leaves a repeated key to the reader, and readers differ (nlohmann and
+// Python keep the last): a gate file with "min_cosine" twice, or a plan op with "preferred":
+// "cpu" then "preferred": "ane", would be judged by whichever came last, so such a file is
+// refused with its place (functions[0].ops[3].preferred). Frames are reused across objects, so
+// the scan allocates per depth, not per object.
+class OpenContainers {
+ public:
+  void open(bool object) {
+    if (depth_ == frames_.size()) frames_.emplace_back();
+    Frame& f = frames_[depth_++];
+    f.object = object;
+    f.expect_key = object;
+    f.index = 0;
+    f.keys.clear();
+    f.key_set.clear();
+  }
+  void close() {
+    if (depth_ > 0) --depth_;
+  }
+  void comma() {
+    if (depth_ == 0) return;
+    Frame& f = frames_[depth_ - 1];
+    if (f.object) {
+      f.expect_key = true;
+    } else {
+      ++f.index;
+    }
+  }
+  // Whether the string starting here is an object's key.
+  bool at_key() const { return depth_ > 0 && frames_[depth_ - 1].expect_key; }
+  // Records `key` (raw, between the quotes) for the innermost object; false when it is there
+  // already.
+  bool add_key(std::string_view raw) {
+    Frame& f = frames_[depth_ - 1];
+    f.expect_key = false;
+    std::string_view key = raw;
+    if (raw.find('\\') != std::string_view::npos) {  // "\u0061" is "a": compare decoded keys
+      try {
+        key = decoded_.emplace_back(Json::parse("\"" + std::string(raw) + "\"").get<std::string>());
+      } catch (const Json::exception&) {
+        // Not a valid string: nlohmann's parse after the scan reports it with its place.
+      }
+    }
+    f.current = key;
+    // Few keys per object: a linear search; many: a hash set built once.
+    constexpr size_t kLinear = 16;
+    if (f.keys.size() < kLinear) {
+      for (std::string_view k : f.keys) {
+        if (k == key) return false;
+      }
+      f.keys.push_back(key);
+      if (f.keys.size() == kLinear) f.key_set.insert(f.keys.begin(), f.keys.end());
+      return true;
+    }
+    return f.key_set.insert(key).second;
+  }
+  // "functions[0].ops[3].preferred": where the innermost object's current key is.
+  std::string place() const {
+    std::string p;
+    for (size_t i = 0; i < depth_; ++i) {
+      const Frame& f = frames_[i];
+      p = f.object ? join(p, std::string(f.current)) : index(p, f.index);
+    }
+    return p;
+  }
+
+ private:
+  struct Frame {
+    bool object = false;
+    bool expect_key = false;
+    size_t index = 0;                             // of an array: the element being read
+    std::string_view current;                     // of an object: the member being read
+    std::vector<std::string_view> keys;           // of an object: its keys so far
+    std::unordered_set<std::string_view> key_set;  // the same, once there are many
+  };
+  std::vector<Frame> frames_;
+  size_t depth_ = 0;
+  std::deque<std::string> decoded_;  // keys written with escapes, decoded (stable addresses)
+};
+
+}  // namespace
+
 Status prescan(std::string_view text, const std::string& path, uint64_t base) {
   int depth = 0;
-  bool in_string = false;
+  OpenContainers open;
   for (size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
-    if (in_string) {
-      if (c == '\\') {
-        ++i;  // the escaped character cannot end the string
-      } else if (c == '"') {
-        in_string = false;
-      }
-      continue;
-    }
     switch (c) {
-      case '"':
-        in_string = true;
+      case '"': {
+        size_t end = i + 1;  // the closing quote; an escaped character cannot end the string
+        while (end < text.size() && text[end] != '"') end += text[end] == '\\' ? 2 : 1;
+        if (open.at_key()) {
+          const std::string_view raw = text.substr(i + 1, std::min(end, text.size()) - i - 1);
+          SG_CHECK(open.add_key(raw), ErrorCode::kFormat,
+                   "{}: {}: key appears twice in one object (byte {}; readers disagree on which "
+                   "one counts)",
+                   path, open.place(), base + i);
+        }
+        i = end;
         break;
+      }
       case '[':
       case '{':
         SG_CHECK(++depth <= limits::kJsonMaxDepth, ErrorCode::kFormat,
                  "{}: JSON nested deeper than {} levels at byte {}", path, limits::kJsonMaxDepth,
                  base + i);
+        open.open(c == '{');
         break;
       case ']':
       case '}':
         if (depth > 0) --depth;
+        open.close();
+        break;
+      case ',':
+        open.comma();
         break;
       default:
         if ((c >= '0' && c <= '9') || c == '-') {

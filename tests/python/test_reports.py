@@ -57,6 +57,9 @@ def test_not_a_report(tmp_path):
     p.write_text("{")
     with pytest.raises(shardgate.Error, match="not JSON"):
         shardgate.read_report(p)
+    p.write_text('{"verdict": "fail", "verdict": "pass"}')
+    with pytest.raises(shardgate.Error, match="verdict appears twice in one object"):
+        shardgate.read_report(p)
 
 
 def test_an_empty_ci_slice_is_read_as_exit_0_without_a_pass(tmp_path, sample, cli_dir):

@@ -1,7 +1,8 @@
 // Every JSON input kind goes through one parse entry point with a depth limit and a number
 // range check (runtime/core/json.h): a file nested 200,000 levels deep (which crashed the tools
 // with signal 11) and a number like 1e400 (which ended in "internal error") are input errors
-// (kFormat, exit 2) naming the file, for each of the ten kinds.
+// (kFormat, exit 2) naming the file, for each of the ten kinds; so is a key that appears twice in
+// one object, which readers resolve differently (nlohmann and Python keep the last).
 #include "shardgate/chain.h"
 #include "shardgate/gate_policy.h"
 #include "shardgate/golden.h"
@@ -148,6 +149,40 @@ TEST_F(JsonLimits, NumberOutsideTheDoubleRangeIsAnInputErrorForEveryKind) {
     EXPECT_NE(s.message().find("-1e400 is outside the range of a double"), std::string::npos)
         << k.name << ": " << s.message();
   }
+}
+
+TEST_F(JsonLimits, AKeyTwiceInOneObjectIsAnInputErrorForEveryKind) {
+  for (const Kind& k : kinds()) {
+    std::string file;
+    const Status s =
+        k.load(dir_, R"({"a": [{"x": 1}, {"preferred": "cpu", "supported": [], "preferred": "ane"}]})",
+               file);
+    ASSERT_FALSE(s.is_ok()) << k.name;
+    EXPECT_EQ(s.code(), ErrorCode::kFormat) << k.name << ": " << s.to_string();
+    EXPECT_NE(s.message().find(file), std::string::npos) << k.name << ": " << s.message();
+    EXPECT_NE(s.message().find(": a[1].preferred: key appears twice in one object"),
+              std::string::npos)
+        << k.name << ": " << s.message();
+  }
+}
+
+TEST_F(JsonLimits, OneKeyInManyObjectsAndEscapedSpellingsAreTold) {
+  std::string file;
+  // The same key in sibling and nested objects is no repeat; "\u0061" is "a", a repeat.
+  const Status siblings = kinds()[0].load(dir_, R"({"a": {"a": {"a": 1}}, "b": [{"a": 1}, {"a": 2}]})", file);
+  ASSERT_FALSE(siblings.is_ok());
+  EXPECT_EQ(siblings.message().find("twice"), std::string::npos) << siblings.message();
+  const Status escaped = kinds()[0].load(dir_, R"({"s": 1, "a": 1, "\u0061": 2})", file);
+  EXPECT_NE(escaped.message().find(": a: key appears twice in one object"), std::string::npos)
+      << escaped.message();
+  // An object of many keys (looked up in a set past the first 16): the repeat is found there too.
+  std::string many = "{";
+  for (int k = 0; k < 40; ++k) many += "\"k" + std::to_string(k) + "\": " + std::to_string(k) + ", ";
+  const Status wide = kinds()[0].load(dir_, many + "\"k33\": 0}", file);
+  EXPECT_NE(wide.message().find(": k33: key appears twice in one object"), std::string::npos)
+      << wide.message();
+  const Status distinct = kinds()[0].load(dir_, many + "\"k40\": 0}", file);
+  EXPECT_EQ(distinct.message().find("twice"), std::string::npos) << distinct.message();
 }
 
 TEST_F(JsonLimits, BracketsAndNumbersInsideStringsAreText) {

@@ -64,16 +64,33 @@ class Report:
         return f"<shardgate.Report {self.tool} {self.verdict} from {self.source}>"
 
 
+class _DuplicateKey(ValueError):
+    pass
+
+
+def _unique_keys(pairs):
+    # JSON leaves a repeated key to the reader (json keeps the last): a report with "verdict"
+    # twice would read as whichever came last. The tools refuse such a file; so does Python.
+    data = {}
+    for key, value in pairs:
+        if key in data:
+            raise _DuplicateKey(key)
+        data[key] = value
+    return data
+
+
 def read_report(path):
     """Reads a report file of either tool, validates it against its schema (named by the
     envelope's schema_version) and returns a Report."""
     path = Path(path)
     try:
-        data = json.loads(path.read_text())
+        data = json.loads(path.read_text(), object_pairs_hook=_unique_keys)
     except OSError as e:
         raise Error(f"{path}: {e.strerror}", 2)
     except json.JSONDecodeError as e:
         raise Error(f"{path}:{e.lineno}:{e.colno}: not JSON: {e.msg}", 2)
+    except _DuplicateKey as e:
+        raise Error(f"{path}: key {e} appears twice in one object (readers disagree on which one counts)", 2)
     if not isinstance(data, dict):
         raise Error(f"{path}: a report is a JSON object", 2)
     kind = _kind(data)

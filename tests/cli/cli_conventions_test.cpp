@@ -192,6 +192,22 @@ TEST(CliVersion, BothToolsPrintNameAndTheProjectVersion) {
   }
 }
 
+// --strict fails different things in the two tools, and each help says what (golden-validator's
+// said "Results that are only 'at risk'", a residency notion it has none of).
+TEST(CliHelp, StrictSaysWhatItFailsInEachTool) {
+  const CliRun ane = run_command("'" + kAne + "' --help");
+  EXPECT_NE(ane.output.find("--strict                    Ops only 'at risk'"), std::string::npos)
+      << ane.output;
+  for (const char* sub : {"run", "compare", "probe", "regate", "advise"}) {
+    const CliRun r = run_command("'" + kGolden + "' " + sub + " --help");
+    EXPECT_NE(r.output.find("--strict                    Reference (golden) tensors that no check "
+                            "compares fail the gate too"),
+              std::string::npos)
+        << sub << "\n" << r.output;
+    EXPECT_EQ(r.output.find("at risk"), std::string::npos) << sub << "\n" << r.output;
+  }
+}
+
 TEST(CliHelp, EveryHelpEndsWithExitCodesAndTwoExamples) {
   const std::vector<std::string> subs = listed_subcommands();
   ASSERT_GE(subs.size(), 9u) << "golden-validator --help lists no subcommands";

@@ -38,10 +38,10 @@ Status ReportArgs::write_rendered(
   return write_reports(outputs);  // puts the JSON last whatever the order here
 }
 
-void GateArgs::add_to(CLI::App& app) {
+void GateArgs::add_to(CLI::App& app, const std::string& strict_help) {
   app.add_option("--gate", gate_file, "Gate policy (JSON). Default: gates/<residency|fidelity>.json found from the directory of the shards, chain or reference upward to the repository root (never the current directory), else the built-in policy")
       ->option_text("FILE");
-  app.add_flag("--strict", strict, "Results that are only 'at risk' fail the gate too");
+  app.add_flag("--strict", strict, strict_help);
 }
 
 void LogArgs::add_to(CLI::App& app) {

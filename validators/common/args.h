@@ -45,13 +45,22 @@ struct ReportArgs {
 };
 
 // Which policy decides pass/fail: --gate FILE (a gates/*.json policy; empty = the tool's
-// default policy), --strict (at-risk results fail too).
+// default policy), --strict (what else fails: each tool says, since the two tools' --strict
+// fail different things).
 struct GateArgs {
   std::string gate_file;
   bool strict = false;
 
-  void add_to(CLI::App& app);
+  void add_to(CLI::App& app, const std::string& strict_help);
 };
+
+// --strict's help in each tool: it once read "at risk" in golden-validator too, where nothing
+// is at risk and --strict fails the goldens no check compared.
+inline constexpr const char* kAneStrictHelp =
+    "Ops only 'at risk', ops of unknown placement and boundary casts a plan puts on the CPU or "
+    "GPU fail the gate too";
+inline constexpr const char* kGoldenStrictHelp =
+    "Reference (golden) tensors that no check compares fail the gate too";
 
 // How much the tool prints: -q (verdict lines and errors only), -v / -vv (more detail).
 struct LogArgs {

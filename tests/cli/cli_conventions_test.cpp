@@ -208,6 +208,23 @@ TEST(CliHelp, StrictSaysWhatItFailsInEachTool) {
   }
 }
 
+// probe's --shard-count help said "an empty slice exits 0 with a note", as ane-validator's and
+// run's do, but probe refuses an empty slice (exit 2): its slices are never merged. The help
+// now says what it does.
+TEST(CliHelp, ProbeSaysWhatAnEmptySliceDoes) {
+  const CliRun help = run_command("'" + kGolden + "' probe --help");
+  EXPECT_NE(help.output.find("a slice that selects no shard is a usage error, exit 2"), std::string::npos)
+      << help.output;
+  EXPECT_EQ(help.output.find("an empty slice exits 0"), std::string::npos) << help.output;
+  const CliRun r = run_command("'" + kGolden + "' probe '" SG_SOURCE_DIR
+                               "/goldens/sample/shards/*_lut4.mlpackage' --baseline-replace _lut4=_fp16 "
+                               "--shard-index 20 --shard-count 30");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("probe: slice 20 of 30 selects none of the 16 shards"), std::string::npos) << r.output;
+  const CliRun ane = run_command("'" + kAne + "' --help");
+  EXPECT_NE(ane.output.find("an empty slice exits 0 with a note"), std::string::npos) << ane.output;
+}
+
 TEST(CliHelp, EveryHelpEndsWithExitCodesAndTwoExamples) {
   const std::vector<std::string> subs = listed_subcommands();
   ASSERT_GE(subs.size(), 9u) << "golden-validator --help lists no subcommands";

@@ -54,13 +54,12 @@ Status LogArgs::validate() const {
   return Status::ok();
 }
 
-void SelectionArgs::add_to(CLI::App& app, const std::string& items) {
+void SelectionArgs::add_to(CLI::App& app, const std::string& items, const std::string& empty) {
   app.add_option("--shard-index", shard_index,
                  "Which slice of the " + items + " to check (0-based; item p is in slice p % N)")
       ->option_text("I");
   app.add_option("--shard-count", shard_count,
-                 "Split the " + items + " into N slices (CI fan-out; an empty slice exits 0 with "
-                 "a note)")
+                 "Split the " + items + " into N slices (CI fan-out; " + empty + ")")
       ->option_text("N");
 }
 

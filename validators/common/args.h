@@ -80,8 +80,10 @@ struct SelectionArgs {
   int64_t shard_count = 1;
 
   // `items` names what is split in the help ("shards"; golden-validator run: "teacher-forced
-  // step groups").
-  void add_to(CLI::App& app, const std::string& items = "shards");
+  // step groups"); `empty` says what a slice selecting none of them does (probe, whose slices
+  // are not merged, refuses one: its help said "exits 0 with a note" while it exited 2).
+  void add_to(CLI::App& app, const std::string& items = "shards",
+              const std::string& empty = "an empty slice exits 0 with a note");
   // Usage error when count < 1 or index is outside [0, count).
   Status validate() const;
   bool selects(size_t position) const;

@@ -96,8 +96,8 @@ TEST(Compare, DtypeClassMismatchIsAnInputError) {
   EXPECT_DOUBLE_EQ(*ok->rows[0].value(Metric::kCosine), 1.0);
 }
 
-// A row of one element has cosine ±1 whatever its error (only the signs count): it gets no
-// cosine, so the gate cannot pass it on one; the norm ratio and the errors still judge it.
+// A row of one element has cosine ±1 whatever its error (only the signs count): of the same
+// sign it gets no cosine, so the gate cannot pass it on one; the norm ratio and the errors judge it.
 TEST(Compare, OneElementRowsHaveNoCosineButANormRatio) {
   const Tensor ref = f32({1, 3}, {0.50f, 0.20f, 0.90f});
   const Tensor cand = f32({1, 3}, {0.60f, 0.20f, 0.45f});  // 20% and 50% off, same signs
@@ -115,6 +115,28 @@ TEST(Compare, OneElementRowsHaveNoCosineButANormRatio) {
   auto ev = evaluate_gate(run, builtin_gate_policy());
   ASSERT_TRUE(ev.is_ok());
   EXPECT_EQ(ev->checks[0].verdict, Verdict::kFail) << ev->checks[0].message;  // by the norm ratio
+}
+
+// A one-element row of the wrong sign has norm ratio 1 and passed under every shipped gate
+// (no error threshold is on by default): its cosine, -1, is kept and fails it. Rows of the
+// right sign still have none, and the note says which rows have one.
+TEST(Compare, OneElementRowOfTheWrongSignFailsOnItsCosine) {
+  const Tensor ref = f32({3, 1}, {0.50f, -0.20f, 0.90f});
+  const Tensor cand = f32({3, 1}, {0.50f, 0.20f, 0.90f});  // row 1 negated
+  auto c = compare_tensors(ident("score", "output", std::nullopt), cand, ref, 0, {});
+  ASSERT_TRUE(c.is_ok()) << c.status().to_string();
+  ASSERT_EQ(c->rows.size(), 3u);
+  EXPECT_FALSE(c->rows[0].value(Metric::kCosine).has_value());
+  ASSERT_TRUE(c->rows[1].value(Metric::kCosine).has_value());
+  EXPECT_DOUBLE_EQ(*c->rows[1].value(Metric::kCosine), -1.0);
+  EXPECT_DOUBLE_EQ(*c->rows[1].value(Metric::kNormRatio), 1.0);
+  EXPECT_FALSE(c->rows[2].value(Metric::kCosine).has_value());
+  auto ev = gate(*c);
+  ASSERT_TRUE(ev.is_ok()) << ev.status().to_string();
+  EXPECT_EQ(ev->summary.verdict, Verdict::kFail) << ev->summary.message;
+  EXPECT_EQ(ev->checks[0].rows[0].verdict, Verdict::kPass);
+  EXPECT_EQ(ev->checks[0].rows[1].failed, std::vector<Metric>{Metric::kCosine});
+  EXPECT_EQ(ev->checks[0].rows[2].verdict, Verdict::kPass);
 }
 
 // Integer tensors hold ids: token 1800 for 1700 (norm ratio 1800/1700 = 1.0588) and 98 for 99

@@ -224,6 +224,13 @@ Result<CheckResult> compare_tensors(const CheckIdentity& identity, const Tensor&
     }
     const RowMetricValues m = acc.finish();
     row.degenerate = m.degenerate;
+    if (m.degenerate && rc != DTypeClass::kFloat) {
+      // Ids or flags zero on both sides (token 0 everywhere, an all-false mask) match exactly:
+      // that is the evidence the exact-match rule asks for (max_abs 0), not a row with nothing
+      // to measure; such a check failed "every row degenerate: no evidence".
+      row.degenerate = false;
+      row.value(Metric::kMaxAbs) = 0.0;
+    }
     if (!m.degenerate) {
       // The cosine of two one-element vectors is their signs' product (±1): +1 cannot judge
       // fidelity (a speech probability 3% off still has cosine 1), so such rows have none and

@@ -106,6 +106,25 @@ TEST_F(GoldenCli, CompareFailsAOneElementRowOfTheWrongSign) {
   EXPECT_EQ(good.code, 0) << good.output;
 }
 
+// Token ids that are 0 at every position on both sides match exactly; compare failed them as
+// "all 1 rows are degenerate ...: no evidence".
+TEST_F(GoldenCli, CompareOfIdsThatAreAllZeroOnBothSidesPasses) {
+  for (const char* name : {"ref", "cand"}) {
+    auto w = GoldenDumpWriter::create(out(name), "m", "fp32", {});
+    ASSERT_TRUE(w.is_ok()) << w.status().to_string();
+    GoldenEntry e;
+    e.name = "ids";
+    e.kind = "output";
+    const std::vector<int32_t> zeros(4, 0);
+    ASSERT_TRUE(w->add(e, Tensor::from_i32({1, 4}, zeros)).is_ok());
+    ASSERT_TRUE(w->finish().is_ok());
+  }
+  const CliRun r = golden("compare --no-color --candidate " + out("cand") + " --reference " +
+                          out("ref") + " --gate " SG_SOURCE_DIR "/gates/fidelity.json");
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("PASS: all 1 checks passed (1 rows, 0 degenerate)"), std::string::npos) << r.output;
+}
+
 TEST_F(GoldenCli, CompareFailsAndNamesTheFirstFailingLayerAndPosition) {
   const CliRun r = golden("compare --no-color --candidate " + dump("cand_fail") + " --reference " +
                        dump("ref") + " --json " + out("r.json") + " --junit " + out("r.xml") +

@@ -179,6 +179,39 @@ TEST(Compare, IntegerTensorsMustMatchExactly) {
   EXPECT_EQ(fev->summary.verdict, Verdict::kPass) << fev->summary.message;
 }
 
+// Ids or flags that are zero on both sides (token 0 at every position, an all-false mask) match
+// exactly: they pass on max_abs 0 where such a check failed as "all rows degenerate: no
+// evidence"; one flag set where the reference has none still fails. Float rows of zeros stay
+// degenerate.
+TEST(Compare, IntegerRowsOfZerosOnBothSidesAreAnExactMatch) {
+  const std::vector<int32_t> zeros(4, 0);
+  const Tensor ids = Tensor::from_i32({1, 4}, zeros);
+  auto same = compare_tensors(ident("next_token", "output", std::nullopt), ids, ids, 1, {});
+  ASSERT_TRUE(same.is_ok()) << same.status().to_string();
+  for (const RowResult& r : same->rows) {
+    EXPECT_FALSE(r.degenerate);
+    EXPECT_EQ(r.value(Metric::kMaxAbs), std::optional<double>(0.0));
+  }
+  auto ev = gate(*same);
+  ASSERT_TRUE(ev.is_ok()) << ev.status().to_string();
+  EXPECT_EQ(ev->summary.verdict, Verdict::kPass) << ev->summary.message;
+  std::vector<uint8_t> none(8, 0), one(8, 0);
+  one[5] = 1;
+  auto flags = compare_tensors(ident("mask", "output", std::nullopt), Tensor::from_bool({8}, none),
+                               Tensor::from_bool({8}, none), std::nullopt, {});
+  ASSERT_TRUE(flags.is_ok());
+  EXPECT_EQ(gate(*flags)->summary.verdict, Verdict::kPass) << gate(*flags)->summary.message;
+  auto flipped = compare_tensors(ident("mask", "output", std::nullopt), Tensor::from_bool({8}, one),
+                                 Tensor::from_bool({8}, none), std::nullopt, {});
+  ASSERT_TRUE(flipped.is_ok());
+  EXPECT_EQ(gate(*flipped)->summary.verdict, Verdict::kFail);
+  auto floats = compare_tensors(ident("h"), f32({1, 2}, {0.0f, 0.0f}), f32({1, 2}, {0.0f, 0.0f}),
+                                std::nullopt, {});
+  ASSERT_TRUE(floats.is_ok());
+  EXPECT_TRUE(floats->rows[0].degenerate);
+  EXPECT_EQ(gate(*floats)->summary.verdict, Verdict::kFail);
+}
+
 // Logits without a position axis ([41, 2], null in the manifest) form one row of 41 vectors.
 // 40 equal their reference [1, 2]; one reads [2, -1], orthogonal to it. The cosine of the
 // concatenation is 40·5 / (41·5) = 0.97561 and passed the 0.97 gate with a wrong token; the row

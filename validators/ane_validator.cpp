@@ -235,7 +235,7 @@ int run(int argc, char** argv) {
                "Do not compute each shard's fingerprint (it reads every weight byte; reports then "
                "name the build by program sha256 only). Default: computed");
   opt.report.add_to(app, {sg::ReportFormat::kHtml});
-  opt.gate.add_to(app);
+  opt.gate.add_to(app, sg::cli::kAneStrictHelp);
   opt.log.add_to(app);
   opt.selection.add_to(app);
   if (sg::Status s = sg::cli::apply_help_footers(app, kTool); !s.is_ok()) {

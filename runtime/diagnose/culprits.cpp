@@ -5,6 +5,7 @@
 #include "shardgate/metrics.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
@@ -195,6 +196,17 @@ Result<CulpritResult> find_culprits(const std::shared_ptr<const Shard>& candidat
   const Function* bf = baseline->program().function(options.function);
   SG_CHECK(cf != nullptr, ErrorCode::kUsage, "{}: no function '{}'", r.candidate, options.function);
   SG_CHECK(bf != nullptr, ErrorCode::kUsage, "{}: no function '{}'", r.baseline, options.function);
+  // The FP16 build of a shard has its outputs. Another model's (an attention shard given for an
+  // MoE pack) aligned a few ops by type and named sources "cosine -" from outputs of other
+  // shapes, exit 0; `weights` refuses such a baseline too.
+  std::vector<std::string> couts = cf->block.outputs, bouts = bf->block.outputs;
+  std::sort(couts.begin(), couts.end());
+  std::sort(bouts.begin(), bouts.end());
+  SG_CHECK(couts == bouts, ErrorCode::kUsage,
+           "{}: the baseline {} function '{}' has the outputs {}, the shard {}: not the FP16 build "
+           "of this shard?",
+           r.candidate, r.baseline, options.function, fmt::join(bf->block.outputs, ", "),
+           fmt::join(cf->block.outputs, ", "));
   const auto aligned = align(*cf, *bf);
 
   RunOptions run;

@@ -224,11 +224,20 @@ Result<CheckResult> compare_tensors(const CheckIdentity& identity, const Tensor&
     }
     const RowMetricValues m = acc.finish();
     row.degenerate = m.degenerate;
+    if (m.degenerate && rc != DTypeClass::kFloat) {
+      // Ids or flags zero on both sides (token 0 everywhere, an all-false mask) match exactly:
+      // that is the evidence the exact-match rule asks for (max_abs 0), not a row with nothing
+      // to measure; such a check failed "every row degenerate: no evidence".
+      row.degenerate = false;
+      row.value(Metric::kMaxAbs) = 0.0;
+    }
     if (!m.degenerate) {
-      // The cosine of two one-element vectors is their signs' product (±1): it cannot judge
-      // fidelity (a speech probability 3% off still has cosine 1), so such rows have none
-      // and the norm ratio and the errors judge them (make_golden_report notes it).
-      if (row_size > 1) row.value(Metric::kCosine) = m.cosine;
+      // The cosine of two one-element vectors is their signs' product (±1): +1 cannot judge
+      // fidelity (a speech probability 3% off still has cosine 1), so such rows have none and
+      // the norm ratio and the errors judge them (make_golden_report notes it). -1 is a value
+      // of the wrong sign, which the norm ratio cannot see (a negated output has ratio 1 and
+      // passed): it is kept, and fails any min_cosine above -1.
+      if (row_size > 1 || m.cosine < 0) row.value(Metric::kCosine) = m.cosine;
       row.value(Metric::kNormRatio) = m.norm_ratio;
       row.value(Metric::kRelL2) = m.rel_l2;
       row.value(Metric::kMaxAbs) = m.max_abs;

@@ -283,7 +283,8 @@ Result<CheckResult> seed_check(const CheckIdentity& id, const std::string& outpu
         for (size_t r = 0; r < t->rows.size() && r < stable.size(); ++r) {
           const RowResult& tr = t->rows[r];
           // Both all-zero (a pack that got no token either way) is stable; NaN is not. A
-          // one-element row has no cosine (compare_tensors) and so no stability measure.
+          // one-element row has a cosine only where its sign flips (compare_tensors): a
+          // baseline whose sign the noise flips sits on a tie; otherwise no stability measure.
           if (!tr.degenerate && !tr.nonfinite && !tr.value(Metric::kCosine)) continue;
           const double v = tr.degenerate ? 1.0 : tr.value(Metric::kCosine).value_or(0.0);
           stable[r] = stable[r] ? std::min(*stable[r], v) : v;

@@ -67,6 +67,8 @@ ReportEnvelope advice_report_envelope(const AdviceResult& r) {
   ReportEnvelope e = make_report_envelope("advice", kAdviceReportVersion, "golden-validator",
                                           r.tool_version, "advise", r.command_line);
   e.set_gate_verdict(r.exit_code() == 0);
+  // Not "fail": nothing was judged, and `run` of the same chain says no_evidence.
+  if (r.no_evidence) e.verdict = "no_evidence";
   e.provenance = r.provenance;
   return e;
 }

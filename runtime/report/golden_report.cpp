@@ -5,6 +5,8 @@
 #include "shardgate/io.h"
 
 #include <algorithm>
+#include <functional>
+#include <numeric>
 #include <optional>
 #include <tuple>
 
@@ -123,19 +125,22 @@ std::string views_finding(const FidelityRun& run, const GateEvaluation& evaluati
 
 namespace {
 
-// Checks whose rows hold one element each have no cosine (compare_tensors): say so once per
-// check, so a report showing "-" for them explains it (a re-read report keeps its notes).
+// Checks whose rows hold one element each have a cosine only where the signs differ
+// (compare_tensors): say so once per check, so a report showing "-" for them explains it (a
+// re-read report keeps its notes).
 void note_rows_without_cosine(FidelityRun& run) {
   for (const CheckResult& c : run.checks) {
-    bool measured = false, cosine = false;
-    for (const RowResult& r : c.rows) {
-      measured = measured || r.value(Metric::kNormRatio).has_value();
-      cosine = cosine || r.value(Metric::kCosine).has_value();
-    }
-    if (!measured || cosine) continue;
+    bool measured = false;
+    for (const RowResult& r : c.rows) measured = measured || r.value(Metric::kNormRatio).has_value();
+    // Elements per row from the shape (a probe check's shape leads with its seeds, and its
+    // rows are per seed), not from the cosines, which a sign flip now sets.
+    const int64_t elements = std::accumulate(c.shape.begin(), c.shape.end(), int64_t{1},
+                                             std::multiplies<int64_t>());
+    if (!measured || elements != static_cast<int64_t>(c.rows.size())) continue;
     const std::string note = fmt::format(
-        "{}: every row holds one element, whose cosine is only the sign (±1): no cosine is "
-        "measured; the norm ratio and the errors judge it", c.identity.id());
+        "{}: every row holds one element, whose cosine is only the sign (±1): it is measured "
+        "only where the signs differ (-1, which fails); the norm ratio and the errors judge "
+        "the rest", c.identity.id());
     if (std::find(run.notes.begin(), run.notes.end(), note) == run.notes.end()) run.notes.push_back(note);
   }
 }

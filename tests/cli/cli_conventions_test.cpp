@@ -192,6 +192,39 @@ TEST(CliVersion, BothToolsPrintNameAndTheProjectVersion) {
   }
 }
 
+// --strict fails different things in the two tools, and each help says what (golden-validator's
+// said "Results that are only 'at risk'", a residency notion it has none of).
+TEST(CliHelp, StrictSaysWhatItFailsInEachTool) {
+  const CliRun ane = run_command("'" + kAne + "' --help");
+  EXPECT_NE(ane.output.find("--strict                    Ops only 'at risk'"), std::string::npos)
+      << ane.output;
+  for (const char* sub : {"run", "compare", "probe", "regate", "advise"}) {
+    const CliRun r = run_command("'" + kGolden + "' " + sub + " --help");
+    EXPECT_NE(r.output.find("--strict                    Reference (golden) tensors that no check "
+                            "compares fail the gate too"),
+              std::string::npos)
+        << sub << "\n" << r.output;
+    EXPECT_EQ(r.output.find("at risk"), std::string::npos) << sub << "\n" << r.output;
+  }
+}
+
+// probe's --shard-count help said "an empty slice exits 0 with a note", as ane-validator's and
+// run's do, but probe refuses an empty slice (exit 2): its slices are never merged. The help
+// now says what it does.
+TEST(CliHelp, ProbeSaysWhatAnEmptySliceDoes) {
+  const CliRun help = run_command("'" + kGolden + "' probe --help");
+  EXPECT_NE(help.output.find("a slice that selects no shard is a usage error, exit 2"), std::string::npos)
+      << help.output;
+  EXPECT_EQ(help.output.find("an empty slice exits 0"), std::string::npos) << help.output;
+  const CliRun r = run_command("'" + kGolden + "' probe '" SG_SOURCE_DIR
+                               "/goldens/sample/shards/*_lut4.mlpackage' --baseline-replace _lut4=_fp16 "
+                               "--shard-index 20 --shard-count 30");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("probe: slice 20 of 30 selects none of the 16 shards"), std::string::npos) << r.output;
+  const CliRun ane = run_command("'" + kAne + "' --help");
+  EXPECT_NE(ane.output.find("an empty slice exits 0 with a note"), std::string::npos) << ane.output;
+}
+
 TEST(CliHelp, EveryHelpEndsWithExitCodesAndTwoExamples) {
   const std::vector<std::string> subs = listed_subcommands();
   ASSERT_GE(subs.size(), 9u) << "golden-validator --help lists no subcommands";

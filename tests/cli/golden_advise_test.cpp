@@ -180,7 +180,8 @@ TEST_F(GoldenAdviseCli, TheRunBoundStopsTheSearchWithExitOne) {
 
 // A gate with no threshold judges nothing: the run is "no evidence" whatever the weights, so
 // there is nothing to search. It used to re-run the chain once per candidate (53 runs on the
-// INT8 sample) and end "the gate still fails: no set of these weights is enough".
+// INT8 sample) and end "the gate still fails: no set of these weights is enough". The report's
+// verdict is no_evidence, as `run`'s on the same chain and gate (it read "fail").
 TEST_F(GoldenAdviseCli, AGateThatJudgesNothingIsNotSearched) {
   std::ofstream(out("gate.json")) << R"({"schema": "shardgate/fidelity-gate@1", "description": "gates nothing",
     "topk": 5, "defaults": {"statistic": {"value": "min", "reason": "r"},
@@ -198,6 +199,8 @@ TEST_F(GoldenAdviseCli, AGateThatJudgesNothingIsNotSearched) {
   EXPECT_EQ(j["summary"]["outcome"], "not_found");
   EXPECT_EQ(j["summary"]["runs"], 1);
   EXPECT_TRUE(j["trials"].empty());
+  EXPECT_EQ(j["verdict"], "no_evidence");
+  EXPECT_EQ(j["exit_code"], 1);
 }
 
 // A stateful step (a KV cache carried across two calls) cannot be culprit-searched on golden

@@ -75,6 +75,56 @@ TEST_F(GoldenCli, CompareOfADumpWithItselfSaysSo) {
   EXPECT_NE(probe.output.find("is its own baseline (the same files)"), std::string::npos) << probe.output;
 }
 
+// One value per row (a score per seed or position): a candidate of the wrong sign has norm ratio
+// 1, and gates/fidelity.json gates nothing else on it, so `compare` passed a negated output.
+// Its cosine, -1, now fails it; the same magnitudes with the right signs still pass.
+TEST_F(GoldenCli, CompareFailsAOneElementRowOfTheWrongSign) {
+  auto write = [this](const std::string& name, std::vector<float> v) {
+    auto w = GoldenDumpWriter::create(out(name), "m", "fp32", {});
+    ASSERT_TRUE(w.is_ok()) << w.status().to_string();
+    GoldenEntry e;
+    e.name = "score";
+    e.kind = "output";
+    e.position_axis = 0;
+    ASSERT_TRUE(w->add(e, Tensor::from_f32({3, 1}, v)).is_ok());
+    ASSERT_TRUE(w->finish().is_ok());
+  };
+  write("ref", {0.5f, -0.2f, 0.9f});
+  write("flipped", {0.5f, 0.2f, 0.9f});
+  write("same", {0.5f, -0.2f, 0.9f});
+  const std::string gate = " --gate " SG_SOURCE_DIR "/gates/fidelity.json";
+  const CliRun bad = golden("compare --no-color --candidate " + out("flipped") + " --reference " +
+                            out("ref") + gate + " --json " + out("r.json"));
+  EXPECT_EQ(bad.code, 1) << bad.output;
+  EXPECT_NE(bad.output.find("first failure: score: cosine min -1 at position 1"), std::string::npos)
+      << bad.output;
+  auto text = read_file(out("r.json"));
+  ASSERT_TRUE(text.is_ok());
+  EXPECT_NE(text->find("it is measured only where the signs differ"), std::string::npos);
+  const CliRun good = golden("compare --no-color --candidate " + out("same") + " --reference " +
+                             out("ref") + gate);
+  EXPECT_EQ(good.code, 0) << good.output;
+}
+
+// Token ids that are 0 at every position on both sides match exactly; compare failed them as
+// "all 1 rows are degenerate ...: no evidence".
+TEST_F(GoldenCli, CompareOfIdsThatAreAllZeroOnBothSidesPasses) {
+  for (const char* name : {"ref", "cand"}) {
+    auto w = GoldenDumpWriter::create(out(name), "m", "fp32", {});
+    ASSERT_TRUE(w.is_ok()) << w.status().to_string();
+    GoldenEntry e;
+    e.name = "ids";
+    e.kind = "output";
+    const std::vector<int32_t> zeros(4, 0);
+    ASSERT_TRUE(w->add(e, Tensor::from_i32({1, 4}, zeros)).is_ok());
+    ASSERT_TRUE(w->finish().is_ok());
+  }
+  const CliRun r = golden("compare --no-color --candidate " + out("cand") + " --reference " +
+                          out("ref") + " --gate " SG_SOURCE_DIR "/gates/fidelity.json");
+  EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("PASS: all 1 checks passed (1 rows, 0 degenerate)"), std::string::npos) << r.output;
+}
+
 TEST_F(GoldenCli, CompareFailsAndNamesTheFirstFailingLayerAndPosition) {
   const CliRun r = golden("compare --no-color --candidate " + dump("cand_fail") + " --reference " +
                        dump("ref") + " --json " + out("r.json") + " --junit " + out("r.xml") +

@@ -50,6 +50,18 @@ TEST(GoldenCulpritsCli, UsageErrorsAreExitTwo) {
   EXPECT_NE(range.output.find("outside [-1, 1]"), std::string::npos) << range.output;
 }
 
+// Another model given as the baseline (an attention shard for an MoE pack) is bad input, as in
+// `weights`: it aligned 18 ops by type and named three source ops "cosine -", exit 0.
+TEST(GoldenCulpritsCli, ABaselineWithOtherOutputsIsExitTwo) {
+  CliRun r = culprits("goldens/sample/shards/L0_moe_p0_int8.mlpackage --baseline "
+                      "goldens/sample/shards/L0_attn_fp16.mlpackage");
+  EXPECT_EQ(r.code, 2) << r.output;
+  EXPECT_NE(r.output.find("the baseline goldens/sample/shards/L0_attn_fp16.mlpackage function 'main' "
+                          "has the outputs hidden_out, the shard moe_out: not the FP16 build"),
+            std::string::npos)
+      << r.output;
+}
+
 // probe takes its baseline options from the same argument group (cli::BaselineArgs).
 TEST(GoldenCulpritsCli, ProbeChecksItsBaselineOptionsTheSameWay) {
   const std::string probe = std::string(SG_BINARY_DIR "/validators/golden-validator probe ");

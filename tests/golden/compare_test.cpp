@@ -96,8 +96,8 @@ TEST(Compare, DtypeClassMismatchIsAnInputError) {
   EXPECT_DOUBLE_EQ(*ok->rows[0].value(Metric::kCosine), 1.0);
 }
 
-// A row of one element has cosine ±1 whatever its error (only the signs count): it gets no
-// cosine, so the gate cannot pass it on one; the norm ratio and the errors still judge it.
+// A row of one element has cosine ±1 whatever its error (only the signs count): of the same
+// sign it gets no cosine, so the gate cannot pass it on one; the norm ratio and the errors judge it.
 TEST(Compare, OneElementRowsHaveNoCosineButANormRatio) {
   const Tensor ref = f32({1, 3}, {0.50f, 0.20f, 0.90f});
   const Tensor cand = f32({1, 3}, {0.60f, 0.20f, 0.45f});  // 20% and 50% off, same signs
@@ -115,6 +115,28 @@ TEST(Compare, OneElementRowsHaveNoCosineButANormRatio) {
   auto ev = evaluate_gate(run, builtin_gate_policy());
   ASSERT_TRUE(ev.is_ok());
   EXPECT_EQ(ev->checks[0].verdict, Verdict::kFail) << ev->checks[0].message;  // by the norm ratio
+}
+
+// A one-element row of the wrong sign has norm ratio 1 and passed under every shipped gate
+// (no error threshold is on by default): its cosine, -1, is kept and fails it. Rows of the
+// right sign still have none, and the note says which rows have one.
+TEST(Compare, OneElementRowOfTheWrongSignFailsOnItsCosine) {
+  const Tensor ref = f32({3, 1}, {0.50f, -0.20f, 0.90f});
+  const Tensor cand = f32({3, 1}, {0.50f, 0.20f, 0.90f});  // row 1 negated
+  auto c = compare_tensors(ident("score", "output", std::nullopt), cand, ref, 0, {});
+  ASSERT_TRUE(c.is_ok()) << c.status().to_string();
+  ASSERT_EQ(c->rows.size(), 3u);
+  EXPECT_FALSE(c->rows[0].value(Metric::kCosine).has_value());
+  ASSERT_TRUE(c->rows[1].value(Metric::kCosine).has_value());
+  EXPECT_DOUBLE_EQ(*c->rows[1].value(Metric::kCosine), -1.0);
+  EXPECT_DOUBLE_EQ(*c->rows[1].value(Metric::kNormRatio), 1.0);
+  EXPECT_FALSE(c->rows[2].value(Metric::kCosine).has_value());
+  auto ev = gate(*c);
+  ASSERT_TRUE(ev.is_ok()) << ev.status().to_string();
+  EXPECT_EQ(ev->summary.verdict, Verdict::kFail) << ev->summary.message;
+  EXPECT_EQ(ev->checks[0].rows[0].verdict, Verdict::kPass);
+  EXPECT_EQ(ev->checks[0].rows[1].failed, std::vector<Metric>{Metric::kCosine});
+  EXPECT_EQ(ev->checks[0].rows[2].verdict, Verdict::kPass);
 }
 
 // Integer tensors hold ids: token 1800 for 1700 (norm ratio 1800/1700 = 1.0588) and 98 for 99
@@ -155,6 +177,39 @@ TEST(Compare, IntegerTensorsMustMatchExactly) {
   auto fev = gate(*floats);
   ASSERT_TRUE(fev.is_ok());
   EXPECT_EQ(fev->summary.verdict, Verdict::kPass) << fev->summary.message;
+}
+
+// Ids or flags that are zero on both sides (token 0 at every position, an all-false mask) match
+// exactly: they pass on max_abs 0 where such a check failed as "all rows degenerate: no
+// evidence"; one flag set where the reference has none still fails. Float rows of zeros stay
+// degenerate.
+TEST(Compare, IntegerRowsOfZerosOnBothSidesAreAnExactMatch) {
+  const std::vector<int32_t> zeros(4, 0);
+  const Tensor ids = Tensor::from_i32({1, 4}, zeros);
+  auto same = compare_tensors(ident("next_token", "output", std::nullopt), ids, ids, 1, {});
+  ASSERT_TRUE(same.is_ok()) << same.status().to_string();
+  for (const RowResult& r : same->rows) {
+    EXPECT_FALSE(r.degenerate);
+    EXPECT_EQ(r.value(Metric::kMaxAbs), std::optional<double>(0.0));
+  }
+  auto ev = gate(*same);
+  ASSERT_TRUE(ev.is_ok()) << ev.status().to_string();
+  EXPECT_EQ(ev->summary.verdict, Verdict::kPass) << ev->summary.message;
+  std::vector<uint8_t> none(8, 0), one(8, 0);
+  one[5] = 1;
+  auto flags = compare_tensors(ident("mask", "output", std::nullopt), Tensor::from_bool({8}, none),
+                               Tensor::from_bool({8}, none), std::nullopt, {});
+  ASSERT_TRUE(flags.is_ok());
+  EXPECT_EQ(gate(*flags)->summary.verdict, Verdict::kPass) << gate(*flags)->summary.message;
+  auto flipped = compare_tensors(ident("mask", "output", std::nullopt), Tensor::from_bool({8}, one),
+                                 Tensor::from_bool({8}, none), std::nullopt, {});
+  ASSERT_TRUE(flipped.is_ok());
+  EXPECT_EQ(gate(*flipped)->summary.verdict, Verdict::kFail);
+  auto floats = compare_tensors(ident("h"), f32({1, 2}, {0.0f, 0.0f}), f32({1, 2}, {0.0f, 0.0f}),
+                                std::nullopt, {});
+  ASSERT_TRUE(floats.is_ok());
+  EXPECT_TRUE(floats->rows[0].degenerate);
+  EXPECT_EQ(gate(*floats)->summary.verdict, Verdict::kFail);
 }
 
 // Logits without a position axis ([41, 2], null in the manifest) form one row of 41 vectors.

@@ -38,10 +38,10 @@ Status ReportArgs::write_rendered(
   return write_reports(outputs);  // puts the JSON last whatever the order here
 }
 
-void GateArgs::add_to(CLI::App& app) {
+void GateArgs::add_to(CLI::App& app, const std::string& strict_help) {
   app.add_option("--gate", gate_file, "Gate policy (JSON). Default: gates/<residency|fidelity>.json found from the directory of the shards, chain or reference upward to the repository root (never the current directory), else the built-in policy")
       ->option_text("FILE");
-  app.add_flag("--strict", strict, "Results that are only 'at risk' fail the gate too");
+  app.add_flag("--strict", strict, strict_help);
 }
 
 void LogArgs::add_to(CLI::App& app) {
@@ -54,13 +54,12 @@ Status LogArgs::validate() const {
   return Status::ok();
 }
 
-void SelectionArgs::add_to(CLI::App& app, const std::string& items) {
+void SelectionArgs::add_to(CLI::App& app, const std::string& items, const std::string& empty) {
   app.add_option("--shard-index", shard_index,
                  "Which slice of the " + items + " to check (0-based; item p is in slice p % N)")
       ->option_text("I");
   app.add_option("--shard-count", shard_count,
-                 "Split the " + items + " into N slices (CI fan-out; an empty slice exits 0 with "
-                 "a note)")
+                 "Split the " + items + " into N slices (CI fan-out; " + empty + ")")
       ->option_text("N");
 }
 

@@ -45,13 +45,22 @@ struct ReportArgs {
 };
 
 // Which policy decides pass/fail: --gate FILE (a gates/*.json policy; empty = the tool's
-// default policy), --strict (at-risk results fail too).
+// default policy), --strict (what else fails: each tool says, since the two tools' --strict
+// fail different things).
 struct GateArgs {
   std::string gate_file;
   bool strict = false;
 
-  void add_to(CLI::App& app);
+  void add_to(CLI::App& app, const std::string& strict_help);
 };
+
+// --strict's help in each tool: it once read "at risk" in golden-validator too, where nothing
+// is at risk and --strict fails the goldens no check compared.
+inline constexpr const char* kAneStrictHelp =
+    "Ops only 'at risk', ops of unknown placement and boundary casts a plan puts on the CPU or "
+    "GPU fail the gate too";
+inline constexpr const char* kGoldenStrictHelp =
+    "Reference (golden) tensors that no check compares fail the gate too";
 
 // How much the tool prints: -q (verdict lines and errors only), -v / -vv (more detail).
 struct LogArgs {
@@ -71,8 +80,10 @@ struct SelectionArgs {
   int64_t shard_count = 1;
 
   // `items` names what is split in the help ("shards"; golden-validator run: "teacher-forced
-  // step groups").
-  void add_to(CLI::App& app, const std::string& items = "shards");
+  // step groups"); `empty` says what a slice selecting none of them does (probe, whose slices
+  // are not merged, refuses one: its help said "exits 0 with a note" while it exited 2).
+  void add_to(CLI::App& app, const std::string& items = "shards",
+              const std::string& empty = "an empty slice exits 0 with a note");
   // Usage error when count < 1 or index is outside [0, count).
   Status validate() const;
   bool selects(size_t position) const;

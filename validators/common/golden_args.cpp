@@ -161,7 +161,7 @@ Result<GoldenOpenOptions> GoldenInputArgs::options() const {
 
 void GoldenCommonArgs::add_to(CLI::App& app, std::initializer_list<ReportFormat> without) {
   reports.add_to(app, without);
-  gate.add_to(app);
+  gate.add_to(app, kGoldenStrictHelp);
   log.add_to(app);
   thresholds.add_to(app);
   metrics.add_to(app);

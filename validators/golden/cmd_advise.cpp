@@ -107,6 +107,7 @@ int run_advise(const AdviseOptions& o) {
     // whatever weights are kept at fp16: searching re-ran the chain once per candidate and
     // ended "the gate still fails: no set of these weights is enough", a claim about weights
     // the runs never tested. Exit 1, as no evidence is.
+    result.no_evidence = true;
     result.search.stopped = fmt::format("the gate judges nothing as built ({}): no set of weights can "
                                         "make it pass, so no search",
                                         before->evaluation.summary.message);

@@ -404,7 +404,9 @@ void add_probe_command(CLI::App& app, CommandResult& result) {
       ->option_text("OUT=IN")
       ->group("Sequence mode");
   options->exec.add_to(*sub);
-  options->selection.add_to(*sub);
+  options->selection.add_to(*sub, "shards",
+                            "each slice is judged on its own, merge does not read probe reports, "
+                            "and a slice that selects no shard is a usage error, exit 2");
   options->common.add_to(*sub);
   sub->callback([&result, options] { result.run = [options] { return run_probe(*options); }; });
 }

@@ -63,7 +63,7 @@ void add_regate_command(CLI::App& app, CommandResult& result) {
       ->option_text("REPORT.json")
       ->required();
   options->reports.add_to(*sub);
-  options->gate.add_to(*sub);
+  options->gate.add_to(*sub, sg::cli::kGoldenStrictHelp);
   options->log.add_to(*sub);
   options->thresholds.add_to(*sub);
   options->output.add_to(*sub);

@@ -133,6 +133,9 @@ struct AdviceResult {
   std::string baseline_replace;
   int64_t max_runs = 0;
   bool already_passes = false;  // the chain passed as it is: nothing searched
+  // The gate judged nothing as built (every check excluded or without a threshold): nothing
+  // searched, and the report's verdict is no_evidence, as `run`'s is on the same chain.
+  bool no_evidence = false;
   std::string verdict_before, verdict_after;  // summary messages
   std::vector<AdviceCandidate> candidates;    // ranked
   AdviceSearch search;

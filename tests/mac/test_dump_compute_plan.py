@@ -191,3 +191,10 @@ def test_an_op_only_the_compiled_program_has_fails_the_package(tmp_path):
     r = run_tool(ANE_VALIDATOR, SAMPLE_PACKAGE, "--plan", path)
     assert r.returncode == 1, r.stdout + r.stderr
     assert "model.op_mapping.compiled_only: main/-1/compiler_inserted_topk (topk)" in r.stdout
+
+
+def test_the_host_names_the_os_build_as_well_as_its_version():
+    # AppleRuntime.host() needs a Mac; the name it gives the OS is this function's.
+    from apple_runtime import mac_os_name
+    assert mac_os_name("15.2", "24C101") == "macOS 15.2 (24C101)"
+    assert mac_os_name("15.2", None) == "macOS 15.2"

@@ -58,8 +58,19 @@ class AppleRuntime:
                                   capture_output=True, text=True, check=True).stdout.strip()
         except (OSError, subprocess.CalledProcessError):
             chip = platform.machine()
-        return {"os": f"macOS {platform.mac_ver()[0]}", "chip": chip, "ane_total_cores": cores,
-                "target": "local"}
+        try:
+            build = subprocess.run(["sw_vers", "-buildVersion"], capture_output=True, text=True,
+                                   check=True).stdout.strip()
+        except (OSError, subprocess.CalledProcessError):
+            build = None
+        return {"os": mac_os_name(platform.mac_ver()[0], build), "chip": chip,
+                "ane_total_cores": cores, "target": "local"}
+
+
+def mac_os_name(version, build):
+    """"macOS 15.2 (24C101)": the build as well as the version, since placement can change
+    between builds of one version (a plan describes the chip and the OS build it ran on)."""
+    return f"macOS {version} ({build})" if build else f"macOS {version}"
 
 
 def core_ml_call(error, where, what, call, *args):

@@ -318,8 +318,11 @@ int run(int argc, char** argv) {
         std::cout << "      " << sg::residency_plan_line(check) << "\n";
       }
       std::cout << sg::residency_failure_lines(check);
-      if (level >= 1 && !check.fingerprint.empty()) {
-        std::cout << "      fingerprint " << check.fingerprint << "\n";
+      if (level >= 1 && !check.error) {
+        // As the reports say it: a report naming no build must not read as one that forgot.
+        std::cout << "      fingerprint "
+                  << (opt.no_fingerprint ? std::string("not computed (--no-fingerprint)") : check.fingerprint)
+                  << "\n";
       }
       if (level >= 1 && !check.threshold.reason.empty()) {
         std::cout << "      threshold from " << check.threshold.origin << ": "

@@ -131,8 +131,10 @@ TEST_F(AneValidator, ReportsCarryTheShardFingerprintAndTheGateFileSha256) {
   EXPECT_NE(markdown->find("(sha256 " + gate_sha + ")"), std::string::npos) << *markdown;
 
   // Opting out: the reports say the fingerprint was not computed instead of naming a build.
-  r = run(kCorpus + "unified_int8.mlpackage --no-fingerprint --json " + json + " --markdown " + md);
+  r = run(kCorpus + "unified_int8.mlpackage --no-fingerprint -v --json " + json + " --markdown " + md);
   EXPECT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("      fingerprint not computed (--no-fingerprint)\n"), std::string::npos)
+      << r.output;
   j = read_json(json);
   EXPECT_EQ(j["fingerprinted"], false);
   EXPECT_TRUE(j["shards"][0]["fingerprint"].is_null());

@@ -33,7 +33,7 @@ Status bad(const Where& w, fmt::format_string<Args...> format, Args&&... args) {
 
 Result<int64_t> json_dim(const json& j, const Where& w) {
   if (!j.is_number_integer()) return bad(w, "expected an integer, found {}", json_util::type_phrase(j));
-  const auto d = j.get<int64_t>();
+  SG_ASSIGN_OR_RETURN(const int64_t d, json_util::as_int(j, w.file, w.path));  // 2^64-1 is not -1
   if (!limits::dim_in_limit(d)) return bad(w, "{}", limits::dim_limit_message(d));
   return d;
 }

@@ -42,12 +42,13 @@ class DumpReader {
                 const char* what) const {
     bool ok = j.type() == type;
     if (type == json::value_t::number_integer) {
-      // nlohmann keeps an integer above INT64_MAX as unsigned, and get<int64_t> wraps it:
-      // 18446744073709551615 was read as -1, the top block's index.
-      if (j.is_number_unsigned() && j.get<uint64_t>() > uint64_t(INT64_MAX)) {
-        return error(path, fmt::format("integer {} is out of range", j.get<uint64_t>()));
+      // json_util::as_int's range rule: nlohmann keeps an integer above INT64_MAX as unsigned,
+      // and get<int64_t> wraps it (18446744073709551615 was read as -1, the top block's index).
+      if (j.is_number_integer()) {
+        const Result<int64_t> v = json_util::as_int(j, file_, path);
+        return v.is_ok() ? Status::ok() : v.status();
       }
-      ok = j.is_number_integer();
+      ok = false;
     }
     if (type == json::value_t::number_float) ok = j.is_number();
     if (!ok) return error(path, fmt::format("expected {}, found {}", what, json_util::type_phrase(j)));

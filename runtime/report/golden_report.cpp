@@ -5,8 +5,6 @@
 #include "shardgate/io.h"
 
 #include <algorithm>
-#include <functional>
-#include <numeric>
 #include <optional>
 #include <tuple>
 
@@ -134,9 +132,7 @@ void note_rows_without_cosine(FidelityRun& run) {
     for (const RowResult& r : c.rows) measured = measured || r.value(Metric::kNormRatio).has_value();
     // Elements per row from the shape (a probe check's shape leads with its seeds, and its
     // rows are per seed), not from the cosines, which a sign flip now sets.
-    const int64_t elements = std::accumulate(c.shape.begin(), c.shape.end(), int64_t{1},
-                                             std::multiplies<int64_t>());
-    if (!measured || elements != static_cast<int64_t>(c.rows.size())) continue;
+    if (!measured || numel(c.shape) != static_cast<int64_t>(c.rows.size())) continue;
     const std::string note = fmt::format(
         "{}: every row holds one element, whose cosine is only the sign (±1): it is measured "
         "only where the signs differ (-1, which fails); the norm ratio and the errors judge "

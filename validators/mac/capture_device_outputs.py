@@ -171,6 +171,7 @@ class ChainRunner:
         self.runtime = runtime
         self.goldens = Goldens(self.resolve(self.chain.get("goldens", "."), "$.goldens"))
         self.models = {}
+        self.shards_run = []  # (step id, shard path) of every shard step run, for provenance
         self.states = {}
         self.tensors = {}
         self.from_goldens = []  # chain inputs taken from the goldens: written as kind "input"
@@ -245,6 +246,7 @@ class ChainRunner:
             self.tensors[step["output"]] = result
             return
         shard = self.resolve(step.get("shard"), where + ".shard")
+        self.shards_run.append((step.get("id", f"step{index}"), shard))
         model = self.model(shard, step.get("function", "main"))
         inputs = {name: self.tensor(chain, where) for name, chain in step.get("inputs", {}).items()}
         state = self.state_for(step, model, where)
@@ -266,11 +268,9 @@ class ChainRunner:
         self.load_inputs()
         for index, step in enumerate(self.chain.get("steps", [])):
             self.run_step(index, step)
-        shards = [(s.get("id", f"step{i}"), self.resolve(s.get("shard"), f"$.steps[{i}].shard"))
-                  for i, s in enumerate(self.chain.get("steps", [])) if "shard" in s]
         writer = DumpWriter(out_dir, model=self.chain.get("name", "chain") + " on the device",
-                            provenance=provenance(self.runtime, self.command_line, shards,
-                                                  self.path),
+                            provenance=provenance(self.runtime, self.command_line,
+                                                  self.shards_run, self.path),
                             prompt_token_ids=self.goldens.manifest.get("prompt_token_ids"))
         for golden, chain_name in self.from_goldens:
             entry = self.goldens.entry(golden, self.path)

@@ -30,21 +30,74 @@ std::vector<const Op*> runtime_ops(const Function& fn) {
   return out;
 }
 
-// Candidate op -> baseline op: by first output name (and type), else the k-th runtime op of the
-// same type among the ops of each function that no name paired. The name-paired ops are left
-// out of the k-th count on both sides: counted in, an op the candidate inserts (a scale `mul`)
-// took the place of the baseline's first `mul` although that one was paired by name already,
-// so two candidate ops were compared with one baseline op, the inserted one with an unrelated
-// tensor.
+// Whether two declared types can be the same value's: where both are tensors of known rank,
+// the same rank and the same size in every dimension both know.
+bool shapes_agree(const ValueType& x, const ValueType& y) {
+  if (!x.is_tensor() || !y.is_tensor() || !x.rank_known || !y.rank_known) return true;
+  if (x.shape.size() != y.shape.size()) return false;
+  for (size_t d = 0; d < x.shape.size(); ++d) {
+    if (x.shape[d] != kUnknownDim && y.shape[d] != kUnknownDim && x.shape[d] != y.shape[d]) {
+      return false;
+    }
+  }
+  return true;
+}
+
+// The declared type of every value a function's block names: its inputs and its ops' outputs.
+using TypeOf = std::map<std::string, const ValueType*>;
+TypeOf types_of(const Function& fn) {
+  TypeOf out;
+  for (const NamedType& in : fn.inputs) out.emplace(in.name, &in.type);
+  for (const Op& op : fn.block.ops) {
+    for (const NamedType& o : op.outputs) out.emplace(o.name, &o.type);
+  }
+  return out;
+}
+
+// Whether two ops of one type can be one op of two builds: the same shapes for every value
+// both read at the same place (weights included) and for every output. A quantized build
+// changes how weights are stored, never a shape (a weight's constexpr has the dense const's),
+// so an op of other shapes in the baseline is another op: an attention shard given as the
+// baseline of an MoE pack (both map `hidden` to `hidden_out`) paired the pack's `linear`s with
+// the attention's by type and named three of them sources, "cosine -", from outputs of other
+// shapes.
+bool same_shapes(const Op& a, const TypeOf& ta, const Op& b, const TypeOf& tb) {
+  if (a.outputs.size() != b.outputs.size()) return false;
+  for (size_t i = 0; i < a.outputs.size(); ++i) {
+    if (!shapes_agree(a.outputs[i].type, b.outputs[i].type)) return false;
+  }
+  for (const auto& [param, arg] : a.inputs) {
+    auto other = std::find_if(b.inputs.begin(), b.inputs.end(),
+                              [&](const auto& in) { return in.first == param; });
+    if (other == b.inputs.end()) continue;
+    const auto& bb = other->second.bindings;
+    for (size_t k = 0; k < arg.bindings.size() && k < bb.size(); ++k) {
+      if (!arg.bindings[k].is_reference() || !bb[k].is_reference()) continue;
+      auto x = ta.find(arg.bindings[k].name);
+      auto y = tb.find(bb[k].name);
+      if (x != ta.end() && y != tb.end() && !shapes_agree(*x->second, *y->second)) return false;
+    }
+  }
+  return true;
+}
+
+// Candidate op -> baseline op: by first output name (and type and shapes), else the k-th
+// runtime op of the same type among the ops of each function that no name paired, when its
+// shapes agree. The name-paired ops are left out of the k-th count on both sides: counted in,
+// an op the candidate inserts (a scale `mul`) took the place of the baseline's first `mul`
+// although that one was paired by name already, so two candidate ops were compared with one
+// baseline op, the inserted one with an unrelated tensor.
 std::map<const Op*, std::pair<const Op*, const char*>> align(const Function& cand,
                                                             const Function& base) {
+  const TypeOf tc = types_of(cand), tb = types_of(base);
   std::map<std::string, const Op*> base_by_name;
   for (const Op* op : runtime_ops(base)) base_by_name.emplace(op->outputs[0].name, op);
   std::map<const Op*, std::pair<const Op*, const char*>> out;
   std::set<const Op*> named;  // baseline ops paired by name
   for (const Op* op : runtime_ops(cand)) {
     auto n = base_by_name.find(op->outputs[0].name);
-    if (n != base_by_name.end() && n->second->type == op->type) {
+    if (n != base_by_name.end() && n->second->type == op->type &&
+        same_shapes(*op, tc, *n->second, tb)) {
       out[op] = {n->second, "name"};
       named.insert(n->second);
     }
@@ -58,9 +111,53 @@ std::map<const Op*, std::pair<const Op*, const char*>> align(const Function& can
     if (out.count(op)) continue;
     const size_t k = seen_type[op->type]++;
     auto t = base_by_type.find(op->type);
-    if (t != base_by_type.end() && k < t->second.size()) out[op] = {t->second[k], "structure"};
+    if (t != base_by_type.end() && k < t->second.size() &&
+        same_shapes(*op, tc, *t->second[k], tb)) {
+      out[op] = {t->second[k], "structure"};
+    }
   }
   return out;
+}
+
+// The compressed weights `op` reads: values made by constexpr ops (their output names).
+std::set<std::string> compressed_weights_read(const Op& op,
+                                              const std::map<std::string, const Op*>& producer) {
+  std::set<std::string> weights;
+  for (const auto& [param, arg] : op.inputs) {
+    for (const Binding& b : arg.bindings) {
+      if (!b.is_reference()) continue;
+      auto p = producer.find(b.name);
+      if (p != producer.end() && p->second->is_constexpr()) weights.insert(b.name);
+    }
+  }
+  return weights;
+}
+
+// Every candidate op that reads a compressed weight is what the search is for. When none has a
+// baseline counterpart, the baseline is another model (exit 2); when some have none, each is
+// named in a note, since its error is not judged.
+Status check_weight_readers_aligned(
+    const CulpritResult& r, const Function& cand,
+    const std::map<const Op*, std::pair<const Op*, const char*>>& aligned,
+    const std::map<std::string, const Op*>& producer, std::vector<std::string>& notes) {
+  std::vector<std::string> readers, unaligned;
+  for (const Op* op : runtime_ops(cand)) {
+    const std::set<std::string> weights = compressed_weights_read(*op, producer);
+    if (weights.empty()) continue;
+    const std::string name = fmt::format("#{} {} '{}'", op->index, op->type, op->outputs[0].name);
+    readers.push_back(name);
+    if (!aligned.count(op)) {
+      unaligned.push_back(name);
+      notes.push_back(fmt::format("{} reads the compressed weight(s) {} and has no baseline op of "
+                                  "its type and shapes: its error is not judged",
+                                  name, fmt::join(weights, ", ")));
+    }
+  }
+  SG_CHECK(readers.empty() || unaligned.size() < readers.size(), ErrorCode::kUsage,
+           "{}: none of the {} op(s) reading its compressed weights ({}) has an op of the same "
+           "type and shapes in the baseline {}: not the FP16 build of this shard?",
+           r.candidate, readers.size(), fmt::join(readers, ", "), r.baseline);
+  return Status::ok();
 }
 
 // A value a run produced: a function output or a captured intermediate (nullptr when neither).
@@ -208,6 +305,11 @@ Result<CulpritResult> find_culprits(const std::shared_ptr<const Shard>& candidat
            r.candidate, r.baseline, options.function, fmt::join(bf->block.outputs, ", "),
            fmt::join(cf->block.outputs, ", "));
   const auto aligned = align(*cf, *bf);
+  std::map<std::string, const Op*> producer;
+  for (const Op& op : cf->block.ops) {
+    for (const NamedType& o : op.outputs) producer.emplace(o.name, &op);
+  }
+  SG_TRY(check_weight_readers_aligned(r, *cf, aligned, producer, r.notes));
 
   RunOptions run;
   run.precision = options.precision;
@@ -217,10 +319,6 @@ Result<CulpritResult> find_culprits(const std::shared_ptr<const Shard>& candidat
   SG_ASSIGN_OR_RETURN(RunResult cres, cexec.run(options.function, options.inputs, run));
   SG_ASSIGN_OR_RETURN(RunResult bres, bexec.run(options.function, options.inputs, run));
 
-  std::map<std::string, const Op*> producer;
-  for (const Op& op : cf->block.ops) {
-    for (const NamedType& o : op.outputs) producer.emplace(o.name, &op);
-  }
   std::map<std::string, double> cosine_of;  // candidate value -> its comparison's cosine
   std::map<std::string, bool> fails_of;
   for (const Op* op : runtime_ops(*cf)) {
@@ -259,16 +357,12 @@ Result<CulpritResult> find_culprits(const std::shared_ptr<const Shard>& candidat
     OpComparison c = std::move(*worst);
     // The runtime values it reads; compile-time ones are weights (listed when compressed).
     bool inputs_pass = true;
-    std::set<std::string> weights;
     for (const auto& [param, arg] : op->inputs) {
       for (size_t bi = 0; bi < arg.bindings.size(); ++bi) {
         const Binding& b = arg.bindings[bi];
         if (!b.is_reference()) continue;
         auto p = producer.find(b.name);
-        if (p != producer.end() && p->second->is_compile_time()) {
-          if (p->second->is_constexpr()) weights.insert(b.name);
-          continue;
-        }
+        if (p != producer.end() && p->second->is_compile_time()) continue;
         double cos = 1.0;
         bool fails = false;
         if (auto k = cosine_of.find(b.name); k != cosine_of.end()) {
@@ -302,6 +396,7 @@ Result<CulpritResult> find_culprits(const std::shared_ptr<const Shard>& candidat
         inputs_pass = inputs_pass && !fails;
       }
     }
+    const std::set<std::string> weights = compressed_weights_read(*op, producer);
     c.compressed_weights.assign(weights.begin(), weights.end());
     c.source = c.fails && inputs_pass;
     c.added_error = std::isnan(c.cosine) || std::isnan(c.input_cosine) || is_integer(c)

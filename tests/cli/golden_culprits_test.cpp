@@ -62,6 +62,25 @@ TEST(GoldenCulpritsCli, ABaselineWithOtherOutputsIsExitTwo) {
       << r.output;
 }
 
+// Another model with the same input and output names (the attention and MoE fixtures both map
+// `hidden` to `hidden_out`): none of the candidate's compressed-weight linears has a baseline op
+// of its shapes. It used to pair them with the attention's linears by type and name three of
+// them source ops, "cosine -", exit 0. The FP16 build of the same shard still pairs all 24.
+TEST(GoldenCulpritsCli, ABaselineWithTheSameOutputsButOtherShapesIsExitTwo) {
+  const std::string dir = "tests/data/fixtures/llm/";
+  CliRun other = culprits(dir + "moe_lut4.mlpackage --baseline " + dir + "attention_fp16.mlpackage");
+  EXPECT_EQ(other.code, 2) << other.output;
+  EXPECT_NE(other.output.find("none of the 4 op(s) reading its compressed weights (#13 linear "
+                              "'router', #35 linear 'experts_gate', #37 linear 'experts_up', #49 "
+                              "linear 'experts_down') has an op of the same type and shapes in the "
+                              "baseline " + dir + "attention_fp16.mlpackage: not the FP16 build"),
+            std::string::npos)
+      << other.output;
+  CliRun own = culprits(dir + "moe_lut4.mlpackage --baseline " + dir + "moe_fp16.mlpackage");
+  EXPECT_EQ(own.code, 0) << own.output;
+  EXPECT_NE(own.output.find("(24 ops aligned, 0 unmatched)"), std::string::npos) << own.output;
+}
+
 // probe takes its baseline options from the same argument group (cli::BaselineArgs).
 TEST(GoldenCulpritsCli, ProbeChecksItsBaselineOptionsTheSameWay) {
   const std::string probe = std::string(SG_BINARY_DIR "/validators/golden-validator probe ");

@@ -298,6 +298,59 @@ TEST_F(CulpritsOnMil, AnInsertedOpIsNotAlignedWithABaselineOpPairedByName) {
   EXPECT_TRUE(r->sources().empty());
 }
 
+// Two ops of one type with other shapes are not one op of two builds: the candidate scales by a
+// row [1, 4], the baseline by a scalar [1, 1]. Aligned as "the first mul" they were compared as
+// if the baseline's were the FP16 version of the candidate's; now the mul is unmatched (its
+// reader's input is compared with what the baseline's add reads in its place).
+TEST_F(CulpritsOnMil, AnOpOfOtherShapesIsNotAlignedByStructure) {
+  const std::string tail = "        tensor<fp16, [1, 4]> z = add(x = y, y = x)[name = string(\"z\")];\n";
+  auto r = search(const_row("s", "2.0, 2.0, 2.0, 2.0") +
+                      "        tensor<fp16, [1, 4]> y = mul(x = x, y = s)[name = string(\"y\")];\n" + tail,
+                  "        tensor<fp16, [1, 1]> s1 = const()[name = string(\"s1\"), val = "
+                  "tensor<fp16, [1, 1]>([[2.0]])];\n"
+                  "        tensor<fp16, [1, 4]> y1 = mul(x = x, y = s1)[name = string(\"y1\")];\n"
+                  "        tensor<fp16, [1, 4]> z = add(x = y1, y = x)[name = string(\"z\")];\n",
+                  {0.5f, -3.0f, 4.0f, 0.2f});
+  ASSERT_TRUE(r.is_ok()) << r.status().message();
+  ASSERT_EQ(r->unmatched.size(), 1u);
+  EXPECT_NE(r->unmatched[0].find("mul 'y'"), std::string::npos) << r->unmatched[0];
+  ASSERT_EQ(r->ops.size(), 1u);
+  EXPECT_EQ(r->ops[0].output, "z");
+  EXPECT_EQ(r->ops[0].matched_by, "name");
+}
+
+// A compressed weight's reader with no baseline op of its shapes is named in a note (its error
+// is not judged); the search still runs while another reader is paired. The candidate's `v`
+// adds an int8 weight row [1, 4], the baseline's adds a scalar [1, 1].
+TEST_F(CulpritsOnMil, ACompressedWeightReaderWithoutCounterpartIsNamedInANote) {
+  auto int8_row = [](const std::string& name) {
+    return "        tensor<fp16, [1, 4]> " + name + " = constexpr_blockwise_shift_scale(data = "
+           "tensor<int8, [1, 4]>([[2, 4, 6, 8]]), scale = tensor<fp16, [1, 1]>([[0x1p-1]]))"
+           "[name = string(\"" + name + "\")];\n";
+  };
+  const std::string tail = "        tensor<fp16, [1, 4]> z = add(x = y, y = v)[name = string(\"z\")];\n";
+  auto r = search(int8_row("w") + int8_row("u") +
+                      "        tensor<fp16, [1, 4]> y = mul(x = x, y = w)[name = string(\"y\")];\n"
+                      "        tensor<fp16, [1, 4]> v = add(x = x, y = u)[name = string(\"v\")];\n" + tail,
+                  const_row("w", "1.0, 2.0, 3.0, 4.0") +
+                      "        tensor<fp16, [1, 1]> u = const()[name = string(\"u\"), val = "
+                      "tensor<fp16, [1, 1]>([[1.0]])];\n"
+                      "        tensor<fp16, [1, 4]> y = mul(x = x, y = w)[name = string(\"y\")];\n"
+                      "        tensor<fp16, [1, 4]> v = add(x = x, y = u)[name = string(\"v\")];\n" + tail,
+                  {0.5f, -3.0f, 4.0f, 0.2f});
+  ASSERT_TRUE(r.is_ok()) << r.status().message();
+  const OpComparison* y = op_named(*r, "y");
+  ASSERT_NE(y, nullptr);
+  EXPECT_EQ(y->matched_by, "name");
+  EXPECT_EQ(y->compressed_weights, std::vector<std::string>{"w"});
+  EXPECT_EQ(op_named(*r, "v"), nullptr);
+  ASSERT_EQ(r->notes.size(), 1u) << fmt::format("{}", fmt::join(r->notes, "\n"));
+  EXPECT_NE(r->notes[0].find("#3 add 'v' reads the compressed weight(s) u and has no baseline op of "
+                             "its type and shapes: its error is not judged"),
+            std::string::npos)
+      << r->notes[0];
+}
+
 TEST(Culprits, ReportFollowsItsSchemaAndNamesTheSources) {
   CulpritOptions o;
   o.inputs = golden_inputs("int8");

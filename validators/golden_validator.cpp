@@ -32,7 +32,7 @@ int main(int argc, char** argv) {
     sg::golden_cli::add_exec_command(app, result);
     sg::golden_cli::add_weights_command(app, result);
     sg::golden_cli::add_culprits_command(app, result);
-  sg::golden_cli::add_advise_command(app, result);
+    sg::golden_cli::add_advise_command(app, result);
     sg::golden_cli::add_diff_command(app, result);
     sg::golden_cli::add_merge_command(app, result);
     if (sg::Status s = sg::cli::apply_help_footers(app, "golden-validator"); !s.is_ok()) {

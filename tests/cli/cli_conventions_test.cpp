@@ -225,6 +225,21 @@ TEST(CliHelp, ProbeSaysWhatAnEmptySliceDoes) {
   EXPECT_NE(ane.output.find("an empty slice exits 0 with a note"), std::string::npos) << ane.output;
 }
 
+// No usage line shows CLI11's "(Kx)" count: diff's read "reports(1x)" for [OLD.json] NEW.json.
+TEST(CliHelp, UsageLinesShowNoValueCounts) {
+  const CliRun diff = run_command("'" + kGolden + "' diff --help");
+  EXPECT_NE(diff.output.find("Usage: golden-validator diff [OPTIONS] [OLD.json] NEW.json\n"),
+            std::string::npos)
+      << diff.output;
+  std::vector<std::string> commands = {"'" + kAne + "' --help"};
+  for (const std::string& s : listed_subcommands()) commands.push_back("'" + kGolden + "' " + s + " --help");
+  for (const std::string& command : commands) {
+    const CliRun r = run_command(command);
+    const std::string usage = r.output.substr(0, r.output.find("\n\n"));
+    EXPECT_EQ(usage.find("x)"), std::string::npos) << command << "\n" << usage;
+  }
+}
+
 TEST(CliHelp, EveryHelpEndsWithExitCodesAndTwoExamples) {
   const std::vector<std::string> subs = listed_subcommands();
   ASSERT_GE(subs.size(), 9u) << "golden-validator --help lists no subcommands";

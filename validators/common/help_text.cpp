@@ -66,6 +66,21 @@ constexpr std::array kHelp = {
                 "golden-validator diff new.json --gate my-regression.json   # against the baseline it names"},
 };
 
+// CLI11 writes a positional that takes 2 to N values as "NAME(Kx)" in the usage line
+// ("reports(1x)" for diff's [OLD.json] NEW.json), which reads as a typo; such a positional is
+// written by its option text instead. Positionals of one value or of any number keep CLI11's
+// form.
+class UsageFormatter : public CLI::Formatter {
+ public:
+  std::string make_option_usage(const CLI::Option* opt) const override {
+    const int max = opt->get_expected_max();
+    if (max > 1 && max < CLI::detail::expected_max_vector_size && !opt->get_option_text().empty()) {
+      return opt->get_required() ? opt->get_option_text() : "[" + opt->get_option_text() + "]";
+    }
+    return CLI::Formatter::make_option_usage(opt);
+  }
+};
+
 }  // namespace
 
 std::string help_footer(std::string_view command) {
@@ -86,6 +101,7 @@ Status apply_help_footers(CLI::App& app, std::string_view tool) {
       return Status(ErrorCode::kInternal, fmt::format("no --help footer for '{}'", command));
     }
     a.footer(footer);
+    a.formatter(std::make_shared<UsageFormatter>());
     return Status::ok();
   };
   if (Status s = set(app, tool); !s.is_ok()) return s;

@@ -1,6 +1,7 @@
 // run_inputs.h: the one list of what a run read, consulted before anything is written.
 #include "shardgate/run_inputs.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <mutex>
 #include <optional>
@@ -37,6 +38,7 @@ struct Ledger {
   std::vector<Input> files;  // read by this run (a shard's files, manifests, dumps, ...)
   std::vector<Input> trees;  // directories read as a whole (shards)
   std::vector<Planned> planned;
+  std::vector<std::string> refused;  // planned outputs found to be inputs (note_file, note_tree)
 };
 
 Ledger& ledger() {
@@ -105,9 +107,12 @@ Status note_file(const std::string& path, const struct stat& st) {
   if (!known) l.files.push_back({path, id});
   for (const Planned& p : l.planned) {
     if (p.directory) continue;  // its files are checked as they are written
-    SG_CHECK(id_of(p.path) != id, ErrorCode::kUsage,
-             "{} {}: is an input of this run (read as {}); write it elsewhere", p.option, p.path,
-             path);
+    if (id_of(p.path) == id) {
+      l.refused.push_back(p.path);
+      return make_error(ErrorCode::kUsage,
+                        "{} {}: is an input of this run (read as {}); write it elsewhere",
+                        p.option, p.path, path);
+    }
   }
   return Status::ok();
 }
@@ -126,12 +131,21 @@ Status note_tree(const std::string& dir) {
   for (const Planned& p : l.planned) {
     // A directory is inside the shard when a file written into it would be.
     const std::string target = p.directory ? p.path + "/-" : p.path;
-    SG_CHECK(enclosing_tree(target, just_this) == nullptr, ErrorCode::kUsage,
-             "{} {}: is an input of this run (inside the shard {}, which this run reads); write "
-             "it elsewhere",
-             p.option, p.path, dir);
+    if (enclosing_tree(target, just_this) != nullptr) {
+      l.refused.push_back(p.path);
+      return make_error(ErrorCode::kUsage,
+                        "{} {}: is an input of this run (inside the shard {}, which this run "
+                        "reads); write it elsewhere",
+                        p.option, p.path, dir);
+    }
   }
   return Status::ok();
+}
+
+bool refused(const std::string& path) {
+  Ledger& l = ledger();
+  std::lock_guard<std::mutex> lock(l.mu);
+  return std::find(l.refused.begin(), l.refused.end(), path) != l.refused.end();
 }
 
 Status check_output(const std::string& path) {

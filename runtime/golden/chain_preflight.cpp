@@ -7,6 +7,7 @@
 #include "shardgate/program.h"
 #include "shardgate/shard.h"
 
+#include <algorithm>
 #include <map>
 
 namespace sg {
@@ -56,6 +57,11 @@ std::string names(const std::vector<NamedType>& list, bool states) {
 Status preflight_chain(const ChainManifest& chain, const GoldenSource* goldens,
                        bool teacher_forced) {
   std::vector<std::string> problems;
+  // The categories of the problems that are a shard's own open error (a missing file, an
+  // output planned inside the shard): when they are all the problems and agree, the whole is
+  // of that category ("usage error: ..." for a report target inside a shard), else a format
+  // error of the chain.
+  std::vector<ErrorCode> shard_codes;
   std::map<std::string, Known> known;
   for (const ChainInput& in : chain.inputs) {
     Known k;
@@ -120,6 +126,7 @@ Status preflight_chain(const ChainManifest& chain, const GoldenSource* goldens,
     auto shard = Shard::open(step.shard);
     if (!shard) {
       problems.push_back(fmt::format("{}: {}", place, shard.status().message()));
+      shard_codes.push_back(shard.status().code());
       for (const auto& [o, t] : step.outputs) known[t] = Known{};
       continue;
     }
@@ -235,7 +242,11 @@ Status preflight_chain(const ChainManifest& chain, const GoldenSource* goldens,
   std::string message = fmt::format("{}: preflight found {} problem{} (nothing was run):", chain.path,
                                     problems.size(), problems.size() == 1 ? "" : "s");
   for (const std::string& p : problems) message += "\n  - " + p;
-  return make_error(ErrorCode::kFormat, "{}", message);
+  const bool one_category =
+      shard_codes.size() == problems.size() &&
+      std::all_of(shard_codes.begin(), shard_codes.end(),
+                  [&](ErrorCode c) { return c == shard_codes.front(); });
+  return make_error(one_category ? shard_codes.front() : ErrorCode::kFormat, "{}", message);
 }
 
 }  // namespace sg

@@ -44,7 +44,13 @@ std::string stamp_run_id(std::string_view contents, std::string_view format,
 Status write_reports(const std::vector<ReportOutput>& outputs) {
   const std::string id = report_run_id(outputs);
   std::vector<const ReportOutput*> order;
-  for (const ReportOutput& o : outputs) order.push_back(&o);
+  for (const ReportOutput& o : outputs) {
+    // A target already refused as an input of this run: that refusal ended the run and was
+    // reported, and its error report is not written anywhere (all or none, below). Checked
+    // again, it printed a second usage error for the one cause.
+    if (run_inputs::refused(o.path)) return Status::ok();
+    order.push_back(&o);
+  }
   std::stable_partition(order.begin(), order.end(),
                         [](const ReportOutput* o) { return o->format != "json"; });
   // All or none: a target that is an input of the run refuses the whole set before any

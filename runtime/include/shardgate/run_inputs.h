@@ -37,6 +37,11 @@ Status note_file(const std::string& path, const struct stat& st);
 // A usage error when a planned output (file or directory) lies inside it.
 Status note_tree(const std::string& dir);
 
+// Whether `path` is a planned output that note_file or note_tree refused as an input. The
+// error report of the run that refusal ended is then not written (write_reports): checked
+// again at the write, the target printed a second usage error for the one cause.
+bool refused(const std::string& path);
+
 // Before writing `path`: a usage error naming both when it is an input file of this run or
 // lies inside an input directory. "-" and paths that are not regular files pass.
 Status check_output(const std::string& path);

@@ -14,11 +14,13 @@
 
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <set>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace sg::json_util {
 
@@ -34,6 +36,23 @@ Status prescan(std::string_view text, const std::string& path, uint64_t base = 0
 Result<Json> parse(std::string_view text, const std::string& path, uint64_t base = 0);
 Result<OrderedJson> parse_ordered(std::string_view text, const std::string& path,
                                   uint64_t base = 0);
+
+// One step from a value into one of its members: an object's key or an array's index.
+struct PathStep {
+  std::string key;   // of an object member
+  size_t index = 0;  // of an array element
+  bool is_index = false;
+};
+
+// As parse(), but the elements of large arrays are handed to `sink` one at a time as they are
+// read, and not kept: `select` says, from the path of an array element (functions, 0, ops, 12),
+// whether it is one of them. The tree returned holds everything else; a selected array is left
+// empty. So a reader of a 100 MB list of records holds one record's tree at a time instead of
+// the whole document's (about 9 times the text in nlohmann's tree). `sink` may keep what it
+// needs of the element; the element is gone when it returns.
+using ElementSelect = bool (*)(const std::vector<PathStep>& path);
+Result<Json> parse_streaming(std::string_view text, const std::string& path, ElementSelect select,
+                             const std::function<void(const std::vector<PathStep>&, Json&&)>& sink);
 
 // Reads the file at `path` (a regular file of at most `max_bytes`, see limits.h; `kind` names
 // the input in the message: "chain manifest") and parses it.

@@ -102,68 +102,90 @@ class DumpReader {
                                    *op.preferred));
   }
 
-  Status read_ops(const json& ops, const std::string& path, const std::string& function,
-                  std::vector<PlanOp>& out) const {
-    SG_TRY(expect(ops, json::value_t::array, path, "an array of ops"));
-    for (size_t i = 0; i < ops.size(); ++i) {
-      const json& o = ops[i];
-      std::string p = fmt::format("{}[{}]", path, i);
-      SG_TRY(expect(o, json::value_t::object, p, "an op object"));
-      PlanOp op;
-      op.function = function;
-      SG_ASSIGN_OR_RETURN(const json* seq, member(o, p, "seq", false));
-      if (seq) {
-        SG_TRY(expect(*seq, json::value_t::number_integer, p + ".seq", "an integer"));
-        op.seq = seq->get<int64_t>();
-        if (op.seq < 0) return error(p + ".seq", "must not be negative");
-      }
-      SG_ASSIGN_OR_RETURN(const json* bp, member(o, p, "block_path", true));
-      SG_TRY(expect(*bp, json::value_t::array, p + ".block_path", "an array of block indices"));
-      if (bp->empty() || bp->size() > 64) {
-        return error(p + ".block_path", "must hold 1 to 64 block indices ([-1] for the top block)");
-      }
-      for (size_t k = 0; k < bp->size(); ++k) {
-        std::string bpp = fmt::format("{}.block_path[{}]", p, k);
-        SG_TRY(expect((*bp)[k], json::value_t::number_integer, bpp, "an integer"));
-        int64_t idx = (*bp)[k].get<int64_t>();
-        if (k == 0 && idx != -1) return error(bpp, "a path starts at the function's block, -1");
-        if (k > 0 && idx < 0) return error(bpp, "a nested block index must not be negative");
-        op.block_path.push_back(idx);
-      }
-      SG_ASSIGN_OR_RETURN(std::string type, string_member(o, p, "operator", true));
-      if (type.empty()) return error(p + ".operator", "must not be empty");
-      op.operator_type = normalize_op_type(type);
-      SG_ASSIGN_OR_RETURN(const json* outs, member(o, p, "outputs", true));
-      SG_TRY(expect(*outs, json::value_t::array, p + ".outputs", "an array of output names"));
-      for (size_t k = 0; k < outs->size(); ++k) {
-        SG_TRY(expect((*outs)[k], json::value_t::string, fmt::format("{}.outputs[{}]", p, k),
-                      "a string"));
-      }
-      // An op without outputs (write_state) is listed with [] and joined by its order in its
-      // block (apply_compute_plan).
-      op.output = outs->empty() ? std::string() : (*outs)[0].get<std::string>();
-      if (!outs->empty() && op.output.empty()) {
-        return error(p + ".outputs[0]", "must not be empty");
-      }
-      SG_ASSIGN_OR_RETURN(const json* pref, member(o, p, "preferred", true));
-      SG_ASSIGN_OR_RETURN(op.preferred, device(*pref, p + ".preferred"));
-      SG_ASSIGN_OR_RETURN(const json* sup, member(o, p, "supported", true));
-      if (!sup->is_null()) {
-        SG_TRY(expect(*sup, json::value_t::array, p + ".supported", "an array of devices or null"));
-        std::vector<std::string> devices;
-        for (size_t k = 0; k < sup->size(); ++k) {
-          SG_ASSIGN_OR_RETURN(auto d, device((*sup)[k], fmt::format("{}.supported[{}]", p, k)));
-          if (!d) return error(fmt::format("{}.supported[{}]", p, k), "must not be null");
-          devices.push_back(*d);
-        }
-        op.supported = std::move(devices);
-      }
-      SG_ASSIGN_OR_RETURN(const json* c, member(o, p, "cost", true));
-      SG_ASSIGN_OR_RETURN(op.cost, cost(*c, p + ".cost"));
-      SG_TRY(check_preferred_in_supported(op, p));
-      out.push_back(std::move(op));
+  // Where the op records are: functions[i].ops[j] (our form) and infos[j] (Apple's). They are
+  // read one at a time as the parser meets them (json_util::parse_streaming) and only the
+  // PlanOps kept: a plan's tree in nlohmann took 9 times the file (955 MB for 107 MB).
+  static bool is_op_record(const std::vector<json_util::PathStep>& p) {
+    if (p.size() == 4) {
+      return !p[0].is_index && p[0].key == "functions" && p[1].is_index && !p[2].is_index &&
+             p[2].key == "ops" && p[3].is_index;
     }
-    return Status::ok();
+    return p.size() == 2 && !p[0].is_index && p[0].key == "infos" && p[1].is_index;
+  }
+
+  // The sink of parse_streaming. A record's error is kept, the first of its list only, and
+  // returned where the reader of the whole tree would have met it, so an error before the list
+  // (a wrong schema) is still the one named.
+  void take(const std::vector<json_util::PathStep>& p, json&& record) {
+    Records& list = p.size() == 4 ? functions_[p[1].index] : infos_;
+    if (!list.error.is_ok()) return;
+    Result<PlanOp> op = p.size() == 4
+                            ? read_op(record, fmt::format("$.functions[{}].ops[{}]", p[1].index,
+                                                          p[3].index))
+                            : read_info(record, fmt::format("$.infos[{}]", p[1].index));
+    if (op.is_ok()) {
+      list.ops.push_back(std::move(*op));
+    } else {
+      list.error = op.status();
+    }
+  }
+
+  // One record of functions[i].ops at `p`; its function is set by the caller (the function's
+  // name may follow its ops in the file).
+  Result<PlanOp> read_op(const json& o, const std::string& p) const {
+    SG_TRY(expect(o, json::value_t::object, p, "an op object"));
+    PlanOp op;
+    SG_ASSIGN_OR_RETURN(const json* seq, member(o, p, "seq", false));
+    if (seq) {
+      SG_TRY(expect(*seq, json::value_t::number_integer, p + ".seq", "an integer"));
+      op.seq = seq->get<int64_t>();
+      if (op.seq < 0) return error(p + ".seq", "must not be negative");
+    }
+    SG_ASSIGN_OR_RETURN(const json* bp, member(o, p, "block_path", true));
+    SG_TRY(expect(*bp, json::value_t::array, p + ".block_path", "an array of block indices"));
+    if (bp->empty() || bp->size() > 64) {
+      return error(p + ".block_path", "must hold 1 to 64 block indices ([-1] for the top block)");
+    }
+    for (size_t k = 0; k < bp->size(); ++k) {
+      std::string bpp = fmt::format("{}.block_path[{}]", p, k);
+      SG_TRY(expect((*bp)[k], json::value_t::number_integer, bpp, "an integer"));
+      int64_t idx = (*bp)[k].get<int64_t>();
+      if (k == 0 && idx != -1) return error(bpp, "a path starts at the function's block, -1");
+      if (k > 0 && idx < 0) return error(bpp, "a nested block index must not be negative");
+      op.block_path.push_back(idx);
+    }
+    SG_ASSIGN_OR_RETURN(std::string type, string_member(o, p, "operator", true));
+    if (type.empty()) return error(p + ".operator", "must not be empty");
+    op.operator_type = normalize_op_type(type);
+    SG_ASSIGN_OR_RETURN(const json* outs, member(o, p, "outputs", true));
+    SG_TRY(expect(*outs, json::value_t::array, p + ".outputs", "an array of output names"));
+    for (size_t k = 0; k < outs->size(); ++k) {
+      SG_TRY(expect((*outs)[k], json::value_t::string, fmt::format("{}.outputs[{}]", p, k),
+                    "a string"));
+    }
+    // An op without outputs (write_state) is listed with [] and joined by its order in its
+    // block (apply_compute_plan).
+    op.output = outs->empty() ? std::string() : (*outs)[0].get<std::string>();
+    if (!outs->empty() && op.output.empty()) {
+      return error(p + ".outputs[0]", "must not be empty");
+    }
+    SG_ASSIGN_OR_RETURN(const json* pref, member(o, p, "preferred", true));
+    SG_ASSIGN_OR_RETURN(op.preferred, device(*pref, p + ".preferred"));
+    SG_ASSIGN_OR_RETURN(const json* sup, member(o, p, "supported", true));
+    if (!sup->is_null()) {
+      SG_TRY(expect(*sup, json::value_t::array, p + ".supported", "an array of devices or null"));
+      std::vector<std::string> devices;
+      for (size_t k = 0; k < sup->size(); ++k) {
+        SG_ASSIGN_OR_RETURN(auto d, device((*sup)[k], fmt::format("{}.supported[{}]", p, k)));
+        if (!d) return error(fmt::format("{}.supported[{}]", p, k), "must not be null");
+        devices.push_back(*d);
+      }
+      op.supported = std::move(devices);
+    }
+    SG_ASSIGN_OR_RETURN(const json* c, member(o, p, "cost", true));
+    SG_ASSIGN_OR_RETURN(op.cost, cost(*c, p + ".cost"));
+    SG_TRY(check_preferred_in_supported(op, p));
+    return op;
   }
 
   std::string flatten_object(const json& j) const {
@@ -235,7 +257,7 @@ class DumpReader {
     return Status::ok();
   }
 
-  Result<ComputePlanDump> read_shardgate(const json& root) const {
+  Result<ComputePlanDump> read_shardgate(const json& root) {
     ComputePlanDump dump;
     dump.form = ComputePlanDump::Form::kShardgate;
     dump.filename = file_;
@@ -296,7 +318,14 @@ class DumpReader {
       }
       dump.functions.push_back(name);
       SG_ASSIGN_OR_RETURN(const json* ops, member(f, p, "ops", true));
-      SG_TRY(read_ops(*ops, p + ".ops", name, dump.ops));
+      SG_TRY(expect(*ops, json::value_t::array, p + ".ops", "an array of ops"));
+      Records& records = functions_[i];
+      SG_TRY(records.error);
+      for (PlanOp& op : records.ops) {
+        op.function = name;
+        dump.ops.push_back(std::move(op));
+      }
+      records.ops = {};
     }
     // A plan is taken for one configuration, and Core ML leaves out of `supported` the units
     // that configuration excludes: a CPU_ONLY or CPU_AND_GPU plan naming the NE contradicts
@@ -371,7 +400,7 @@ class DumpReader {
     return it != component_value.end() && it->is_object() ? *it : component_value;
   }
 
-  Result<ComputePlanDump> read_model_runner(const json& root) const {
+  Result<ComputePlanDump> read_model_runner(const json& root) {
     ComputePlanDump dump;
     dump.form = ComputePlanDump::Form::kModelRunner;
     dump.filename = file_;
@@ -379,81 +408,92 @@ class DumpReader {
     SG_ASSIGN_OR_RETURN(dump.model_name, string_member(root, "$", "modelID", false));
     const json& infos = root.at("infos");
     SG_TRY(expect(infos, json::value_t::array, "$.infos", "an array"));
-    for (size_t i = 0; i < infos.size(); ++i) {
-      const json& info = infos[i];
-      std::string p = fmt::format("$.infos[{}]", i);
-      SG_TRY(expect(info, json::value_t::object, p, "an object"));
-      PlanOp op;
-      SG_ASSIGN_OR_RETURN(const json* path, member(info, p, "path", true));
-      SG_TRY(expect(*path, json::value_t::object, p + ".path", "an object"));
-      SG_ASSIGN_OR_RETURN(const json* comps, member(*path, p + ".path", "components", true));
-      SG_TRY(expect(*comps, json::value_t::array, p + ".path.components", "an array"));
-      bool non_program = false;
-      for (size_t k = 0; k < comps->size(); ++k) {
-        const json& c = (*comps)[k];
-        std::string cp = fmt::format("{}.path.components[{}]", p, k);
-        SG_TRY(expect(c, json::value_t::object, cp, "a path component object"));
-        if (c.size() != 1) return error(cp, "a path component has exactly one key");
-        const std::string& key = c.begin().key();
-        const json& body = payload(c.begin().value());
-        if (key == "program") continue;
-        if (key == "programFunction") {
-          SG_ASSIGN_OR_RETURN(op.function, string_member(body, cp, "name", true));
-        } else if (key == "programBlock") {
-          SG_ASSIGN_OR_RETURN(const json* idx, member(body, cp, "index", true));
-          SG_TRY(expect(*idx, json::value_t::number_integer, cp + ".index", "an integer"));
-          int64_t v = idx->get<int64_t>();
-          if (op.block_path.empty() ? v != -1 : v < 0) {
-            return error(cp + ".index", "a top block is -1 and nested blocks are >= 0");
-          }
-          if (op.block_path.size() >= 64) return error(cp, "blocks nested more than 64 deep");
-          op.block_path.push_back(v);
-        } else if (key == "programOperation") {
-          SG_ASSIGN_OR_RETURN(op.output, string_member(body, cp, "outputName", true));
-        } else {
-          non_program = true;  // neuralNetwork / pipeline paths: not an ML program op
-        }
-      }
-      if (non_program) {
-        return error(p + ".path", "not an ML program operation path (neural network and pipeline "
-                                  "plans are not supported)");
-      }
-      if (op.function.empty() || op.block_path.empty() || op.output.empty()) {
-        return error(p + ".path", "needs programFunction, programBlock and programOperation");
-      }
-      SG_ASSIGN_OR_RETURN(const json* usage, member(info, p, "deviceUsage", false));
-      if (usage && !usage->is_null()) {
-        SG_TRY(expect(*usage, json::value_t::object, p + ".deviceUsage", "an object or null"));
-        SG_ASSIGN_OR_RETURN(const json* pref, member(*usage, p + ".deviceUsage", "preferred", true));
-        SG_ASSIGN_OR_RETURN(std::string d, apple_device(*pref, p + ".deviceUsage.preferred"));
-        op.preferred = d;
-        SG_ASSIGN_OR_RETURN(const json* sup, member(*usage, p + ".deviceUsage", "supported", true));
-        SG_TRY(expect(*sup, json::value_t::array, p + ".deviceUsage.supported", "an array"));
-        std::vector<std::string> devices;
-        for (size_t k = 0; k < sup->size(); ++k) {
-          SG_ASSIGN_OR_RETURN(std::string sd, apple_device((*sup)[k],
-                              fmt::format("{}.deviceUsage.supported[{}]", p, k)));
-          devices.push_back(sd);
-        }
-        op.supported = std::move(devices);
-      }
-      SG_ASSIGN_OR_RETURN(const json* c, member(info, p, "estimatedCost", false));
-      if (c && c->is_object()) c = c->contains("weight") ? &c->at("weight") : nullptr;
-      if (c) {
-        SG_ASSIGN_OR_RETURN(op.cost, cost(*c, p + ".estimatedCost"));
-      }
-      SG_TRY(check_preferred_in_supported(op, p));
+    SG_TRY(infos_.error);
+    for (PlanOp& op : infos_.ops) {
       if (std::find(dump.functions.begin(), dump.functions.end(), op.function) ==
           dump.functions.end()) {
         dump.functions.push_back(op.function);
       }
       dump.ops.push_back(std::move(op));
     }
+    infos_.ops = {};
     return dump;
   }
 
+  // One record of infos at `p`.
+  Result<PlanOp> read_info(const json& info, const std::string& p) const {
+    SG_TRY(expect(info, json::value_t::object, p, "an object"));
+    PlanOp op;
+    SG_ASSIGN_OR_RETURN(const json* path, member(info, p, "path", true));
+    SG_TRY(expect(*path, json::value_t::object, p + ".path", "an object"));
+    SG_ASSIGN_OR_RETURN(const json* comps, member(*path, p + ".path", "components", true));
+    SG_TRY(expect(*comps, json::value_t::array, p + ".path.components", "an array"));
+    bool non_program = false;
+    for (size_t k = 0; k < comps->size(); ++k) {
+      const json& c = (*comps)[k];
+      std::string cp = fmt::format("{}.path.components[{}]", p, k);
+      SG_TRY(expect(c, json::value_t::object, cp, "a path component object"));
+      if (c.size() != 1) return error(cp, "a path component has exactly one key");
+      const std::string& key = c.begin().key();
+      const json& body = payload(c.begin().value());
+      if (key == "program") continue;
+      if (key == "programFunction") {
+        SG_ASSIGN_OR_RETURN(op.function, string_member(body, cp, "name", true));
+      } else if (key == "programBlock") {
+        SG_ASSIGN_OR_RETURN(const json* idx, member(body, cp, "index", true));
+        SG_TRY(expect(*idx, json::value_t::number_integer, cp + ".index", "an integer"));
+        int64_t v = idx->get<int64_t>();
+        if (op.block_path.empty() ? v != -1 : v < 0) {
+          return error(cp + ".index", "a top block is -1 and nested blocks are >= 0");
+        }
+        if (op.block_path.size() >= 64) return error(cp, "blocks nested more than 64 deep");
+        op.block_path.push_back(v);
+      } else if (key == "programOperation") {
+        SG_ASSIGN_OR_RETURN(op.output, string_member(body, cp, "outputName", true));
+      } else {
+        non_program = true;  // neuralNetwork / pipeline paths: not an ML program op
+      }
+    }
+    if (non_program) {
+      return error(p + ".path", "not an ML program operation path (neural network and pipeline "
+                                "plans are not supported)");
+    }
+    if (op.function.empty() || op.block_path.empty() || op.output.empty()) {
+      return error(p + ".path", "needs programFunction, programBlock and programOperation");
+    }
+    SG_ASSIGN_OR_RETURN(const json* usage, member(info, p, "deviceUsage", false));
+    if (usage && !usage->is_null()) {
+      SG_TRY(expect(*usage, json::value_t::object, p + ".deviceUsage", "an object or null"));
+      SG_ASSIGN_OR_RETURN(const json* pref, member(*usage, p + ".deviceUsage", "preferred", true));
+      SG_ASSIGN_OR_RETURN(std::string d, apple_device(*pref, p + ".deviceUsage.preferred"));
+      op.preferred = d;
+      SG_ASSIGN_OR_RETURN(const json* sup, member(*usage, p + ".deviceUsage", "supported", true));
+      SG_TRY(expect(*sup, json::value_t::array, p + ".deviceUsage.supported", "an array"));
+      std::vector<std::string> devices;
+      for (size_t k = 0; k < sup->size(); ++k) {
+        SG_ASSIGN_OR_RETURN(std::string sd, apple_device((*sup)[k],
+                            fmt::format("{}.deviceUsage.supported[{}]", p, k)));
+        devices.push_back(sd);
+      }
+      op.supported = std::move(devices);
+    }
+    SG_ASSIGN_OR_RETURN(const json* c, member(info, p, "estimatedCost", false));
+    if (c && c->is_object()) c = c->contains("weight") ? &c->at("weight") : nullptr;
+    if (c) {
+      SG_ASSIGN_OR_RETURN(op.cost, cost(*c, p + ".estimatedCost"));
+    }
+    SG_TRY(check_preferred_in_supported(op, p));
+    return op;
+  }
+
  private:
+  struct Records {
+    std::vector<PlanOp> ops;
+    Status error;
+  };
   std::string file_;
+  std::map<size_t, Records> functions_;  // functions[i].ops, by i
+  Records infos_;                        // infos
 };
 
 std::string identity_key(const std::string& function, const std::vector<int64_t>& path,
@@ -475,8 +515,13 @@ Placement placement_of(const std::string& device) {
 }  // namespace
 
 Result<ComputePlanDump> parse_compute_plan(std::string_view text, const std::string& filename) {
-  SG_ASSIGN_OR_RETURN(const json root, json_util::parse(text, filename));
   DumpReader reader(filename);
+  SG_ASSIGN_OR_RETURN(const json root,
+                      json_util::parse_streaming(
+                          text, filename, &DumpReader::is_op_record,
+                          [&](const std::vector<json_util::PathStep>& p, json&& record) {
+                            reader.take(p, std::move(record));
+                          }));
   if (!root.is_object()) return reader.error("$", "expected a JSON object at the top level");
   auto dump = root.contains("infos") && !root.contains("schema") ? reader.read_model_runner(root)
                                                                   : reader.read_shardgate(root);

@@ -26,8 +26,16 @@ std::optional<std::string> flag_outlier_scale(const WeightDiagnostic& w) {
 
 std::optional<std::string> flag_baseline_error(const WeightDiagnostic& w) {
   if (!w.has_baseline || !(w.rel_error >= kBaselineErrorMin)) return std::nullopt;
-  return fmt::format("relative error {:.3f} against the baseline's '{}' (SQNR {:.1f} dB)",
-                     w.rel_error, w.baseline_name, w.sqnr_db);
+  // At 1 or more the decoded weight is no closer to the baseline's than zeros would be: not a
+  // coarse compression of it but another weight (sqrt 2 for unrelated weights of one scale,
+  // 1.41 for a layer-1 FP16 shard given as the baseline of a layer-0 shard). Even 1-bit codes
+  // of Gaussian weights stay near 0.6.
+  const std::string other = w.rel_error >= 1.0
+                                ? ", no closer to it than zeros: not the weight this one was "
+                                  "converted from? (another layer or model given as the baseline)"
+                                : "";
+  return fmt::format("relative error {:.3f} against the baseline's '{}' (SQNR {:.1f} dB){}",
+                     w.rel_error, w.baseline_name, w.sqnr_db, other);
 }
 
 const std::vector<WeightFlagInfo>& weight_flag_table() {

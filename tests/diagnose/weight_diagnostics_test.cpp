@@ -168,6 +168,15 @@ TEST(WeightDiagnostics, FlagChecksFireOnTheirThresholds) {
   b.rel_error = 0.3;
   b.sqnr_db = 10.46;
   EXPECT_EQ(ids(b), std::vector<std::string>{"baseline_error"});
+  EXPECT_EQ(weight_flags_for(b)[0].message, "relative error 0.300 against the baseline's 'w_ref' (SQNR 10.5 dB)");
+  // At 1 or more: no closer than zeros, so the message asks whether it is the right baseline.
+  WeightDiagnostic other = b;
+  other.rel_error = 1.413;
+  other.sqnr_db = -3.0;
+  EXPECT_EQ(weight_flags_for(other)[0].message,
+            "relative error 1.413 against the baseline's 'w_ref' (SQNR -3.0 dB), no closer to it "
+            "than zeros: not the weight this one was converted from? (another layer or model "
+            "given as the baseline)");
   b.rel_error = 0.29;
   EXPECT_TRUE(ids(b).empty());
   b.has_baseline = false;

@@ -3,6 +3,7 @@
 
 #include "shardgate/executor.h"
 #include "shardgate/metrics.h"
+#include "shardgate/weight_diagnostics.h"
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -185,6 +186,40 @@ const Binding* binding_at(const Op& op, const std::string& param, size_t k) {
   return nullptr;
 }
 
+// A source op's compressed weights against what the baseline op reads in their place. At a
+// relative error of 1 or more a weight is no closer to the baseline's than zeros: not a coarse
+// compression of it but another weight, so the error "entering" there is the baseline's (a
+// layer-1 FP16 shard given as the baseline of a layer-0 shard: names and shapes agree, only
+// the values tell, 1.40-1.44 on every weight, where even 1-bit codes of Gaussian weights stay
+// near 0.6). Each such weight is named in a note.
+Status note_unrelated_weights(const Shard& candidate, const Function& cf, const Op& op,
+                              const Shard& baseline, const Function& bf, const Op& base_op,
+                              const std::set<std::string>& weights,
+                              std::vector<std::string>& notes) {
+  for (const auto& [param, arg] : op.inputs) {
+    for (size_t k = 0; k < arg.bindings.size(); ++k) {
+      const Binding& b = arg.bindings[k];
+      if (!b.is_reference() || !weights.count(b.name)) continue;
+      const Binding* bb = binding_at(base_op, param, k);
+      if (bb == nullptr || !bb->is_reference()) continue;
+      const Op* base_producer = nullptr;
+      for (const Op& o : bf.block.ops) {
+        if (!o.outputs.empty() && o.outputs[0].name == bb->name) base_producer = &o;
+      }
+      if (base_producer == nullptr || !base_producer->is_compile_time()) continue;
+      SG_ASSIGN_OR_RETURN(WeightError e, weight_error(candidate, cf, b.name, baseline, bf, bb->name));
+      if (e.rel_error >= 1.0) {
+        notes.push_back(fmt::format(
+            "#{} {} '{}': its weight {} is no closer to the baseline's '{}' than zeros (relative "
+            "error {:.3f}): is the baseline this shard's FP16 build? (another layer or model "
+            "given as the baseline)",
+            op.index, op.type, op.outputs[0].name, b.name, bb->name, e.rel_error));
+      }
+    }
+  }
+  return Status::ok();
+}
+
 void compare(const Tensor& c, const Tensor& b, OpComparison& r) {
   r.dtype = std::string(dtype_name(c.dtype()));
   r.shape = c.shape();
@@ -356,6 +391,7 @@ Result<CulpritResult> find_culprits(const std::shared_ptr<const Shard>& candidat
     }
     OpComparison c = std::move(*worst);
     // The runtime values it reads; compile-time ones are weights (listed when compressed).
+    const std::set<std::string> weights = compressed_weights_read(*op, producer);
     bool inputs_pass = true;
     for (const auto& [param, arg] : op->inputs) {
       for (size_t bi = 0; bi < arg.bindings.size(); ++bi) {
@@ -396,9 +432,12 @@ Result<CulpritResult> find_culprits(const std::shared_ptr<const Shard>& candidat
         inputs_pass = inputs_pass && !fails;
       }
     }
-    const std::set<std::string> weights = compressed_weights_read(*op, producer);
     c.compressed_weights.assign(weights.begin(), weights.end());
     c.source = c.fails && inputs_pass;
+    if (c.source && !weights.empty()) {
+      SG_TRY(note_unrelated_weights(*candidate, *cf, *op, *baseline, *bf, base_op, weights,
+                                    r.notes));
+    }
     c.added_error = std::isnan(c.cosine) || std::isnan(c.input_cosine) || is_integer(c)
                         ? 0.0
                         : (1 - c.cosine) - (1 - c.input_cosine);

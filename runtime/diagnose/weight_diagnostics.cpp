@@ -240,12 +240,32 @@ void decoded_statistics(const Tensor& dense, WeightDiagnostic& w) {
 Status compare_with_baseline(const Shard& shard, const Function& fn, const Shard& baseline,
                              const Function& base_fn, const std::string& base_name,
                              WeightDiagnostic& w) {
-  SG_ASSIGN_OR_RETURN(Tensor mine, materialize_weight(shard, fn, w.name));
-  SG_ASSIGN_OR_RETURN(Tensor ref, materialize_weight(baseline, base_fn, base_name));
-  if (mine.shape() != ref.shape()) {
+  SG_ASSIGN_OR_RETURN(WeightError e, weight_error(shard, fn, w.name, baseline, base_fn, base_name));
+  if (e.shape != e.baseline_shape) {
     w.baseline_name = fmt::format("none: the baseline's '{}' is {}, this weight is {}", base_name,
-                                  shape_str(ref.shape()), shape_str(mine.shape()));
+                                  shape_str(e.baseline_shape), shape_str(e.shape));
     return Status::ok();
+  }
+  w.has_baseline = true;
+  w.baseline_name = base_name;
+  w.rel_error = e.rel_error;
+  w.sqnr_db = e.sqnr_db;
+  return Status::ok();
+}
+
+}  // namespace
+
+Result<WeightError> weight_error(const Shard& shard, const Function& function,
+                                 std::string_view name, const Shard& baseline,
+                                 const Function& baseline_function, std::string_view baseline_name) {
+  SG_ASSIGN_OR_RETURN(Tensor mine, materialize_weight(shard, function, name));
+  SG_ASSIGN_OR_RETURN(Tensor ref, materialize_weight(baseline, baseline_function, baseline_name));
+  WeightError e;
+  e.shape = mine.shape();
+  e.baseline_shape = ref.shape();
+  if (e.shape != e.baseline_shape) {
+    e.rel_error = e.sqnr_db = kNaN;
+    return e;
   }
   double err = 0, norm = 0;
   for_each_chunk(mine, &ref, [&](const float* a, const float* b, int64_t n) {
@@ -255,14 +275,10 @@ Status compare_with_baseline(const Shard& shard, const Function& fn, const Shard
       norm += static_cast<double>(b[i]) * b[i];
     }
   });
-  w.has_baseline = true;
-  w.baseline_name = base_name;
-  w.rel_error = norm > 0 ? std::sqrt(err / norm) : (err > 0 ? kNaN : 0.0);
-  w.sqnr_db = err > 0 ? 10.0 * std::log10(norm / err) : std::numeric_limits<double>::infinity();
-  return Status::ok();
+  e.rel_error = norm > 0 ? std::sqrt(err / norm) : (err > 0 ? kNaN : 0.0);
+  e.sqnr_db = err > 0 ? 10.0 * std::log10(norm / err) : std::numeric_limits<double>::infinity();
+  return e;
 }
-
-}  // namespace
 
 int64_t WeightDiagnosticsResult::flagged() const {
   return std::count_if(weights.begin(), weights.end(),

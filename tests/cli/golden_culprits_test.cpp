@@ -18,6 +18,28 @@ TEST(GoldenCulpritsCli, NamesWhereTheInt8ErrorEntersAndExitsZero) {
   EXPECT_NE(r.output.find("source op: #40 linear 'experts_up'"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("weights: experts_gate_weight_0_quantized"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("2 source op(s)"), std::string::npos) << r.output;
+  // Its weights are compressions of the baseline's, however coarse: no note asks about them.
+  EXPECT_EQ(r.output.find("no closer to the baseline's"), std::string::npos) << r.output;
+}
+
+// Another layer's FP16 build as the baseline: the names and shapes agree, so everything aligns,
+// and the linears reading the compressed weights come out as sources with cosines near 0. Their
+// weights are no closer to the baseline's than zeros (relative error ~1.41), and a note says so
+// for each source op, where it used to read as the quantization's error.
+TEST(GoldenCulpritsCli, ASourceWhoseWeightIsUnrelatedToTheBaselinesIsNamed) {
+  CliRun r = culprits("goldens/sample/shards/L0_attn_lut4.mlpackage --baseline "
+                      "goldens/sample/shards/L1_attn_fp16.mlpackage");
+  EXPECT_EQ(r.code, 0) << r.output;
+  for (const char* proj : {"#13 linear 'q_proj': its weight q_proj_weight_0_palettized",
+                           "#19 linear 'k_proj': its weight k_proj_weight_0_palettized",
+                           "#25 linear 'v_proj': its weight v_proj_weight_0_palettized"}) {
+    EXPECT_NE(r.output.find(std::string(proj) + " is no closer to the baseline's"), std::string::npos)
+        << proj << "\n" << r.output;
+  }
+  EXPECT_NE(r.output.find("(relative error 1.413): is the baseline this shard's FP16 build? (another "
+                          "layer or model given as the baseline)"),
+            std::string::npos)
+      << r.output;
 }
 
 // The inputs line says what the run was fed: all random without --input, and by name which

@@ -70,6 +70,17 @@ struct WeightDiagnosticsResult {
 // messages. diagnose_weights() sets WeightDiagnostic::flags with it.
 std::vector<WeightFlag> weight_flags_for(const WeightDiagnostic& w);
 
+// A weight of `shard` (the value `name` of `function`) against one of `baseline`: both decoded,
+// compared in chunks. rel_error = ||w - w_ref|| / ||w_ref||; NaN both when the shapes differ.
+struct WeightError {
+  Shape shape, baseline_shape;
+  double rel_error = 0;
+  double sqnr_db = 0;
+};
+Result<WeightError> weight_error(const Shard& shard, const Function& function,
+                                 std::string_view name, const Shard& baseline,
+                                 const Function& baseline_function, std::string_view baseline_name);
+
 // Diagnoses every compressed weight of every function of `shard`; `baseline` (may be null) is
 // the FP16 shard it was converted from. Reads each weight once; with a baseline, decodes the
 // weight and its reference one at a time.

@@ -4,9 +4,11 @@
 // cropped by the leading pad of the pad type and cut (or zero-extended) to the output size:
 //   valid   size (D - 1) * stride + K_eff, nothing cropped
 //   custom  size (D - 1) * stride + K_eff - pad[2i] - pad[2i+1], pad[2i] cropped in front
-//   same    size D * stride, max(K_eff - stride, 0) / 2 cropped in front (TensorFlow's rule,
-//           which coremltools follows for the shape)
-// output_shape, when given, fixes the spatial size (the crop stays that of the pad type).
+//   same    size D * stride (or output_shape's), max(full - size, 0) / 2 cropped in front:
+//           TensorFlow's conv2d_transpose, whose SAME padding is the forward conv's over the
+//           output size; coremltools' TF frontend passes that size as output_shape. Without
+//           output_shape this is max(K_eff - stride, 0) / 2.
+// output_shape, when given, fixes the spatial size (valid and custom keep their crop).
 // Accumulation in double over (input channel, tap) per output element, stored via fp32.
 #include "ops/kernel_util.h"
 #include "ops/kernels.h"
@@ -75,10 +77,12 @@ Status op_conv_transpose(OpContext& ctx) {
       front[j] = pad[2 * i];
       out[j] = full - pad[2 * i] - pad[2 * i + 1];
     } else {
-      front[j] = std::max<int64_t>(k_eff - st[j], 0) / 2;
       out[j] = in[j] * st[j];
     }
     if (!given.empty()) out[j] = given[2 + i];
+    // same: the forward conv from out[j] to in[j] pads max(full - out, 0) in total, the smaller
+    // half in front; it depends on the size, so it comes after output_shape.
+    if (pad_type == "same") front[j] = std::max<int64_t>(full - out[j], 0) / 2;
     SG_OP_CHECK(ctx, out[j] >= 0, ErrorCode::kShape, "spatial dim {}: output size {} is negative", i, out[j]);
     out_shape.push_back(out[j]);
   }

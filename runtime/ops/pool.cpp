@@ -1,7 +1,9 @@
 // Pooling (coremltools 9.0 iOS15/pool.py): avg_pool, max_pool (1-3 spatial dims), l2_pool
 // (1-2). x is [N, C, *spatial]; kernel_sizes, strides (default 1), pad_type valid / same /
 // same_lower / custom with pad [before, after] per dim, ceil_mode (PyTorch's: the last window
-// may run past the padded input, but a window starting in the right padding is dropped).
+// may run past the padded input, but a window starting in the right padding is dropped; with
+// ceil_mode a kernel longer than the padded input makes one clipped window, as coremltools'
+// output-size formula gives).
 // Padding never wins a max; for avg it counts in the divisor (clipped to the padded extent, as
 // PyTorch does with ceil_mode) unless exclude_padding_from_average; l2 sums squares.
 #include "ops/kernel_util.h"
@@ -63,8 +65,11 @@ Status resolve(OpContext& ctx, const Tensor& x, int max_spatial, Geometry& g) {
       after = total - before;
     }
     const int64_t span = in + before + after - k;
-    SG_OP_CHECK(ctx, span >= 0, ErrorCode::kShape, "spatial dim {}: kernel {} exceeds the padded input {}",
-                i, k, in + before + after);
+    // ceil_mode rounds the window count up, so a kernel longer than the padded input still
+    // makes one (clipped) window while span + stride - 1 >= 0: coremltools' output-size formula
+    // gives 1 there, not an error.
+    SG_OP_CHECK(ctx, ceil_mode ? span + st - 1 >= 0 : span >= 0, ErrorCode::kShape,
+                "spatial dim {}: kernel {} exceeds the padded input {}", i, k, in + before + after);
     int64_t out = (ceil_mode ? span + st - 1 : span) / st + 1;
     if (ceil_mode && (out - 1) * st >= in + before && before + after > 0) --out;
     const auto j = static_cast<size_t>(off) + i;

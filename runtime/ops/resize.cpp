@@ -14,6 +14,8 @@
 // Nearest neighbour reads floor(i / scale) for upsample (PyTorch's nearest with a scale) and
 // floor(i * in / out) for resize (TensorFlow's resize_nearest_neighbor without half pixels);
 // iOS17 resize with NEAREST_NEIGHBOR supports only sampling_mode DEFAULT, whose rule that is.
+// iOS17 resize samples only its last resized_dims dims; a dim left out is copied, not run
+// through the grid (OFFSET_CORNERS' grid is not the identity even at the same size).
 //
 // crop_resize samples each box like resize_bilinear samples an image whose grid [0, in - 1] is
 // the box [start, end] (in pixels: normalized coordinates times (H - 1) / (W - 1), times
@@ -142,6 +144,18 @@ Taps nearest_taps_scale(int64_t in, int64_t out, double scale) {
   return t;
 }
 
+// A dim the op does not resize is copied: no grid applies to it (OFFSET_CORNERS' grid is not the
+// identity even when out == in).
+Taps identity_taps(int64_t n) {
+  Taps t;
+  for (int64_t i = 0; i < n; ++i) {
+    t.lo.push_back(i);
+    t.hi.push_back(i);
+    t.frac.push_back(0);
+  }
+  return t;
+}
+
 Taps nearest_taps_size(int64_t in, int64_t out) {
   Taps t;
   for (int64_t i = 0; i < out; ++i) {
@@ -247,8 +261,12 @@ Status op_resize(OpContext& ctx) {
   SG_OP_CHECK(ctx, H >= 1 && W >= 1, ErrorCode::kShape, "x has shape {}: nothing to resize from",
               shape_str(x.shape()));
   const bool nearest = interp == "NEAREST_NEIGHBOR";
-  SG_TRY(resample_2d(ctx, x, nearest ? nearest_taps_size(H, oh) : bilinear_taps(s, H, oh),
-                     nearest ? nearest_taps_size(W, ow) : bilinear_taps(s, W, ow)));
+  // resized_dims < 2 leaves the height (and with 0 the width) out of the resize.
+  const auto taps = [&](int64_t in, int64_t out, bool is_resized) {
+    if (!is_resized) return identity_taps(in);
+    return nearest ? nearest_taps_size(in, out) : bilinear_taps(s, in, out);
+  };
+  SG_TRY(resample_2d(ctx, x, taps(H, oh, resized >= 2), taps(W, ow, resized >= 1)));
   if (is_vector) {  // undo the [1, W] view
     SG_ASSIGN_OR_RETURN(Tensor flat, ctx.outputs()[0].reshaped({ow}));
     ctx.set_output(0, std::move(flat));

@@ -40,9 +40,11 @@ def ref(x, w, b, strides, dil, pad_type, pad, groups, output_shape=None):
         elif pad_type == "custom":
             o, f = fl - pad[2 * i] - pad[2 * i + 1], pad[2 * i]
         else:
-            o, f = D[i] * strides[i], max(keff[i] - strides[i], 0) // 2
+            o, f = D[i] * strides[i], None
         if output_shape is not None:
             o = output_shape[2 + i]
+        if f is None:  # same: the forward conv's padding over the output size (TensorFlow)
+            f = max(fl - o, 0) // 2
         outs.append(o)
         fronts.append(f)
     y = np.zeros(full.shape[:2] + tuple(outs))
@@ -85,6 +87,12 @@ case("conv_transpose_2d_output_shape", (1, 2, 3, 3), (2, 2, 3, 3), strides=[2, 2
      output_shape=[1, 2, 8, 9])
 case("conv_transpose_3d", (1, 2, 2, 3, 2), (2, 2, 2, 2, 2), strides=[1, 2, 1])
 case("conv_transpose_2d_fp32_mode", (1, 2, 3, 3), (2, 3, 2, 2), strides=[2, 2], prec="fp32")
+# same with output_shape below D * stride (TensorFlow's conv2d_transpose with an odd output,
+# as coremltools' TF frontend writes it): the front crop follows the given size.
+case("conv_transpose_2d_same_output_shape", (1, 2, 3, 4), (2, 2, 3, 3), strides=[2, 2], pad_type="same",
+     output_shape=[1, 2, 5, 7])
+case("conv_transpose_1d_same_output_shape_dilated", (1, 1, 4), (1, 2, 2), strides=[3], dil=[2], pad_type="same",
+     output_shape=[1, 2, 10])
 
 xe = np.ones((1, 2, 3), np.float16)
 c.error("conv_transpose_weight_channels", "conv_transpose", {"x": arr(xe, "fp16"), "weight": arr(np.ones((3, 1, 2), np.float16), "fp16")},

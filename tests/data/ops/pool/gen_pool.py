@@ -114,6 +114,12 @@ case("max_pool_negative_next_to_padding", "max_pool", xn, [3, 3], [1, 1], "same"
 # fp16 rounding: an average whose float64 value is not an fp16.
 xr = np.array([1, 1, 2049, 0], np.float16).reshape(1, 1, 4)
 case("avg_pool_fp16_rounding", "avg_pool", xr, [3], [1])
+# ceil_mode with a kernel longer than the (padded) input: coremltools' output size is
+# ceil((n + pads - k) / s) + 1 = 1 there, one clipped window; only ceil_mode allows it.
+xk = np.array([[[[0.5, -1.25]], [[2.0, 3.5]]]], np.float16)  # [1, 2, 1, 2]
+for op in ("avg_pool", "max_pool", "l2_pool"):
+    case(f"{op}_ceil_kernel_past_input", op, xk, [3, 3], [2, 2], "custom", [1, 1, 0, 0], ceil=True)
+case("avg_pool_ceil_kernel_past_input_1d", "avg_pool", xk.reshape(1, 2, 2), [3], [2], "valid", ceil=True)
 
 xe = np.ones((1, 1, 4, 4), np.float16)
 c.error("avg_pool_kernel_length", "avg_pool", {"x": arr(xe, "fp16"), "kernel_sizes": lit([2], "int32"),

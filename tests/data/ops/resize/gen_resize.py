@@ -399,4 +399,11 @@ c.error("affine_matrix_shape", "affine",
          "padding_mode": lit("constant", "string"), "padding_value": lit(0.0, "fp32"),
          "coordinates_mode": lit("normalized_minus_one_to_one", "string"), "align_corners": lit(True, "bool")},
         ["fp32"], contains="transform_matrix")
+# resized_dims = 1 leaves the height alone: OFFSET_CORNERS' grid over an unchanged size is not
+# the identity (delta = (n - 1) / n), so the height must not be resampled.
+xo = np.random.default_rng(7).standard_normal((1, 2, 3, 4)).astype(np.float16)
+c.add("resize_one_dim_offset_corners", "resize",
+      {"x": arr(xo, "fp16"), "shape": lit([6], "int32"), "resized_dims": lit(1, "uint32"),
+       "sampling_mode": lit("OFFSET_CORNERS", "string")},
+      [out(bilinear(xo, np.arange(3.0), grid("OFFSET_CORNERS", 4, 6)), "fp16")], opset="ios17", **F16)
 c.write()

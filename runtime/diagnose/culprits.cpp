@@ -68,10 +68,9 @@ bool same_shapes(const Op& a, const TypeOf& ta, const Op& b, const TypeOf& tb) {
     if (!shapes_agree(a.outputs[i].type, b.outputs[i].type)) return false;
   }
   for (const auto& [param, arg] : a.inputs) {
-    auto other = std::find_if(b.inputs.begin(), b.inputs.end(),
-                              [&](const auto& in) { return in.first == param; });
-    if (other == b.inputs.end()) continue;
-    const auto& bb = other->second.bindings;
+    const Argument* other = b.input(param);
+    if (other == nullptr) continue;
+    const auto& bb = other->bindings;
     for (size_t k = 0; k < arg.bindings.size() && k < bb.size(); ++k) {
       if (!arg.bindings[k].is_reference() || !bb[k].is_reference()) continue;
       auto x = ta.find(arg.bindings[k].name);

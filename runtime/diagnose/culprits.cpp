@@ -119,6 +119,15 @@ std::map<const Op*, std::pair<const Op*, const char*>> align(const Function& can
   return out;
 }
 
+// Value name -> the op of `fn`'s block that makes it.
+std::map<std::string, const Op*> producers_of(const Function& fn) {
+  std::map<std::string, const Op*> out;
+  for (const Op& op : fn.block.ops) {
+    for (const NamedType& o : op.outputs) out.emplace(o.name, &op);
+  }
+  return out;
+}
+
 // The compressed weights `op` reads: values made by constexpr ops (their output names).
 std::set<std::string> compressed_weights_read(const Op& op,
                                               const std::map<std::string, const Op*>& producer) {
@@ -193,6 +202,7 @@ const Binding* binding_at(const Op& op, const std::string& param, size_t k) {
 // near 0.6). Each such weight is named in a note.
 Status note_unrelated_weights(const Shard& candidate, const Function& cf, const Op& op,
                               const Shard& baseline, const Function& bf, const Op& base_op,
+                              const std::map<std::string, const Op*>& base_producer,
                               const std::set<std::string>& weights,
                               std::vector<std::string>& notes) {
   for (const auto& [param, arg] : op.inputs) {
@@ -201,11 +211,8 @@ Status note_unrelated_weights(const Shard& candidate, const Function& cf, const 
       if (!b.is_reference() || !weights.count(b.name)) continue;
       const Binding* bb = binding_at(base_op, param, k);
       if (bb == nullptr || !bb->is_reference()) continue;
-      const Op* base_producer = nullptr;
-      for (const Op& o : bf.block.ops) {
-        if (!o.outputs.empty() && o.outputs[0].name == bb->name) base_producer = &o;
-      }
-      if (base_producer == nullptr || !base_producer->is_compile_time()) continue;
+      auto made = base_producer.find(bb->name);
+      if (made == base_producer.end() || !made->second->is_compile_time()) continue;
       SG_ASSIGN_OR_RETURN(WeightError e, weight_error(candidate, cf, b.name, baseline, bf, bb->name));
       if (e.rel_error >= 1.0) {
         notes.push_back(fmt::format(
@@ -339,10 +346,8 @@ Result<CulpritResult> find_culprits(const std::shared_ptr<const Shard>& candidat
            r.candidate, r.baseline, options.function, fmt::join(bf->block.outputs, ", "),
            fmt::join(cf->block.outputs, ", "));
   const auto aligned = align(*cf, *bf);
-  std::map<std::string, const Op*> producer;
-  for (const Op& op : cf->block.ops) {
-    for (const NamedType& o : op.outputs) producer.emplace(o.name, &op);
-  }
+  const std::map<std::string, const Op*> producer = producers_of(*cf);
+  const std::map<std::string, const Op*> base_producer = producers_of(*bf);
   SG_TRY(check_weight_readers_aligned(r, *cf, aligned, producer, r.notes));
 
   RunOptions run;
@@ -434,8 +439,8 @@ Result<CulpritResult> find_culprits(const std::shared_ptr<const Shard>& candidat
     c.compressed_weights.assign(weights.begin(), weights.end());
     c.source = c.fails && inputs_pass;
     if (c.source && !weights.empty()) {
-      SG_TRY(note_unrelated_weights(*candidate, *cf, *op, *baseline, *bf, base_op, weights,
-                                    r.notes));
+      SG_TRY(note_unrelated_weights(*candidate, *cf, *op, *baseline, *bf, base_op, base_producer,
+                                    weights, r.notes));
     }
     c.added_error = std::isnan(c.cosine) || std::isnan(c.input_cosine) || is_integer(c)
                         ? 0.0

@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
-# Builds the Debian package from a Release build directory, installs it with dpkg into a clean
+# Builds the Debian packages from a Release build directory (shardgate: the tools and data;
+# shardgate-dev: the library, headers and package config), installs them with dpkg into a clean
 # root, and uses only what was installed: runs the bundled sample with the installed tools from
 # an unrelated directory, and builds a project that finds the library with
 # find_package(shardgate). Also checks that the build is portable (no -march=native).
 #
 #   tests/install/check_package.sh BUILD_DIR [KEEP_DIR]
 #
-# KEEP_DIR, when given, receives a copy of the package (CI hands it to the action's test).
+# KEEP_DIR, when given, receives a copy of both packages (CI hands shardgate to the action's test).
 # The clean root is a fresh dpkg database in a temp directory (`dpkg --root`), so nothing of the
-# source tree or of an earlier install is visible; the package's dependencies (from
-# dpkg-shlibdeps) are checked to be installed on this machine, whose libraries the installed
-# tools then use. Prints "N passed, N failed" and exits non-zero on any failure.
+# source tree or of an earlier install is visible; the packages' dependencies (the tools' from
+# dpkg-shlibdeps, the -dev package's declared) are checked to be installed on this machine,
+# whose libraries and headers the installed tools and the consumer then use. Prints "N passed, N failed" and exits non-zero on any failure.
 set -uo pipefail
 src="$(cd "$(dirname "$0")/../.." && pwd)"
 build="$(cd "${1:?usage: check_package.sh BUILD_DIR [KEEP_DIR]}" && pwd)"
@@ -34,12 +35,27 @@ elif grep -q -- '-march=native' "$build/compile_commands.json"; then
   bad "portable build: -march=native in $build/compile_commands.json"
 else ok "portable build: no -march=native"; fi
 
-# The package.
+# The packages.
 (cd "$build" && cpack -G DEB -B "$work/pkg" > "$work/cpack.log" 2>&1) || { cat "$work/cpack.log" >&2; bad "cpack"; }
 deb="$(ls "$work"/pkg/shardgate_*.deb 2>/dev/null | head -1)"
-if [ -z "$deb" ]; then bad "cpack made no shardgate_*.deb"; echo "$passed passed, $failed failed"; exit 1; fi
-ok "cpack: $(basename "$deb")"
-if [ -n "$keep" ]; then mkdir -p "$keep" && cp "$deb" "$keep/"; fi
+devdeb="$(ls "$work"/pkg/shardgate-dev_*.deb 2>/dev/null | head -1)"
+if [ -z "$deb" ] || [ -z "$devdeb" ]; then
+  bad "cpack made no shardgate_*.deb and shardgate-dev_*.deb: $(ls "$work/pkg" 2>/dev/null | tr '\n' ' ')"
+  echo "$passed passed, $failed failed"; exit 1
+fi
+ok "cpack: $(basename "$deb") $(basename "$devdeb")"
+if [ -n "$keep" ]; then mkdir -p "$keep" && cp "$deb" "$devdeb" "$keep/"; fi
+
+# The split: the tools' package holds no library files, the -dev package nothing but them.
+# (Listings go to files first: `grep -q` closing a pipe early fails dpkg-deb under pipefail.)
+dpkg-deb -c "$deb" | awk '{print $6}' | grep -v '/$' > "$work/tools.files"
+dpkg-deb -c "$devdeb" | awk '{print $6}' | grep -v '/$' > "$work/dev.files"
+if grep -qE '^\./usr/(include|lib)/' "$work/tools.files"; then
+  bad "shardgate holds library files: $(grep -E '^\./usr/(include|lib)/' "$work/tools.files" | head -3 | tr '\n' ' ')"
+else ok "shardgate: the tools and their data only"; fi
+if ! grep -q 'libshardgate\.a$' "$work/dev.files" || grep -qvE '^\./usr/(include/shardgate|lib)/' "$work/dev.files"; then
+  bad "shardgate-dev: not the library, headers and package config alone: $(grep -vE '^\./usr/(include/shardgate|lib)/' "$work/dev.files" | head -3 | tr '\n' ' ')"
+else ok "shardgate-dev: the library, headers and package config only"; fi
 
 # Without dpkg-shlibdeps CPack alone would make a package with no Depends: cpack must refuse,
 # naming the packages (runtime/cmake/cpack_checks.cmake). PATH here is every program of this
@@ -73,12 +89,29 @@ for dep in $(echo "$depends" | tr ',' '\n' | sed 's/(.*)//; s/|.*//' | tr -d ' '
     || bad "dependency $dep is not installed"
 done
 
+# shardgate-dev depends on the tools' package of its own version and on the -dev packages of
+# what find_package(shardgate) finds (shardgateConfig.cmake.in), each installed here too.
+devdepends="$(dpkg-deb -f "$devdeb" Depends)"
+version="$(dpkg-deb -f "$deb" Version)"
+devdeps_ok=1
+for want in "shardgate (= $version)" libfmt-dev nlohmann-json3-dev zlib1g-dev; do
+  echo "$devdepends" | tr ',' '\n' | sed 's/^ *//; s/ *$//' | grep -qxF "$want" \
+    || { bad "shardgate-dev does not depend on '$want' (Depends: $devdepends)"; devdeps_ok=0; }
+done
+[ "$devdeps_ok" = 1 ] && ok "shardgate-dev depends: $devdepends"
+for dep in libfmt-dev nlohmann-json3-dev zlib1g-dev; do
+  dpkg-query -W -f '${Status}' "$dep" 2>/dev/null | grep -q 'install ok installed' \
+    || bad "dependency $dep of shardgate-dev is not installed"
+done
+
 # dpkg -i into a clean root.
 root="$work/root"
 mkdir -p "$root/var/lib/dpkg/info" "$root/var/lib/dpkg/updates" "$root/var/lib/dpkg/triggers"
 touch "$root/var/lib/dpkg/status" "$root/var/lib/dpkg/available"
 check "dpkg -i into a clean root" 0 dpkg --root="$root" --force-depends --force-not-root \
   --force-script-chrootless -i "$deb"
+check "dpkg -i shardgate-dev into the same root" 0 dpkg --root="$root" --force-depends --force-not-root \
+  --force-script-chrootless -i "$devdeb"
 bin="$root/usr/bin" share="$root/usr/share/shardgate"
 for tool in ane-validator golden-validator; do
   [ -x "$bin/$tool" ] && ok "installed $tool" || bad "$tool not installed in usr/bin"

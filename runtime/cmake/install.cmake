@@ -47,7 +47,8 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/goldens/sample/ DESTINATION ${SG_DATA_DI
 # (component dev: the static library, headers and package config). A static library has no
 # shared-library dependencies for dpkg-shlibdeps to find, so shardgate-dev names what
 # find_package(shardgate) needs (shardgateConfig.cmake.in: fmt, nlohmann_json, ZLIB; Threads is
-# libc's) and the tools' package of the same version, whose data it does not repeat.
+# libc's), and shardgate of the same version, so the library and the tools installed beside it
+# never come from two versions.
 set(CPACK_GENERATOR DEB)
 set(CPACK_PACKAGE_NAME shardgate)
 set(CPACK_PACKAGE_VENDOR "shardgate")

@@ -115,7 +115,9 @@ check "dpkg -i shardgate-dev into the same root" 0 dpkg --root="$root" --force-d
 bin="$root/usr/bin" share="$root/usr/share/shardgate"
 for tool in ane-validator golden-validator; do
   [ -x "$bin/$tool" ] && ok "installed $tool" || bad "$tool not installed in usr/bin"
-  if ldd "$bin/$tool" | grep -q 'not found'; then bad "$tool: missing shared libraries"; fi
+  # grep without -q reads all of ldd's output: an early exit could kill ldd with SIGPIPE, and
+  # under pipefail the match would then read as no match.
+  if ldd "$bin/$tool" | grep 'not found' > /dev/null; then bad "$tool: missing shared libraries"; fi
 done
 for f in include/shardgate/placement.h include/shardgate/ops.h lib/libshardgate.a \
          lib/cmake/shardgate/shardgateConfig.cmake share/shardgate/gates/fidelity.json \

@@ -11,7 +11,8 @@
 # The clean root is a fresh dpkg database in a temp directory (`dpkg --root`), so nothing of the
 # source tree or of an earlier install is visible; the packages' dependencies (the tools' from
 # dpkg-shlibdeps, the -dev package's declared) are checked to be installed on this machine,
-# whose libraries and headers the installed tools and the consumer then use. Prints "N passed, N failed" and exits non-zero on any failure.
+# whose libraries and headers the installed tools and the consumer then use. Prints
+# "N passed, N failed" and exits non-zero on any failure.
 set -uo pipefail
 src="$(cd "$(dirname "$0")/../.." && pwd)"
 build="$(cd "${1:?usage: check_package.sh BUILD_DIR [KEEP_DIR]}" && pwd)"
@@ -80,14 +81,19 @@ else
   sed 's/^/     /' "$work/nodeps.log" >&2
 fi
 
-# Every dependency dpkg-shlibdeps found is installed here (name only; versions are this
-# machine's own, which the package was built against).
+# Every package a Depends field names is installed here (name only; versions are this
+# machine's own, which the package was built against). shardgate itself goes into the clean
+# root below, not here.
+check_installed() {  # check_installed PACKAGE DEPENDS
+  for dep in $(echo "$2" | tr ',' '\n' | sed 's/(.*)//; s/|.*//' | tr -d ' '); do
+    [ "$dep" = shardgate ] && continue
+    dpkg-query -W -f '${Status}' "$dep" 2>/dev/null | grep -q 'install ok installed' \
+      || bad "dependency $dep of $1 is not installed"
+  done
+}
 depends="$(dpkg-deb -f "$deb" Depends)"
 [ -n "$depends" ] && ok "package depends: $depends" || bad "package has no Depends"
-for dep in $(echo "$depends" | tr ',' '\n' | sed 's/(.*)//; s/|.*//' | tr -d ' '); do
-  dpkg-query -W -f '${Status}' "$dep" 2>/dev/null | grep -q 'install ok installed' \
-    || bad "dependency $dep is not installed"
-done
+check_installed shardgate "$depends"
 
 # shardgate-dev depends on the tools' package of its own version and on the -dev packages of
 # what find_package(shardgate) finds (shardgateConfig.cmake.in), each installed here too.
@@ -99,10 +105,7 @@ for want in "shardgate (= $version)" libfmt-dev nlohmann-json3-dev zlib1g-dev; d
     || { bad "shardgate-dev does not depend on '$want' (Depends: $devdepends)"; devdeps_ok=0; }
 done
 [ "$devdeps_ok" = 1 ] && ok "shardgate-dev depends: $devdepends"
-for dep in libfmt-dev nlohmann-json3-dev zlib1g-dev; do
-  dpkg-query -W -f '${Status}' "$dep" 2>/dev/null | grep -q 'install ok installed' \
-    || bad "dependency $dep of shardgate-dev is not installed"
-done
+check_installed shardgate-dev "$devdepends"
 
 # dpkg -i into a clean root.
 root="$work/root"

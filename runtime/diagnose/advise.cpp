@@ -25,12 +25,6 @@ const Op* producer_of(const Function& fn, const std::string& value) {
   return nullptr;
 }
 
-int64_t numel(const Shape& shape) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
-}
-
 // The bytes a compile-time value is decoded from, as the file stores them: every const behind
 // its constexpr chain (codes, scales, offsets, tables), packed sub-byte types included.
 int64_t stored_bytes(const Function& fn, const std::string& value, int depth = 0) {

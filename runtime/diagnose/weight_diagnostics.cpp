@@ -21,7 +21,7 @@
 namespace sg {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kNoValue = std::numeric_limits<double>::quiet_NaN();
 // Per-group code histograms up to this many counters; beyond (small blocks of a large weight)
 // each run of a group is counted and folded on its own.
 constexpr int64_t kMaxHistogramCounters = int64_t{1} << 22;
@@ -187,11 +187,11 @@ void code_statistics(const WeightCodes& c, WeightDiagnostic& w) {
     const double p = static_cast<double>(n) / total;
     entropy -= p * std::log2(p);
   }
-  w.effective_bits = w.elements > 0 ? entropy : kNaN;
+  w.effective_bits = w.elements > 0 ? entropy : kNoValue;
   w.codes_used = static_cast<double>(used) / static_cast<double>(k);
   // Per-group and whole-tensor magnitudes.
   double sumsq = 0, maxabs = 0, noise = 0;
-  w.outlier_ratio = kNaN;
+  w.outlier_ratio = kNoValue;
   for (int64_t g = 0; g < groups; ++g) {
     const GroupAcc& a = acc[static_cast<size_t>(g)];
     sumsq += a.sumsq;
@@ -204,19 +204,19 @@ void code_statistics(const WeightCodes& c, WeightDiagnostic& w) {
       w.outlier_group = g;
     }
   }
-  w.rms = w.elements > 0 ? std::sqrt(sumsq / total) : kNaN;
-  w.tensor_outlier_ratio = sumsq > 0 ? maxabs / w.rms : kNaN;
+  w.rms = w.elements > 0 ? std::sqrt(sumsq / total) : kNoValue;
+  w.tensor_outlier_ratio = sumsq > 0 ? maxabs / w.rms : kNoValue;
   if (!c.step.empty()) {
     std::vector<float> s = c.step;
     std::sort(s.begin(), s.end());
     w.step_min = s.front();
     w.step_max = s.back();
     w.step_median = s[s.size() / 2];
-    w.est_rel_error = sumsq > 0 ? std::sqrt(noise / sumsq) : kNaN;
-    w.typical_codes = noise > 0 ? std::sqrt(sumsq / (12.0 * noise)) : kNaN;
+    w.est_rel_error = sumsq > 0 ? std::sqrt(noise / sumsq) : kNoValue;
+    w.typical_codes = noise > 0 ? std::sqrt(sumsq / (12.0 * noise)) : kNoValue;
   } else {
-    w.step_min = w.step_median = w.step_max = kNaN;
-    w.est_rel_error = w.typical_codes = kNaN;
+    w.step_min = w.step_median = w.step_max = kNoValue;
+    w.est_rel_error = w.typical_codes = kNoValue;
   }
 }
 
@@ -230,11 +230,11 @@ void decoded_statistics(const Tensor& dense, WeightDiagnostic& w) {
     }
   });
   const int64_t count = dense.numel();
-  w.rms = count == 0 ? kNaN : std::sqrt(sumsq / static_cast<double>(count));
-  w.tensor_outlier_ratio = sumsq > 0 ? maxabs / w.rms : kNaN;
+  w.rms = count == 0 ? kNoValue : std::sqrt(sumsq / static_cast<double>(count));
+  w.tensor_outlier_ratio = sumsq > 0 ? maxabs / w.rms : kNoValue;
   w.outlier_ratio = w.tensor_outlier_ratio;
-  w.effective_bits = w.codes_used = kNaN;
-  w.step_min = w.step_median = w.step_max = w.est_rel_error = w.typical_codes = kNaN;
+  w.effective_bits = w.codes_used = kNoValue;
+  w.step_min = w.step_median = w.step_max = w.est_rel_error = w.typical_codes = kNoValue;
 }
 
 Status compare_with_baseline(const Shard& shard, const Function& fn, const Shard& baseline,
@@ -264,7 +264,7 @@ Result<WeightError> weight_error(const Shard& shard, const Function& function,
   e.shape = mine.shape();
   e.baseline_shape = ref.shape();
   if (e.shape != e.baseline_shape) {
-    e.rel_error = e.sqnr_db = kNaN;
+    e.rel_error = e.sqnr_db = kNoValue;
     return e;
   }
   double err = 0, norm = 0;
@@ -275,7 +275,7 @@ Result<WeightError> weight_error(const Shard& shard, const Function& function,
       norm += static_cast<double>(b[i]) * b[i];
     }
   });
-  e.rel_error = norm > 0 ? std::sqrt(err / norm) : (err > 0 ? kNaN : 0.0);
+  e.rel_error = norm > 0 ? std::sqrt(err / norm) : (err > 0 ? kNoValue : 0.0);
   e.sqnr_db = err > 0 ? 10.0 * std::log10(norm / err) : std::numeric_limits<double>::infinity();
   return e;
 }

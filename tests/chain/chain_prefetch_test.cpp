@@ -8,6 +8,8 @@
 #include "shardgate/chain.h"
 #include "shardgate/golden.h"
 #include "shardgate/io.h"
+#include "support/test_paths.h"
+#include "support/value_or_fail.h"
 
 #include <gtest/gtest.h>
 
@@ -29,13 +31,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kSample = SG_SOURCE_DIR "/goldens/sample/";
-
-ChainManifest load(const std::string& path) {
-  auto m = load_chain_manifest(path);
-  EXPECT_TRUE(m.is_ok()) << m.status().to_string();
-  return m.is_ok() ? *m : ChainManifest{};
-}
+using sg::testing::kSampleDir;
+using sg::testing::value_or_fail;
 
 // The shard paths of the chain's shard steps from the second on: what a free-running run must
 // hand the prefetcher, in order.
@@ -62,8 +59,9 @@ ChainRunResult run(const ChainManifest& chain, const GoldenSource& goldens, bool
 }
 
 TEST(ChainPrefetch, SameBytesWithAndWithoutAndExactlyTheNextShardSteps) {
-  const ChainManifest chain = load(kSample + "chains/chain_lut4.json");
-  auto g = open_golden_source(kSample + "goldens");
+  const ChainManifest chain =
+      value_or_fail(load_chain_manifest(kSampleDir + "chains/chain_lut4.json"));
+  auto g = open_golden_source(kSampleDir + "goldens");
   ASSERT_TRUE(g.is_ok()) << g.status().to_string();
   const ChainRunResult on = run(chain, **g, true);
   const ChainRunResult off = run(chain, **g, false);
@@ -80,8 +78,9 @@ TEST(ChainPrefetch, SameBytesWithAndWithoutAndExactlyTheNextShardSteps) {
 }
 
 TEST(ChainPrefetch, ASliceAsksOnlyForItsOwnSteps) {
-  const ChainManifest chain = load(kSample + "chains/chain_lut4.json");
-  auto g = open_golden_source(kSample + "goldens");
+  const ChainManifest chain =
+      value_or_fail(load_chain_manifest(kSampleDir + "chains/chain_lut4.json"));
+  auto g = open_golden_source(kSampleDir + "goldens");
   ASSERT_TRUE(g.is_ok()) << g.status().to_string();
   auto groups = teacher_forced_groups(chain, **g);
   ASSERT_TRUE(groups.is_ok()) << groups.status().to_string();
@@ -105,8 +104,9 @@ TEST(ChainPrefetch, ASliceAsksOnlyForItsOwnSteps) {
 }
 
 TEST(ChainPrefetch, EnvironmentTurnsItOff) {
-  const ChainManifest chain = load(kSample + "chains/chain_lut4.json");
-  auto g = open_golden_source(kSample + "goldens");
+  const ChainManifest chain =
+      value_or_fail(load_chain_manifest(kSampleDir + "chains/chain_lut4.json"));
+  auto g = open_golden_source(kSampleDir + "goldens");
   ASSERT_TRUE(g.is_ok()) << g.status().to_string();
   ::setenv("SG_PREFETCH", "0", 1);
   const ChainRunResult r = run(chain, **g, true);
@@ -118,14 +118,15 @@ TEST(ChainPrefetch, AMissingNextShardIsReportedByItsOwnStepAlone) {
   // The sample chain with its third step's shard renamed to one that does not exist: the
   // prefetcher is asked for it while step 2 runs and must stay silent; the error is the step's
   // own, identical with and without prefetch.
-  auto text = read_file(kSample + "chains/chain_lut4.json");
+  auto text = read_file(kSampleDir + "chains/chain_lut4.json");
   ASSERT_TRUE(text.is_ok());
-  const ChainManifest good = load(kSample + "chains/chain_lut4.json");
+  const ChainManifest good =
+      value_or_fail(load_chain_manifest(kSampleDir + "chains/chain_lut4.json"));
   const std::string third = good.steps[2].shard_written;
   const size_t at = text->find("\"" + third + "\"");
   ASSERT_NE(at, std::string::npos) << third;
   text->replace(at + 1, third.size(), third + ".missing");
-  auto chain = parse_chain_manifest(*text, kSample + "chains/chain_lut4.json", false);
+  auto chain = parse_chain_manifest(*text, kSampleDir + "chains/chain_lut4.json", false);
   ASSERT_TRUE(chain.is_ok()) << chain.status().to_string();
   const auto messages = testing::failures_without_and_with_prefetch(*chain, ErrorCode::kIO);
   EXPECT_EQ(messages[0], messages[1]);

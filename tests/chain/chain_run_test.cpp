@@ -12,6 +12,8 @@
 #include "shardgate/golden.h"
 #include "shardgate/golden_report.h"
 #include "shardgate/io.h"
+#include "support/test_paths.h"
+#include "support/value_or_fail.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -23,14 +25,9 @@
 namespace sg {
 namespace {
 
-const std::string kChainData = SG_TEST_DATA_DIR "/chain/";
-const std::string kSample = SG_SOURCE_DIR "/goldens/sample/";
-
-ChainManifest load(const std::string& path) {
-  auto m = load_chain_manifest(path);
-  EXPECT_TRUE(m.is_ok()) << m.status().to_string();
-  return m.is_ok() ? *m : ChainManifest{};
-}
+using sg::testing::kChainDataDir;
+using sg::testing::kSampleDir;
+using sg::testing::value_or_fail;
 
 std::unique_ptr<GoldenSource> goldens(const std::string& dir) {
   auto g = open_golden_source(dir);
@@ -105,8 +102,8 @@ TEST(CombineSteps, SumAndConcatByHand) {
 }
 
 TEST(ChainRun, FanOutSumAndSplitHeadConcatMatchNumpy) {
-  const ChainManifest chain = load(kChainData + "wiring.json");
-  auto g = goldens(kChainData + "goldens");
+  const ChainManifest chain = value_or_fail(load_chain_manifest(kChainDataDir + "wiring.json"));
+  auto g = goldens(kChainDataDir + "goldens");
   ASSERT_TRUE(g);
   // fp32 reference mode against the numpy float32 oracle: agreement to rounding noise.
   auto run = fidelity(chain, *g, {ChainMode::kFreeRunning}, Precision::kFp32);
@@ -126,11 +123,11 @@ TEST(ChainRun, FanOutSumAndSplitHeadConcatMatchNumpy) {
   for (const RowResult& r : sum->rows) EXPECT_NEAR(*r.value(Metric::kNormRatio), 1.0, 1e-4);
 
   // A wrong wiring is caught by the same oracle: heads concatenated in the wrong order.
-  auto text = read_file(kChainData + "wiring.json");
+  auto text = read_file(kChainDataDir + "wiring.json");
   ASSERT_TRUE(text.is_ok());
   std::string swapped = *text;
   swapped.replace(swapped.find("\"logits.p0\", \"logits.p1\""), 24, "\"logits.p1\", \"logits.p0\"");
-  auto bad = parse_chain_manifest(swapped, kChainData + "wiring.json");
+  auto bad = parse_chain_manifest(swapped, kChainDataDir + "wiring.json");
   ASSERT_TRUE(bad.is_ok()) << bad.status().to_string();
   auto bad_run = fidelity(*bad, *g, {ChainMode::kFreeRunning}, Precision::kFp32);
   ASSERT_TRUE(bad_run.is_ok()) << bad_run.status().to_string();
@@ -138,8 +135,8 @@ TEST(ChainRun, FanOutSumAndSplitHeadConcatMatchNumpy) {
 }
 
 TEST(ChainRun, KeepsOnlyCheckpointsAndReleasesTheRest) {
-  const ChainManifest chain = load(kChainData + "wiring.json");
-  auto g = goldens(kChainData + "goldens");
+  const ChainManifest chain = value_or_fail(load_chain_manifest(kChainDataDir + "wiring.json"));
+  auto g = goldens(kChainDataDir + "goldens");
   ASSERT_TRUE(g);
   ChainRunOptions o;
   o.goldens = g.get();
@@ -164,8 +161,9 @@ TEST(ChainRun, KeepsOnlyCheckpointsAndReleasesTheRest) {
 }
 
 TEST(ChainRun, StateCarriedAcrossTwoCallsEqualsOneCall) {
-  const ChainManifest chain = load(kChainData + "kv_two_calls.json");
-  auto g = goldens(kChainData + "goldens");
+  const ChainManifest chain =
+      value_or_fail(load_chain_manifest(kChainDataDir + "kv_two_calls.json"));
+  auto g = goldens(kChainDataDir + "goldens");
   ASSERT_TRUE(g);
   for (Precision p : {Precision::kFp32, Precision::kFp16}) {
     auto run = fidelity(chain, *g, {ChainMode::kFreeRunning}, p);
@@ -178,13 +176,13 @@ TEST(ChainRun, StateCarriedAcrossTwoCallsEqualsOneCall) {
 
   // Control: the second call with a cache of its own (fresh zeros) no longer sees tokens 0-3,
   // so its positions drift while the first call's stay exact.
-  auto text = read_file(kChainData + "kv_two_calls.json");
+  auto text = read_file(kChainDataDir + "kv_two_calls.json");
   ASSERT_TRUE(text.is_ok());
   std::string fresh = *text;
   const size_t call1 = fresh.find("\"attn.call1\"");
   fresh.replace(fresh.find("\"L0.k\"", call1), 6, "\"L9.k\"");
   fresh.replace(fresh.find("\"L0.v\"", call1), 6, "\"L9.v\"");
-  auto no_carry = parse_chain_manifest(fresh, kChainData + "kv_two_calls.json");
+  auto no_carry = parse_chain_manifest(fresh, kChainDataDir + "kv_two_calls.json");
   ASSERT_TRUE(no_carry.is_ok()) << no_carry.status().to_string();
   auto run = fidelity(*no_carry, *g, {ChainMode::kFreeRunning}, Precision::kFp32);
   ASSERT_TRUE(run.is_ok()) << run.status().to_string();
@@ -202,16 +200,17 @@ class SampleChains : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(SampleChains, MetricsMatchTheNumpyOracleAndGateAsDocumented) {
   const std::string variant = GetParam();
-  const ChainManifest chain = load(kSample + "chains/chain_" + variant + ".json");
-  auto g = goldens(kSample + "goldens");
+  const ChainManifest chain =
+      value_or_fail(load_chain_manifest(kSampleDir + "chains/chain_" + variant + ".json"));
+  auto g = goldens(kSampleDir + "goldens");
   ASSERT_TRUE(g);
   auto run = fidelity(chain, *g, {ChainMode::kFreeRunning}, Precision::kFp16);
   ASSERT_TRUE(run.is_ok()) << run.status().to_string();
 
   // The advised variant (INT8 with the weights `advise` recommends re-converted at fp16) has
   // its own oracle file, written by generate_fixtures.py --only advised.
-  auto text = read_file(kSample + (variant == "int8_advised" ? "expected_metrics_advised.json"
-                                                             : "expected_metrics.json"));
+  auto text = read_file(kSampleDir + (variant == "int8_advised" ? "expected_metrics_advised.json"
+                                                                : "expected_metrics.json"));
   ASSERT_TRUE(text.is_ok());
   const nlohmann::json expected = nlohmann::json::parse(*text)["variants"][variant]["fp16"];
   // fp16 rounding happens after different ops in numpy's emulation and in ours; per-position
@@ -267,8 +266,9 @@ TEST_P(SampleChains, MetricsMatchTheNumpyOracleAndGateAsDocumented) {
 INSTANTIATE_TEST_SUITE_P(Variants, SampleChains, ::testing::Values("fp16", "int8", "lut4", "int8_advised"));
 
 TEST(TeacherForced, ReplacesTheResidualInputByTheGoldenOfTheLayerBefore) {
-  const ChainManifest chain = load(kSample + "chains/chain_lut4.json");
-  auto g = goldens(kSample + "goldens");
+  const ChainManifest chain =
+      value_or_fail(load_chain_manifest(kSampleDir + "chains/chain_lut4.json"));
+  auto g = goldens(kSampleDir + "goldens");
   ASSERT_TRUE(g);
   using Pairs = std::vector<std::pair<std::string, std::string>>;
   auto tf = [&](const char* id) {
@@ -286,8 +286,9 @@ TEST(TeacherForced, ReplacesTheResidualInputByTheGoldenOfTheLayerBefore) {
 TEST(TeacherForced, IsolatesTheOneBadLayerThatFreeRunningSmearsDownstream) {
   // chain_bad_L1.json: the FP16 sample chain with layer 1's shards (attention and both MoE
   // packs) replaced by layer 2's: wrong weights in one layer, everything else exact.
-  const ChainManifest chain = load(kChainData + "chain_bad_L1.json");
-  auto g = goldens(kSample + "goldens");
+  const ChainManifest chain =
+      value_or_fail(load_chain_manifest(kChainDataDir + "chain_bad_L1.json"));
+  auto g = goldens(kSampleDir + "goldens");
   ASSERT_TRUE(g);
   auto run = fidelity(chain, *g, {ChainMode::kFreeRunning, ChainMode::kTeacherForced}, Precision::kFp16);
   ASSERT_TRUE(run.is_ok()) << run.status().to_string();
@@ -320,20 +321,21 @@ TEST(TeacherForced, IsolatesTheOneBadLayerThatFreeRunningSmearsDownstream) {
 }
 
 TEST(TeacherForced, NeedsGoldens) {
-  const ChainManifest chain = load(kSample + "chains/chain_fp16.json");
+  const ChainManifest chain =
+      value_or_fail(load_chain_manifest(kSampleDir + "chains/chain_fp16.json"));
   ChainRunOptions o;
   o.mode = ChainMode::kTeacherForced;
   EXPECT_EQ(run_chain(chain, o).status().code(), ErrorCode::kUsage);
 }
 
 TEST(ChainRun, MissingGoldenIsRefusedBeforeRunning) {
-  auto text = read_file(kChainData + "wiring.json");
+  auto text = read_file(kChainDataDir + "wiring.json");
   ASSERT_TRUE(text.is_ok());
   std::string t = *text;
   t.replace(t.find("\"golden\": \"sum\""), 15, "\"golden\": \"nope\"");
-  auto chain = parse_chain_manifest(t, kChainData + "wiring.json");
+  auto chain = parse_chain_manifest(t, kChainDataDir + "wiring.json");
   ASSERT_TRUE(chain.is_ok()) << chain.status().to_string();
-  auto g = goldens(kChainData + "goldens");
+  auto g = goldens(kChainDataDir + "goldens");
   ASSERT_TRUE(g);
   auto run = fidelity(*chain, *g, {ChainMode::kFreeRunning}, Precision::kFp32);
   ASSERT_FALSE(run.is_ok());
@@ -345,13 +347,13 @@ TEST(ChainRun, MissingGoldenIsRefusedBeforeRunning) {
 
 // A dump that lacks several checkpoints' goldens is refused naming every one, not the first.
 TEST(ChainRun, EveryMissingGoldenIsNamedAtOnce) {
-  auto text = read_file(kChainData + "wiring.json");
+  auto text = read_file(kChainDataDir + "wiring.json");
   ASSERT_TRUE(text.is_ok());
-  auto chain = parse_chain_manifest(*text, kChainData + "wiring.json");
+  auto chain = parse_chain_manifest(*text, kChainDataDir + "wiring.json");
   ASSERT_TRUE(chain.is_ok()) << chain.status().to_string();
   ASSERT_GE(chain->checkpoints.size(), 2u);
   for (size_t i = 0; i < chain->checkpoints.size(); ++i) chain->checkpoints[i].golden = "nope" + std::to_string(i);
-  auto g = goldens(kChainData + "goldens");
+  auto g = goldens(kChainDataDir + "goldens");
   ASSERT_TRUE(g);
   auto run = fidelity(*chain, *g, {ChainMode::kFreeRunning}, Precision::kFp32);
   ASSERT_FALSE(run.is_ok());
@@ -373,8 +375,9 @@ namespace {
 // excluded from the gate, never gated: tests/data/chain/random/ (coremltools shards, numpy
 // goldens whose noise is numpy's, deliberately different from ours).
 TEST(RandomOps, ChecksARandomOpReachesAreExcludedAndTheRestAreGated) {
-  const ChainManifest chain = load(kChainData + "random/chain.json");
-  auto g = goldens(kChainData + "random/goldens");
+  const ChainManifest chain =
+      value_or_fail(load_chain_manifest(kChainDataDir + "random/chain.json"));
+  auto g = goldens(kChainDataDir + "random/goldens");
   ASSERT_NE(g, nullptr);
   auto run = fidelity(chain, *g, {ChainMode::kFreeRunning}, Precision::kFp16);
   ASSERT_TRUE(run.is_ok()) << run.status().to_string();

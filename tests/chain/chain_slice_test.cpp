@@ -6,6 +6,7 @@
 
 #include "shardgate/golden.h"
 #include "shardgate/io.h"
+#include "support/test_paths.h"
 
 #include <gtest/gtest.h>
 
@@ -15,8 +16,8 @@
 namespace sg {
 namespace {
 
-const std::string kChainData = SG_TEST_DATA_DIR "/chain/";
-const std::string kSample = SG_SOURCE_DIR "/goldens/sample/";
+using sg::testing::kChainDataDir;
+using sg::testing::kSampleDir;
 
 std::vector<std::vector<std::string>> steps_of(const std::vector<SliceGroup>& groups) {
   std::vector<std::vector<std::string>> out;
@@ -27,7 +28,7 @@ std::vector<std::vector<std::string>> steps_of(const std::vector<SliceGroup>& gr
 // The sample chain: the embedding, each layer (attention, its two MoE packs reading the
 // attention output, their sum) and the head (three parts reading hidden.3, their concat).
 TEST(TeacherForcedGroups, SampleChainGroupsAreLayers) {
-  auto chain = load_chain_manifest(kSample + "chains/chain_int8.json");
+  auto chain = load_chain_manifest(kSampleDir + "chains/chain_int8.json");
   ASSERT_TRUE(chain.is_ok()) << chain.status().to_string();
   auto goldens = open_golden_source(chain->goldens);
   ASSERT_TRUE(goldens.is_ok()) << goldens.status().to_string();
@@ -46,7 +47,7 @@ TEST(TeacherForcedGroups, SampleChainGroupsAreLayers) {
 // Two calls of one stateful shard share the KV cache: one group even though no tensor passes
 // between them; without the shared state key they are two.
 TEST(TeacherForcedGroups, AChainStateKeyTiesItsSteps) {
-  auto goldens = open_golden_source(kChainData + "goldens");
+  auto goldens = open_golden_source(kChainDataDir + "goldens");
   ASSERT_TRUE(goldens.is_ok()) << goldens.status().to_string();
   auto manifest = [](bool state) {
     const std::string st = state ? R"(, "state": {"k_cache": "L0.k", "v_cache": "L0.v"})" : "";
@@ -60,7 +61,7 @@ TEST(TeacherForcedGroups, AChainStateKeyTiesItsSteps) {
       "checkpoints": [{"tensor": "out.b", "golden": "attn_full", "kind": "hidden", "layer": 0}]})";
   };
   for (bool state : {true, false}) {
-    auto chain = parse_chain_manifest(manifest(state), kChainData + "kv.json", false);
+    auto chain = parse_chain_manifest(manifest(state), kChainDataDir + "kv.json", false);
     ASSERT_TRUE(chain.is_ok()) << chain.status().to_string();
     auto groups = teacher_forced_groups(*chain, **goldens);
     ASSERT_TRUE(groups.is_ok()) << groups.status().to_string();
@@ -70,7 +71,7 @@ TEST(TeacherForcedGroups, AChainStateKeyTiesItsSteps) {
 
 // Slice 1 of 2 of the sample runs groups 1, 3 and 5 and checks only what they make.
 TEST(TeacherForcedGroups, ASliceRunsItsGroupsAndChecksTheirCheckpoints) {
-  auto chain = load_chain_manifest(kSample + "chains/chain_lut4.json");
+  auto chain = load_chain_manifest(kSampleDir + "chains/chain_lut4.json");
   ASSERT_TRUE(chain.is_ok());
   auto goldens = open_golden_source(chain->goldens);
   ASSERT_TRUE(goldens.is_ok());

@@ -17,7 +17,7 @@
 namespace sg {
 namespace {
 
-const std::string kSample = SG_SOURCE_DIR "/goldens/sample/shards/";
+const std::string kSampleShards = SG_SOURCE_DIR "/goldens/sample/shards/";
 
 // A routed "pack": out = x · gate · w, where gate = 1 when sum(x) > 0 else 0 — half of the
 // random inputs route no token here and both shards output zeros. `w` differs between the
@@ -63,7 +63,7 @@ GoldenReport gate(const ProbeResult& r) {
 }
 
 TEST(SeededInputs, UnitNormPerPositionAndDeterministic) {
-  auto shard = Shard::open(kSample + "L0_attn_fp16.mlpackage");
+  auto shard = Shard::open(kSampleShards + "L0_attn_fp16.mlpackage");
   ASSERT_TRUE(shard.is_ok()) << shard.status().to_string();
   auto a = make_seeded_inputs(**shard, "main", 3);
   auto b = make_seeded_inputs(**shard, "main", 3);
@@ -93,7 +93,7 @@ TEST(SeededInputs, UnitNormPerPositionAndDeterministic) {
 }
 
 TEST(SeededInputs, TokenIdsStayInsideTheEmbeddingTable) {
-  auto shard = Shard::open(kSample + "embed_fp16.mlpackage");
+  auto shard = Shard::open(kSampleShards + "embed_fp16.mlpackage");
   ASSERT_TRUE(shard.is_ok()) << shard.status().to_string();
   auto in = make_seeded_inputs(**shard, "main", 0);
   ASSERT_TRUE(in.is_ok()) << in.status().to_string();
@@ -191,7 +191,8 @@ TEST(Probe, OnlyTheCandidateZeroIsCosineZeroAndFails) {
 TEST(Probe, QuantizedSampleShardAgainstItsBaseline) {
   ProbeOptions o;
   o.seeds = 3;
-  auto lut4 = probe_shard(kSample + "L0_moe_p0_lut4.mlpackage", kSample + "L0_moe_p0_fp16.mlpackage", o);
+  auto lut4 = probe_shard(kSampleShards + "L0_moe_p0_lut4.mlpackage",
+                          kSampleShards + "L0_moe_p0_fp16.mlpackage", o);
   ASSERT_TRUE(lut4.is_ok()) << lut4.status().to_string();
   ASSERT_EQ(lut4->checks.size(), 1u);
   EXPECT_EQ(lut4->checks[0].rows.size(), 3u * 8u);  // seeds x positions of [1, 8, 64]
@@ -209,7 +210,8 @@ TEST(Probe, QuantizedSampleShardAgainstItsBaseline) {
   EXPECT_GT(measured, 0) << "every LUT4 probe row is degenerate: nothing was compared";
   EXPECT_GT(close, measured / 2);
   // The baseline against itself is exact.
-  auto same = probe_shard(kSample + "L0_moe_p0_fp16.mlpackage", kSample + "L0_moe_p0_fp16.mlpackage", o);
+  auto same = probe_shard(kSampleShards + "L0_moe_p0_fp16.mlpackage",
+                          kSampleShards + "L0_moe_p0_fp16.mlpackage", o);
   ASSERT_TRUE(same.is_ok()) << same.status().to_string();
   int measured_same = 0;
   for (const RowResult& row : same->checks[0].rows) {
@@ -222,7 +224,8 @@ TEST(Probe, QuantizedSampleShardAgainstItsBaseline) {
   }
   EXPECT_GT(measured_same, 0) << "every baseline probe row is degenerate: nothing was compared";
   // Shards with different inputs cannot be probed against each other.
-  auto mismatch = probe_shard(kSample + "embed_lut4.mlpackage", kSample + "L0_moe_p0_fp16.mlpackage", o);
+  auto mismatch = probe_shard(kSampleShards + "embed_lut4.mlpackage",
+                              kSampleShards + "L0_moe_p0_fp16.mlpackage", o);
   EXPECT_EQ(mismatch.status().code(), ErrorCode::kShape) << mismatch.status().to_string();
 }
 
@@ -350,7 +353,7 @@ TEST(Probe, RecordedInputIsSeedZeroAndLaterSeedsArePerturbedByTheStatedSize) {
 }
 
 TEST(SeededInputs, InputRmsAndScaleSetTheSizeOfEveryVector) {
-  auto shard = Shard::open(kSample + "L0_attn_fp16.mlpackage");
+  auto shard = Shard::open(kSampleShards + "L0_attn_fp16.mlpackage");
   ASSERT_TRUE(shard.is_ok()) << shard.status().to_string();
   InputScale rms;
   rms.rms = 2.0;

@@ -8,6 +8,7 @@
 #include "shardgate/golden_report.h"
 #include "shardgate/io.h"
 #include "shardgate/shard.h"
+#include "support/test_paths.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -23,7 +24,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kSample = SG_SOURCE_DIR "/goldens/sample/";
+using sg::testing::kSampleDir;
 
 class ChainProvenance : public ::testing::Test {
  protected:
@@ -54,8 +55,8 @@ TEST_F(ChainProvenance, TwoBuildsWithDifferentWeightsNeverShareAFingerprintInARe
   // Same program, different weights: copy one sample shard twice and change one weight byte.
   const fs::path a = dir_ / "a.mlpackage";
   const fs::path b = dir_ / "b.mlpackage";
-  fs::copy(kSample + "shards/L0_attn_fp16.mlpackage", a, fs::copy_options::recursive);
-  fs::copy(kSample + "shards/L0_attn_fp16.mlpackage", b, fs::copy_options::recursive);
+  fs::copy(kSampleDir + "shards/L0_attn_fp16.mlpackage", a, fs::copy_options::recursive);
+  fs::copy(kSampleDir + "shards/L0_attn_fp16.mlpackage", b, fs::copy_options::recursive);
   flip_weight_byte(b);
   auto sa = Shard::open(a.string());
   auto sb = Shard::open(b.string());
@@ -63,7 +64,7 @@ TEST_F(ChainProvenance, TwoBuildsWithDifferentWeightsNeverShareAFingerprintInARe
   ASSERT_EQ((*sa)->program_sha256(), (*sb)->program_sha256()) << "the programs must be equal";
 
   const std::string chain_json = R"({"schema": "shardgate/chain@1", "name": "twins",
-    "goldens": ")" + kSample + R"(goldens",
+    "goldens": ")" + kSampleDir + R"(goldens",
     "inputs": {"embed": "golden:embed"},
     "steps": [
       {"id": "build.a", "layer": 0, "shard": "a.mlpackage", "inputs": {"hidden": "embed"}, "outputs": {"hidden_out": "out.a"}},
@@ -75,7 +76,7 @@ TEST_F(ChainProvenance, TwoBuildsWithDifferentWeightsNeverShareAFingerprintInARe
   ASSERT_TRUE(write_file_atomic(chain_path, chain_json).is_ok());
   auto chain = load_chain_manifest(chain_path);
   ASSERT_TRUE(chain.is_ok()) << chain.status().to_string();
-  auto goldens = open_golden_source(kSample + "goldens");
+  auto goldens = open_golden_source(kSampleDir + "goldens");
   ASSERT_TRUE(goldens.is_ok());
 
   ChainFidelityOptions o;

@@ -9,6 +9,7 @@
 #include "shardgate/chain.h"
 #include "shardgate/golden.h"
 #include "shardgate/io.h"
+#include "support/test_paths.h"
 
 #include <gtest/gtest.h>
 
@@ -28,8 +29,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kSample = SG_SOURCE_DIR "/goldens/sample/";
-const std::string kManifest = kSample + "chains/chain_lut4.json";
+using sg::testing::kSampleDir;
+const std::string kManifest = kSampleDir + "chains/chain_lut4.json";
 
 // Copies a sample shard to `copy` (its parent made afresh) and returns the copy's weights
 // folder, where a test plants a file the helper must survive; empty if there is none.
@@ -83,7 +84,7 @@ Fingerprinted run_with_fingerprints(const ChainManifest& chain, const GoldenSour
 TEST(ShardPrefetch, FingerprintsAreTheSameBytesWithAndWithoutIt) {
   auto chain = load_chain_manifest(kManifest);
   ASSERT_TRUE(chain.is_ok()) << chain.status().to_string();
-  auto g = open_golden_source(kSample + "goldens");
+  auto g = open_golden_source(kSampleDir + "goldens");
   ASSERT_TRUE(g.is_ok()) << g.status().to_string();
   const Fingerprinted on = run_with_fingerprints(*chain, **g, true);
   const Fingerprinted off = run_with_fingerprints(*chain, **g, false);
@@ -118,7 +119,7 @@ TEST(ShardPrefetch, AFingerprintErrorIsReportedByItsOwnStepWithTodaysMessage) {
   fs::create_symlink("/etc/hostname", weights / "outside.bin");
   const ChainManifest broken =
       edited("\"" + chain->steps[2].shard_written + "\"", "\"" + copy.string() + "\"");
-  auto g = open_golden_source(kSample + "goldens");
+  auto g = open_golden_source(kSampleDir + "goldens");
   ASSERT_TRUE(g.is_ok());
   std::string messages[2];
   for (int prefetch = 0; prefetch < 2; ++prefetch) {
@@ -224,7 +225,7 @@ TEST(ShardPrefetch, DisposesOnTheHelperThreadAndItsDestructorReleasesTheRest) {
   std::thread::id by2;
   {
     ShardPrefetcher p;
-    p.open_ahead(kSample + "shards/no_such_shard.mlpackage", "main", true);
+    p.open_ahead(kSampleDir + "shards/no_such_shard.mlpackage", "main", true);
     p.dispose(std::make_shared<Tracked>(&second, &by2));
   }
   EXPECT_TRUE(second.load());

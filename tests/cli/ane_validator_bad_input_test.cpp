@@ -6,6 +6,7 @@
 #include "shardgate/io.h"
 #include "support/cli_run.h"
 #include "support/file_bytes.h"
+#include "support/test_paths.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -20,8 +21,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kBinary = SG_BINARY_DIR "/validators/ane-validator";
-const std::string kCorpus = std::string(SG_TEST_DATA_DIR) + "/corpus/silero-vad/";
+using sg::testing::kAneValidator;
+using sg::testing::kSileroDir;
 
 using CliResult = sg::CliRun;
 
@@ -40,7 +41,8 @@ void replace_in_file(const fs::path& path, const std::string& from, const std::s
 class AneValidatorBadInput : public ::testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_TRUE(fs::exists(kBinary)) << kBinary << " is missing: build the ane-validator target";
+    ASSERT_TRUE(fs::exists(kAneValidator))
+        << kAneValidator << " is missing: build the ane-validator target";
     dir_ = fs::temp_directory_path() /
            ("sg_ane_bad_input_" + std::to_string(::getpid()) + "_" +
             ::testing::UnitTest::GetInstance()->current_test_info()->name());
@@ -55,14 +57,14 @@ class AneValidatorBadInput : public ::testing::Test {
   // A private copy of a corpus model, free to break.
   fs::path copy_model(const std::string& name) {
     const fs::path to = dir_ / name;
-    fs::copy(kCorpus + name, to, fs::copy_options::recursive);
+    fs::copy(kSileroDir + name, to, fs::copy_options::recursive);
     return to;
   }
 
   // Runs the binary from the source directory (so gates/residency.json is the default
   // policy), stdout and stderr captured together.
   CliResult run(const std::string& args) {
-    return sg::run_command("cd '" SG_SOURCE_DIR "' && '" + kBinary + "' " + args);
+    return sg::run_command("cd '" SG_SOURCE_DIR "' && '" + kAneValidator + "' " + args);
   }
 
   fs::path report_path() const { return dir_ / "reports" / "out.json"; }
@@ -234,7 +236,7 @@ TEST_F(AneValidatorBadInput, GoodShardIsZeroOrOneWithACompleteReport) {
   for (const char* name : {"unified_int8.mlmodelc", "unified_palette_4bit.mlpackage"}) {
     fs::remove_all(dir_ / "reports");
     fs::create_directories(dir_ / "reports");
-    CliResult r = run("'" + kCorpus + name + "'" + json_arg());
+    CliResult r = run("'" + kSileroDir + name + "'" + json_arg());
     EXPECT_TRUE(r.code == 0 || r.code == 1) << name << "\n" << r.output;
     ASSERT_TRUE(fs::exists(report_path())) << name;
     expect_complete_report(r);
@@ -262,7 +264,7 @@ TEST_F(AneValidatorBadInput, MinResidencyMustBeAPercentage) {
 }
 
 TEST_F(AneValidatorBadInput, RunsThatFailBeforeReportingWriteNoReport) {
-  const std::string good = "'" + kCorpus + "unified_int8.mlmodelc'";
+  const std::string good = "'" + kSileroDir + "unified_int8.mlmodelc'";
   // A gate file that does not exist: refused before any shard is checked.
   CliResult r = run(good + " --gate '" + (dir_ / "missing_gate.json").string() + "'" + json_arg());
   EXPECT_EQ(r.code, 2) << r.output;

@@ -6,6 +6,7 @@
 #include "support/cli_run.h"
 #include "support/file_bytes.h"
 #include "support/temp_dir_test.h"
+#include "support/test_paths.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -22,7 +23,7 @@ namespace {
 namespace fs = std::filesystem;
 using sg::CliRun;
 
-const std::string kBinary = SG_BINARY_DIR "/validators/ane-validator";
+using sg::testing::kAneValidator;
 const std::string kChain = "goldens/sample/chains/chain_lut4.json";  // from SG_SOURCE_DIR
 
 using sg::testing::slurp;
@@ -32,11 +33,12 @@ class AneValidatorChain : public sg::testing::TempDirTest {
  protected:
   AneValidatorChain() : TempDirTest("sg_ane_chain_") {}
   void SetUp() override {
-    ASSERT_TRUE(fs::exists(kBinary)) << kBinary << " is missing: build the ane-validator target";
+    ASSERT_TRUE(fs::exists(kAneValidator))
+        << kAneValidator << " is missing: build the ane-validator target";
     TempDirTest::SetUp();
   }
   CliRun run_in(const std::string& cwd, const std::string& args) const {
-    return sg::run_command("cd '" + cwd + "' && '" + kBinary + "' " + args);
+    return sg::run_command("cd '" + cwd + "' && '" + kAneValidator + "' " + args);
   }
 };
 

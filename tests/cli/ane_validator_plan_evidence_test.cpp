@@ -6,6 +6,7 @@
 #include "support/cli_run.h"
 #include "support/file_bytes.h"
 #include "support/temp_dir_test.h"
+#include "support/test_paths.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -21,9 +22,9 @@ namespace {
 namespace fs = std::filesystem;
 using sg::CliRun;
 
-const std::string kBinary = SG_BINARY_DIR "/validators/ane-validator";
-const std::string kCorpus = std::string(SG_TEST_DATA_DIR) + "/corpus/silero-vad/";
-const std::string kFp16 = kCorpus + "silero-vad-unified-v6.0.0";  // + .mlmodelc / .mlpackage
+using sg::testing::kAneValidator;
+using sg::testing::kSileroDir;
+const std::string kFp16Stem = kSileroDir + "silero-vad-unified-v6.0.0";  // + .mlmodelc / .mlpackage
 const std::string kPlanV1 = std::string(SG_TEST_DATA_DIR) + "/placement/silero-vad-fp16.plan.json";
 
 using sg::testing::slurp;
@@ -37,12 +38,13 @@ class AneValidatorPlanEvidence : public sg::testing::TempDirTest {
  protected:
   AneValidatorPlanEvidence() : TempDirTest("sg_ane_plan_evidence_") {}
   void SetUp() override {
-    ASSERT_TRUE(fs::exists(kBinary)) << kBinary << " is missing: build the ane-validator target";
+    ASSERT_TRUE(fs::exists(kAneValidator))
+        << kAneValidator << " is missing: build the ane-validator target";
     TempDirTest::SetUp();
   }
   // Runs from the test's directory, so relative report and dump paths stay there.
   CliRun run(const std::string& args) const {
-    return sg::run_command("cd '" + dir_.string() + "' && '" + kBinary + "' " + args);
+    return sg::run_command("cd '" + dir_.string() + "' && '" + kAneValidator + "' " + args);
   }
 };
 
@@ -54,7 +56,8 @@ TEST_F(AneValidatorPlanEvidence, EveryReportNamesTheDumpWithItsSha256) {
     const std::string text = slurp(kPlanV1) + extra;
     spit(dir_ / "plan_allane.json", text);
     const std::string sha = sha256_of(text);
-    CliRun r = run(kFp16 + ".mlmodelc --plan plan_allane.json --min-residency 90 --json r.json "
+    CliRun r = run(kFp16Stem +
+                   ".mlmodelc --plan plan_allane.json --min-residency 90 --json r.json "
                    "--markdown r.md --junit r.xml");
     ASSERT_EQ(r.code, 0) << r.output;
     EXPECT_NE(r.output.find("plan plan_allane.json (sha256 " + sha.substr(0, 12) + ")"),
@@ -75,7 +78,7 @@ TEST_F(AneValidatorPlanEvidence, EveryReportNamesTheDumpWithItsSha256) {
   // --plan-dir pairs the dump itself (another code path): its hash is recorded all the same.
   fs::create_directories(dir_ / "plans");
   fs::copy_file(kPlanV1, dir_ / "plans" / "silero.json");
-  CliRun r = run(kFp16 + ".mlmodelc --plan-dir plans --min-residency 90 --json d.json");
+  CliRun r = run(kFp16Stem + ".mlmodelc --plan-dir plans --min-residency 90 --json d.json");
   ASSERT_EQ(r.code, 0) << r.output;
   const auto j = nlohmann::json::parse(slurp(dir_ / "d.json"));
   EXPECT_EQ(j["provenance"]["inputs"][0]["sha256"], sha256_of(slurp(kPlanV1)))
@@ -87,12 +90,12 @@ TEST_F(AneValidatorPlanEvidence, EveryReportNamesTheDumpWithItsSha256) {
 // weights were not compared. A placement-dump@2 matches by fingerprint and says so.
 TEST_F(AneValidatorPlanEvidence, ReportsSayWhatTheDumpWasMatchedAgainst) {
   const fs::path copy = dir_ / "silero-vad-unified-v6.0.0.mlmodelc";
-  fs::copy(kFp16 + ".mlmodelc", copy, fs::copy_options::recursive);
+  fs::copy(kFp16Stem + ".mlmodelc", copy, fs::copy_options::recursive);
   std::string weights = slurp(copy / "weights" / "weight.bin");
   ASSERT_FALSE(weights.empty());
   weights.back() = static_cast<char>(weights.back() ^ 0x01);
   spit(copy / "weights" / "weight.bin", weights);
-  CliRun r = run("'" + copy.string() + "' '" + kFp16 + ".mlmodelc' --plan '" + kPlanV1 +
+  CliRun r = run("'" + copy.string() + "' '" + kFp16Stem + ".mlmodelc' --plan '" + kPlanV1 +
                  "' --min-residency 90 --json r.json --gate '" SG_SOURCE_DIR
                  "/gates/residency.json'");  // one policy for the copy and the original
   ASSERT_EQ(r.code, 0) << r.output;
@@ -107,7 +110,8 @@ TEST_F(AneValidatorPlanEvidence, ReportsSayWhatTheDumpWasMatchedAgainst) {
   EXPECT_NE(r.output.find("matched by sha256 of the compiled model.mil only (placement-dump@1): "
                           "weights not compared"), std::string::npos) << r.output;
 
-  r = run("'" + kCorpus + "unified_int8.mlmodelc' --plan '" SG_TEST_DATA_DIR
+  r = run("'" + kSileroDir +
+          "unified_int8.mlmodelc' --plan '" SG_TEST_DATA_DIR
           "/placement/mac/unified_int8.mlpackage.json' --min-residency 0 --markdown r.md");
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("matched by fingerprint (program and every weight file)"),
@@ -120,7 +124,7 @@ TEST_F(AneValidatorPlanEvidence, ReportsSayWhatTheDumpWasMatchedAgainst) {
 // dump names a compiled model.mil, so nothing here can tie them; the message says exactly that
 // and what to do, instead of calling it "another build".
 TEST_F(AneValidatorPlanEvidence, SchemaOneDumpForAPackageSaysWhyItCannotTell) {
-  CliRun r = run("'" + kFp16 + ".mlpackage' --plan '" + kPlanV1 + "'");
+  CliRun r = run("'" + kFp16Stem + ".mlpackage' --plan '" + kPlanV1 + "'");
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("format error: " + kPlanV1 + ": a placement-dump@1 names its build only "
                           "by the sha256 of the compiled model.mil"), std::string::npos) << r.output;
@@ -146,13 +150,13 @@ TEST_F(AneValidatorPlanEvidence, CostWeightedShareSaysHowManyOpsItCovers) {
   ASSERT_EQ(nulled, 4);
   spit(dir_ / "partcost.json", dump.dump(1));
   const std::string expected = "cost-weighted 100.0% of the 38 costed ops (4 of 42 without a cost)";
-  CliRun r = run(kFp16 + ".mlmodelc --plan partcost.json --markdown r.md");
+  CliRun r = run(kFp16Stem + ".mlmodelc --plan partcost.json --markdown r.md");
   // Gated by count, not cost: 90.5 % of the body is above the corpus' 83 % (gates/).
   EXPECT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find(expected), std::string::npos) << r.output;
   EXPECT_NE(slurp(dir_ / "r.md").find("| " + expected + " |"), std::string::npos);
 
-  r = run(kFp16 + ".mlmodelc --plan '" + kPlanV1 + "' --markdown r.md");
+  r = run(kFp16Stem + ".mlmodelc --plan '" + kPlanV1 + "' --markdown r.md");
   EXPECT_NE(r.output.find("cost-weighted 90.5% of the 42 costed ops (min"), std::string::npos)
       << r.output;
   EXPECT_NE(slurp(dir_ / "r.md").find("| cost-weighted 90.5% of the 42 costed ops |"),

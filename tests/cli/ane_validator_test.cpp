@@ -4,6 +4,7 @@
 #include "shardgate/io.h"
 
 #include "support/cli_run.h"
+#include "support/test_paths.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -20,13 +21,13 @@ namespace {
 using sg::CliRun;
 using sg::run_command;
 
-const std::string kBinary = SG_BINARY_DIR "/validators/ane-validator";
-const std::string kCorpus = "tests/data/corpus/silero-vad/";
-const std::string kFp16 = kCorpus + "silero-vad-unified-v6.0.0.mlmodelc";
+using sg::testing::kAneValidator;
+const std::string kCorpusRel = "tests/data/corpus/silero-vad/";
+const std::string kFp16Rel = kCorpusRel + "silero-vad-unified-v6.0.0.mlmodelc";
 const std::string kLlm = "tests/data/fixtures/llm/";
 
-CliRun run(const std::string& args) {
-  return run_command("cd '" SG_SOURCE_DIR "' && '" + kBinary + "' " + args);
+CliRun run_ane(const std::string& args) {
+  return run_command("cd '" SG_SOURCE_DIR "' && '" + kAneValidator + "' " + args);
 }
 
 std::string temp_path(const std::string& name) {
@@ -44,24 +45,25 @@ nlohmann::json read_json(const std::string& path) {
 class AneValidator : public ::testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_TRUE(std::filesystem::exists(kBinary)) << kBinary << " is missing: build the ane-validator target";
+    ASSERT_TRUE(std::filesystem::exists(kAneValidator))
+        << kAneValidator << " is missing: build the ane-validator target";
   }
 };
 
 // Every error starts with its category (README, Exit codes), as golden-validator's usage
 // errors do: these two were bare messages.
 TEST_F(AneValidator, NothingToCheckIsAUsageError) {
-  CliRun r = run("");
+  CliRun r = run_ane("");
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("ane-validator: usage error: no shard given"), std::string::npos)
       << r.output;
-  r = run("--check bogus " + kFp16);
+  r = run_ane("--check bogus " + kFp16Rel);
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("ane-validator: usage error: --check bogus: unknown check"),
             std::string::npos) << r.output;
-  r = run("--frobnicate " + kFp16);
+  r = run_ane("--frobnicate " + kFp16Rel);
   EXPECT_EQ(r.code, 2) << r.output;
-  r = run("--help");
+  r = run_ane("--help");
   EXPECT_EQ(r.code, 0);
   EXPECT_NE(r.output.find("--min-residency"), std::string::npos);
 }
@@ -73,7 +75,7 @@ TEST_F(AneValidator, EveryCorpusModelExitsZeroOrOneWithFullOpCount) {
       // is read from the report this run wrote.
       const std::string json = temp_path(std::string("corpus_") + name + ext + ".json");
       std::filesystem::remove(json);
-      CliRun r = run(kCorpus + name + ext + " --min-residency 100 --json " + json);
+      CliRun r = run_ane(kCorpusRel + name + ext + " --min-residency 100 --json " + json);
       EXPECT_EQ(r.code, 1) << name << ext << "\n" << r.output;  // fp32 LSTM path: below 100%
       ASSERT_TRUE(std::filesystem::exists(json)) << name << ext << ": no report\n" << r.output;
       auto j = read_json(json);
@@ -85,12 +87,12 @@ TEST_F(AneValidator, EveryCorpusModelExitsZeroOrOneWithFullOpCount) {
 
 TEST_F(AneValidator, DefaultGateFileOverridesApply) {
   // gates/residency.json gates the Silero corpus at 83% of the body with a written reason.
-  CliRun r = run(kFp16 + " -v");
+  CliRun r = run_ane(kFp16Rel + " -v");
   EXPECT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("PASS"), std::string::npos);
   EXPECT_NE(r.output.find("residency 83.3% of 42 body ops (min 83%)"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("LSTM"), std::string::npos) << "the override reason is printed with -v";
-  r = run(kFp16 + " --min-residency 100");
+  r = run_ane(kFp16Rel + " --min-residency 100");
   EXPECT_EQ(r.code, 1) << r.output;
   EXPECT_NE(r.output.find("G2 x7"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("lstm 'lstm_out_batch_first_0'"), std::string::npos) << r.output;
@@ -105,8 +107,9 @@ TEST_F(AneValidator, ReportsCarryTheShardFingerprintAndTheGateFileSha256) {
   std::string json = temp_path("fp.json");
   std::string junit = temp_path("fp.xml");
   std::string md = temp_path("fp.md");
-  CliRun r = run(kCorpus + "unified_int8.mlpackage " + kCorpus + "unified_int8.mlmodelc -v --json " +
-                 json + " --junit " + junit + " --markdown " + md);
+  CliRun r = run_ane(kCorpusRel + "unified_int8.mlpackage " + kCorpusRel +
+                     "unified_int8.mlmodelc -v --json " + json + " --junit " + junit +
+                     " --markdown " + md);
   EXPECT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("fingerprint " + package_fp), std::string::npos) << r.output;
   auto j = read_json(json);
@@ -131,7 +134,8 @@ TEST_F(AneValidator, ReportsCarryTheShardFingerprintAndTheGateFileSha256) {
   EXPECT_NE(markdown->find("(sha256 " + gate_sha + ")"), std::string::npos) << *markdown;
 
   // Opting out: the reports say the fingerprint was not computed instead of naming a build.
-  r = run(kCorpus + "unified_int8.mlpackage --no-fingerprint -v --json " + json + " --markdown " + md);
+  r = run_ane(kCorpusRel + "unified_int8.mlpackage --no-fingerprint -v --json " + json +
+              " --markdown " + md);
   EXPECT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("      fingerprint not computed (--no-fingerprint)\n"), std::string::npos)
       << r.output;
@@ -144,18 +148,18 @@ TEST_F(AneValidator, ReportsCarryTheShardFingerprintAndTheGateFileSha256) {
 }
 
 TEST_F(AneValidator, StrictFailsOnAtRiskOps) {
-  CliRun r = run(kFp16 + " --min-residency 0");
+  CliRun r = run_ane(kFp16Rel + " --min-residency 0");
   EXPECT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("1 shard(s): 1 passed, 0 failed"), std::string::npos) << r.output;
   // A pass whose model verdict is "at risk" says so on the summary line too, not only on the
   // shard's line (the silero model above passes its lowered threshold with a "fail" model
   // verdict: 7 ops on the CPU by design).
-  const CliRun risk = run("goldens/sample/shards/L0_attn_lut4.mlpackage");
+  const CliRun risk = run_ane("goldens/sample/shards/L0_attn_lut4.mlpackage");
   EXPECT_EQ(risk.code, 0) << risk.output;
   EXPECT_NE(risk.output.find("model at risk"), std::string::npos) << risk.output;
   EXPECT_NE(risk.output.find("1 shard(s): 1 passed (1 of them at risk: --strict fails them), 0 failed"),
             std::string::npos) << risk.output;
-  r = run(kFp16 + " --min-residency 0 --strict");
+  r = run_ane(kFp16Rel + " --min-residency 0 --strict");
   EXPECT_EQ(r.code, 1) << r.output;
   // The six boundary casts (G2a) and the ops the small-graph overlay (G5) raises.
   EXPECT_NE(r.output.find("strict: 41 compute op(s) at risk: G2a x6"), std::string::npos) << r.output;
@@ -165,10 +169,11 @@ TEST_F(AneValidator, StrictFailsOnAtRiskOps) {
 TEST_F(AneValidator, ShardThatFailsToOpenIsExitTwoAndReported) {
   std::string json = temp_path("broken.json");
   std::string junit = temp_path("broken.xml");
-  CliRun r = run(kFp16 + " " + kCorpus + "missing.mlmodelc --json " + json + " --junit " + junit);
+  CliRun r = run_ane(kFp16Rel + " " + kCorpusRel + "missing.mlmodelc --json " + json + " --junit " +
+                     junit);
   EXPECT_EQ(r.code, 2) << r.output;
   // The shard's error line starts with its category too.
-  EXPECT_NE(r.output.find("      i/o error: " + kCorpus + "missing.mlmodelc"), std::string::npos)
+  EXPECT_NE(r.output.find("      i/o error: " + kCorpusRel + "missing.mlmodelc"), std::string::npos)
       << r.output;
   auto j = read_json(json);
   EXPECT_EQ(j["schema_version"], "shardgate/ane-report@3");
@@ -192,36 +197,37 @@ TEST_F(AneValidator, ShardThatFailsToOpenIsExitTwoAndReported) {
 
 TEST_F(AneValidator, GlobsSkipNonModelsAndSelectionSplitsTheList) {
   std::string json = temp_path("glob.json");
-  CliRun r = run("'" + kCorpus + "*' --min-residency 0 --json " + json);
+  CliRun r = run_ane("'" + kCorpusRel + "*' --min-residency 0 --json " + json);
   EXPECT_EQ(r.code, 0) << r.output;
   EXPECT_EQ(read_json(json)["counts"]["shards"], 6);
-  r = run("'" + kCorpus + "*' --min-residency 0 --shard-index 1 --shard-count 4 --json " + json);
+  r = run_ane("'" + kCorpusRel + "*' --min-residency 0 --shard-index 1 --shard-count 4 --json " +
+              json);
   EXPECT_EQ(r.code, 0) << r.output;
   auto j = read_json(json);
   ASSERT_EQ(j["counts"]["shards"], 2);  // positions 1 and 5 of the sorted six
   EXPECT_EQ(j["shards"][0]["name"], "silero-vad-unified-v6.0.0.mlpackage");
   EXPECT_EQ(j["shards"][1]["name"], "unified_palette_4bit.mlpackage");
   // More slices than shards: the empty slice is a no-op pass with a note, not an error.
-  r = run("'" + kCorpus + "*' --shard-index 6 --shard-count 7 --json " + json);
+  r = run_ane("'" + kCorpusRel + "*' --shard-index 6 --shard-count 7 --json " + json);
   EXPECT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("slice 6 of 7 selects none of the 6 shards: nothing to check in this job"),
             std::string::npos) << r.output;
   EXPECT_EQ(read_json(json)["verdict"], "empty-slice");
-  r = run("'" + kCorpus + "nothing*'");
+  r = run_ane("'" + kCorpusRel + "nothing*'");
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("nothing*"), std::string::npos);
 }
 
 TEST_F(AneValidator, ImportsAMatchingPlanAndRefusesAnother) {
   std::string plan = "tests/data/placement/silero-vad-fp16.plan.json";
-  CliRun r = run(kFp16 + " --plan " + plan + " --min-residency 90");
+  CliRun r = run_ane(kFp16Rel + " --plan " + plan + " --min-residency 90");
   EXPECT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("cost-weighted 90.5%"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find(", plan"), std::string::npos) << r.output;
-  r = run(kCorpus + "unified_int8.mlmodelc --plan " + plan);
+  r = run_ane(kCorpusRel + "unified_int8.mlmodelc --plan " + plan);
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("sha256_model_mil"), std::string::npos) << r.output;
-  r = run(kFp16 + " --plan tests/data/placement/no-such-plan.json");
+  r = run_ane(kFp16Rel + " --plan tests/data/placement/no-such-plan.json");
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("no-such-plan.json"), std::string::npos) << r.output;
 }
@@ -230,8 +236,8 @@ TEST_F(AneValidator, PairsPlansWithShardsByNameOrDirectory) {
   std::string plan = "tests/data/placement/silero-vad-fp16.plan.json";
   std::string json = temp_path("pairs.json");
   // Two shards: the dump's model.name picks the fp16 one; the int8 one stays predicted.
-  CliRun r = run(kFp16 + " " + kCorpus + "unified_int8.mlmodelc --plan " + plan +
-                 " --min-residency 0 --json " + json);
+  CliRun r = run_ane(kFp16Rel + " " + kCorpusRel + "unified_int8.mlmodelc --plan " + plan +
+                     " --min-residency 0 --json " + json);
   EXPECT_EQ(r.code, 0) << r.output;
   auto j = read_json(json);
   ASSERT_EQ(j["shards"].size(), 2u);
@@ -245,10 +251,10 @@ TEST_F(AneValidator, PairsPlansWithShardsByNameOrDirectory) {
   std::filesystem::copy_file(std::string(SG_SOURCE_DIR "/") + plan,
                              dir / "silero-vad-unified-v6.0.0.mlmodelc.json",
                              std::filesystem::copy_options::overwrite_existing);
-  r = run(kFp16 + " --plan-dir " + dir.string() + " --min-residency 90");
+  r = run_ane(kFp16Rel + " --plan-dir " + dir.string() + " --min-residency 90");
   EXPECT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find(", plan"), std::string::npos) << r.output;
-  r = run(kCorpus + "unified_int8.mlmodelc --plan-dir " + dir.string());
+  r = run_ane(kCorpusRel + "unified_int8.mlmodelc --plan-dir " + dir.string());
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("no dump for shard"), std::string::npos) << r.output;
   std::filesystem::remove_all(dir);
@@ -258,29 +264,29 @@ TEST_F(AneValidator, PairsPlansWithShardsByNameOrDirectory) {
 // shard as a second option value and then said "no shard given". Each occurrence takes one.
 TEST_F(AneValidator, OptionsDoNotSwallowTheShard) {
   const std::string plan = "tests/data/placement/mac/unified_int8.mlpackage.json";
-  CliRun r = run("--plan " + plan + " " + kCorpus + "unified_int8.mlmodelc");
+  CliRun r = run_ane("--plan " + plan + " " + kCorpusRel + "unified_int8.mlmodelc");
   EXPECT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("unified_int8.mlmodelc"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find(", plan"), std::string::npos) << r.output;
-  r = run("--check fp16-io " + kFp16);
+  r = run_ane("--check fp16-io " + kFp16Rel);
   EXPECT_EQ(r.code, 1) << r.output;  // its input is fp32: the check ran on the shard
   EXPECT_NE(r.output.find("input 'audio_input' is fp32"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("no shard given"), std::string::npos) << r.output;
   // repeated options still collect every value
-  r = run("--check fp16-io --check dims " + kFp16);
+  r = run_ane("--check fp16-io --check dims " + kFp16Rel);
   EXPECT_NE(r.output.find("check fp16-io failed"), std::string::npos) << r.output;
 }
 
 TEST_F(AneValidator, ContractChecksFailTheGateWithNames) {
-  CliRun r = run(kFp16 + " --check compression=4096 --check fp16-io --check dims");
+  CliRun r = run_ane(kFp16Rel + " --check compression=4096 --check fp16-io --check dims");
   EXPECT_EQ(r.code, 1) << r.output;
   EXPECT_NE(r.output.find("check compression=4096 failed"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("stft_forward_basis_to_fp16"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("input 'audio_input' is fp32"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("check dims failed"), std::string::npos) << r.output;
-  r = run(kCorpus + "unified_palette_4bit.mlmodelc --check compression=4096");
+  r = run_ane(kCorpusRel + "unified_palette_4bit.mlmodelc --check compression=4096");
   EXPECT_EQ(r.code, 0) << r.output;  // every large weight is palettized
-  r = run(kFp16 + " --check speed");
+  r = run_ane(kFp16Rel + " --check speed");
   EXPECT_EQ(r.code, 2) << r.output;
 }
 
@@ -296,7 +302,7 @@ class AneValidatorLlm : public AneValidator {
 
 TEST_F(AneValidatorLlm, Int4PerBlockShardFailsNamingR22) {
   std::string json = temp_path("int4.json");
-  CliRun r = run(kLlm + "attention_int4blk.mlpackage --min-residency 100 --json " + json);
+  CliRun r = run_ane(kLlm + "attention_int4blk.mlpackage --min-residency 100 --json " + json);
   EXPECT_EQ(r.code, 1) << r.output;
   EXPECT_NE(r.output.find("R22 x"), std::string::npos) << r.output;
   auto j = read_json(json);
@@ -313,7 +319,7 @@ TEST_F(AneValidatorLlm, Int4PerBlockShardFailsNamingR22) {
 
 TEST_F(AneValidatorLlm, LutGroupedShardPassesAndCompileTimeOpsDoNotCount) {
   std::string json = temp_path("lut4.json");
-  CliRun r = run(kLlm + "attention_lut4.mlpackage --min-residency 100 --json " + json);
+  CliRun r = run_ane(kLlm + "attention_lut4.mlpackage --min-residency 100 --json " + json);
   EXPECT_EQ(r.code, 0) << r.output;
   auto j = read_json(json);
   int compile_time = 0;
@@ -331,7 +337,7 @@ TEST_F(AneValidatorLlm, LutGroupedShardPassesAndCompileTimeOpsDoNotCount) {
 }
 
 TEST_F(AneValidatorLlm, EveryFixtureExitsZeroOrOne) {
-  CliRun r = run("'" + kLlm + "*'");
+  CliRun r = run_ane("'" + kLlm + "*'");
   EXPECT_TRUE(r.code == 0 || r.code == 1) << r.output;
 }
 

@@ -5,6 +5,7 @@
 #include "shardgate/io.h"
 #include "support/cli_run.h"
 #include "support/temp_dir_test.h"
+#include "support/test_paths.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -19,8 +20,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kAne = SG_BINARY_DIR "/validators/ane-validator";
-const std::string kGolden = SG_BINARY_DIR "/validators/golden-validator";
+using sg::testing::kAneValidator;
+using sg::testing::kGoldenValidator;
 // Predicted at 83.3 % of the body (its fp32 LSTM path): fails the built-in 100 % default.
 const fs::path kSilero = SG_SOURCE_DIR "/tests/data/corpus/silero-vad/unified_palette_4bit.mlmodelc";
 const fs::path kGoldenData = SG_TEST_DATA_DIR "/golden";  // tests/data/golden: ref, cand_pass
@@ -68,7 +69,7 @@ TEST_F(CliConventions, GateFileIsFoundAboveTheShardFromAnyDirectory) {
   const fs::path shard = model(repo / "models" / "deep", "m.mlmodelc");
   const fs::path json = dir_ / "r.json";
   for (const std::string& cwd : {std::string("/"), (repo / "models").string(), dir_.string()}) {
-    const CliRun r = run_command("cd '" + cwd + "' && '" + kAne + "' --no-fingerprint '" +
+    const CliRun r = run_command("cd '" + cwd + "' && '" + kAneValidator + "' --no-fingerprint '" +
                                  shard.string() + "' --json '" + json.string() + "'");
     EXPECT_EQ(r.code, 0) << "from " << cwd << "\n" << r.output;  // 83.3 % >= 80 %
     const auto j = read_json(json);
@@ -79,8 +80,8 @@ TEST_F(CliConventions, GateFileIsFoundAboveTheShardFromAnyDirectory) {
   // gates/ (the source tree's, run from there) is used.
   fs::create_directories(dir_ / "lone" / ".git");
   const fs::path lone = model(dir_ / "lone" / "x", "m.mlmodelc");
-  const CliRun r = run_command("cd '" SG_SOURCE_DIR "' && '" + kAne + "' --no-fingerprint '" +
-                               lone.string() + "'");
+  const CliRun r = run_command("cd '" SG_SOURCE_DIR "' && '" + kAneValidator +
+                               "' --no-fingerprint '" + lone.string() + "'");
   EXPECT_EQ(r.code, 1) << r.output;
   EXPECT_NE(r.output.find("100"), std::string::npos) << r.output;
 }
@@ -92,13 +93,15 @@ TEST_F(CliConventions, ShardsGovernedByDifferentGateFilesAreAUsageError) {
   write_text(dir_ / "b" / "gates" / "residency.json", residency_gate(90));
   const fs::path a = model(dir_ / "a", "m.mlmodelc");
   const fs::path b = model(dir_ / "b", "m.mlmodelc");
-  const CliRun r = run_command("'" + kAne + "' --no-fingerprint '" + a.string() + "' '" + b.string() + "'");
+  const CliRun r = run_command("'" + kAneValidator + "' --no-fingerprint '" + a.string() + "' '" +
+                               b.string() + "'");
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find((dir_ / "a" / "gates" / "residency.json").string()), std::string::npos) << r.output;
   EXPECT_NE(r.output.find((dir_ / "b" / "gates" / "residency.json").string()), std::string::npos) << r.output;
   // --gate settles it.
-  const CliRun given = run_command("'" + kAne + "' --no-fingerprint '" + a.string() + "' '" + b.string() +
-                                   "' --gate '" + (dir_ / "a" / "gates" / "residency.json").string() + "'");
+  const CliRun given =
+      run_command("'" + kAneValidator + "' --no-fingerprint '" + a.string() + "' '" + b.string() +
+                  "' --gate '" + (dir_ / "a" / "gates" / "residency.json").string() + "'");
   EXPECT_EQ(given.code, 0) << given.output;
 }
 
@@ -112,11 +115,12 @@ TEST_F(CliConventions, FidelityGateIsFoundAboveTheReference) {
              R"({"schema": "shardgate/fidelity-gate@1", "defaults": {"min_cosine": {"value": 1.0, "reason": "test"}}})");
   const std::string candidate = (kGoldenData / "cand_pass").string();
   const std::string json = (dir_ / "r.json").string();
-  const CliRun here = run_command("cd / && '" + kGolden + "' compare -q --candidate " + candidate +
-                                  " --reference " + (kGoldenData / "ref").string());
+  const CliRun here = run_command("cd / && '" + kGoldenValidator + "' compare -q --candidate " +
+                                  candidate + " --reference " + (kGoldenData / "ref").string());
   EXPECT_EQ(here.code, 0) << here.output;
-  const CliRun there = run_command("cd / && '" + kGolden + "' compare -q --candidate " + candidate +
-                                   " --reference " + (dir_ / "dumps" / "ref").string() + " --json " + json);
+  const CliRun there =
+      run_command("cd / && '" + kGoldenValidator + "' compare -q --candidate " + candidate +
+                  " --reference " + (dir_ / "dumps" / "ref").string() + " --json " + json);
   EXPECT_EQ(there.code, 1) << there.output;
   EXPECT_NE(read_json(json).dump().find((dir_ / "gates" / "fidelity.json").string()), std::string::npos)
       << "the report names the gate file it applied";
@@ -131,21 +135,24 @@ TEST_F(CliConventions, DirectoriesAndGlobstarsFindShardsAtAnyDepth) {
   const fs::path json = dir_ / "r.json";
   const std::string gate = " --no-fingerprint --min-residency 50 --json '" + json.string() + "'";
 
-  CliRun r = run_command("'" + kAne + "' '" + (dir_ / "shards").string() + "'" + gate);
+  CliRun r = run_command("'" + kAneValidator + "' '" + (dir_ / "shards").string() + "'" + gate);
   EXPECT_EQ(r.code, 0) << r.output;
   EXPECT_EQ(shard_names(read_json(json)),
             (std::vector<std::string>{"deep.mlmodelc", "mid_int8.mlmodelc", "top.mlmodelc"}));
 
-  r = run_command("cd '" + dir_.string() + "' && '" + kAne + "' 'shards/**/*_int8.mlmodelc'" + gate);
+  r = run_command("cd '" + dir_.string() + "' && '" + kAneValidator +
+                  "' 'shards/**/*_int8.mlmodelc'" + gate);
   EXPECT_EQ(r.code, 0) << r.output;
   EXPECT_EQ(shard_names(read_json(json)), (std::vector<std::string>{"mid_int8.mlmodelc"}));
 
   // "**" matches no directory too: the top-level model is found.
-  r = run_command("'" + kAne + "' '" + (dir_ / "shards").string() + "/**/t*.mlmodelc'" + gate);
+  r = run_command("'" + kAneValidator + "' '" + (dir_ / "shards").string() + "/**/t*.mlmodelc'" +
+                  gate);
   EXPECT_EQ(r.code, 0) << r.output;
   EXPECT_EQ(shard_names(read_json(json)), (std::vector<std::string>{"top.mlmodelc"}));
 
-  r = run_command("'" + kAne + "' '" + (dir_ / "shards").string() + "/**/nothing*.mlmodelc'" + gate);
+  r = run_command("'" + kAneValidator + "' '" + (dir_ / "shards").string() +
+                  "/**/nothing*.mlmodelc'" + gate);
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("nothing*.mlmodelc"), std::string::npos) << r.output;
 }
@@ -154,14 +161,15 @@ TEST_F(CliConventions, OptionsNeverSwallowTheShard) {
   const std::string shard = kSilero.string();
   for (const std::string& options : {std::string("--check fp16-io"), std::string("--min-residency 50"),
                                      std::string("--gate " SG_SOURCE_DIR "/gates/residency.json")}) {
-    const CliRun r = run_command("'" + kAne + "' --no-fingerprint " + options + " " + shard);
+    const CliRun r =
+        run_command("'" + kAneValidator + "' --no-fingerprint " + options + " " + shard);
     EXPECT_EQ(r.output.find("no shard given"), std::string::npos) << options << "\n" << r.output;
     EXPECT_NE(r.output.find("unified_palette_4bit"), std::string::npos) << options << "\n" << r.output;
   }
 }
 
 TEST(CliSubcommands, AnUnknownSubcommandIsNamed) {
-  const CliRun r = run_command("'" + kGolden + "' bogus --json x.json");
+  const CliRun r = run_command("'" + kGoldenValidator + "' bogus --json x.json");
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("unknown subcommand 'bogus'"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("compare"), std::string::npos) << r.output;
@@ -170,7 +178,7 @@ TEST(CliSubcommands, AnUnknownSubcommandIsNamed) {
 
 // The subcommands golden-validator --help lists.
 std::vector<std::string> listed_subcommands() {
-  const CliRun r = run_command("'" + kGolden + "' --help");
+  const CliRun r = run_command("'" + kGoldenValidator + "' --help");
   std::vector<std::string> names;
   const size_t at = r.output.find("Subcommands:");
   if (at == std::string::npos) return names;
@@ -195,11 +203,11 @@ TEST(CliVersion, BothToolsPrintNameAndTheProjectVersion) {
 // --strict fails different things in the two tools, and each help says what (golden-validator's
 // said "Results that are only 'at risk'", a residency notion it has none of).
 TEST(CliHelp, StrictSaysWhatItFailsInEachTool) {
-  const CliRun ane = run_command("'" + kAne + "' --help");
+  const CliRun ane = run_command("'" + kAneValidator + "' --help");
   EXPECT_NE(ane.output.find("--strict                    Ops only 'at risk'"), std::string::npos)
       << ane.output;
   for (const char* sub : {"run", "compare", "probe", "regate", "advise"}) {
-    const CliRun r = run_command("'" + kGolden + "' " + sub + " --help");
+    const CliRun r = run_command("'" + kGoldenValidator + "' " + sub + " --help");
     EXPECT_NE(r.output.find("--strict                    Reference (golden) tensors that no check "
                             "compares fail the gate too"),
               std::string::npos)
@@ -212,27 +220,30 @@ TEST(CliHelp, StrictSaysWhatItFailsInEachTool) {
 // run's do, but probe refuses an empty slice (exit 2): its slices are never merged. The help
 // now says what it does.
 TEST(CliHelp, ProbeSaysWhatAnEmptySliceDoes) {
-  const CliRun help = run_command("'" + kGolden + "' probe --help");
+  const CliRun help = run_command("'" + kGoldenValidator + "' probe --help");
   EXPECT_NE(help.output.find("a slice that selects no shard is a usage error, exit 2"), std::string::npos)
       << help.output;
   EXPECT_EQ(help.output.find("an empty slice exits 0"), std::string::npos) << help.output;
-  const CliRun r = run_command("'" + kGolden + "' probe '" SG_SOURCE_DIR
-                               "/goldens/sample/shards/*_lut4.mlpackage' --baseline-replace _lut4=_fp16 "
-                               "--shard-index 20 --shard-count 30");
+  const CliRun r =
+      run_command("'" + kGoldenValidator +
+                  "' probe '" SG_SOURCE_DIR
+                  "/goldens/sample/shards/*_lut4.mlpackage' --baseline-replace _lut4=_fp16 "
+                  "--shard-index 20 --shard-count 30");
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("probe: slice 20 of 30 selects none of the 16 shards"), std::string::npos) << r.output;
-  const CliRun ane = run_command("'" + kAne + "' --help");
+  const CliRun ane = run_command("'" + kAneValidator + "' --help");
   EXPECT_NE(ane.output.find("an empty slice exits 0 with a note"), std::string::npos) << ane.output;
 }
 
 // No usage line shows CLI11's "(Kx)" count: diff's read "reports(1x)" for [OLD.json] NEW.json.
 TEST(CliHelp, UsageLinesShowNoValueCounts) {
-  const CliRun diff = run_command("'" + kGolden + "' diff --help");
+  const CliRun diff = run_command("'" + kGoldenValidator + "' diff --help");
   EXPECT_NE(diff.output.find("Usage: golden-validator diff [OPTIONS] [OLD.json] NEW.json\n"),
             std::string::npos)
       << diff.output;
-  std::vector<std::string> commands = {"'" + kAne + "' --help"};
-  for (const std::string& s : listed_subcommands()) commands.push_back("'" + kGolden + "' " + s + " --help");
+  std::vector<std::string> commands = {"'" + kAneValidator + "' --help"};
+  for (const std::string& s : listed_subcommands())
+    commands.push_back("'" + kGoldenValidator + "' " + s + " --help");
   for (const std::string& command : commands) {
     const CliRun r = run_command(command);
     const std::string usage = r.output.substr(0, r.output.find("\n\n"));
@@ -243,9 +254,11 @@ TEST(CliHelp, UsageLinesShowNoValueCounts) {
 TEST(CliHelp, EveryHelpEndsWithExitCodesAndTwoExamples) {
   const std::vector<std::string> subs = listed_subcommands();
   ASSERT_GE(subs.size(), 9u) << "golden-validator --help lists no subcommands";
-  std::vector<std::pair<std::string, std::string>> pages = {{"ane-validator", "'" + kAne + "' --help"},
-                                                           {"golden-validator", "'" + kGolden + "' --help"}};
-  for (const std::string& s : subs) pages.push_back({s, "'" + kGolden + "' " + s + " --help"});
+  std::vector<std::pair<std::string, std::string>> pages = {
+      {"ane-validator", "'" + kAneValidator + "' --help"},
+      {"golden-validator", "'" + kGoldenValidator + "' --help"}};
+  for (const std::string& s : subs)
+    pages.push_back({s, "'" + kGoldenValidator + "' " + s + " --help"});
   for (const auto& [name, command] : pages) {
     const CliRun r = run_command(command);
     EXPECT_EQ(r.code, 0) << name << "\n" << r.output;

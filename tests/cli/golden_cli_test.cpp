@@ -21,10 +21,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-CliRun golden(const std::string& args) {
-  return run_command(std::string(SG_BINARY_DIR "/validators/golden-validator ") + args);
-}
-
 const std::string kData = SG_TEST_DATA_DIR "/golden/";
 
 std::string dump(const std::string& name) { return kData + name; }
@@ -44,8 +40,8 @@ class GoldenCli : public ::testing::Test {
 };
 
 TEST_F(GoldenCli, ComparePassesOnACloseCandidate) {
-  const CliRun r = golden("compare --no-color --candidate " + dump("cand_pass") + " --reference " +
-                       dump("ref") + " --json " + out("r.json"));
+  const CliRun r = run_golden_validator("compare --no-color --candidate " + dump("cand_pass") +
+                                        " --reference " + dump("ref") + " --json " + out("r.json"));
   EXPECT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("PASS"), std::string::npos);
   auto text = read_file(out("r.json"));
@@ -59,18 +55,21 @@ TEST_F(GoldenCli, ComparePassesOnACloseCandidate) {
 // JSON notes), by any spelling of the directory, and says nothing of the kind for two dumps.
 TEST_F(GoldenCli, CompareOfADumpWithItselfSaysSo) {
   const std::string kSelf = "the candidate and the reference are the same files";
-  const CliRun self = golden("compare --no-color --candidate " + dump("ref") + " --reference " +
-                             kData + "../golden/ref --json " + out("r.json"));
+  const CliRun self =
+      run_golden_validator("compare --no-color --candidate " + dump("ref") + " --reference " +
+                           kData + "../golden/ref --json " + out("r.json"));
   EXPECT_EQ(self.code, 0) << self.output;
   EXPECT_NE(self.output.find("note: " + kSelf), std::string::npos) << self.output;
   auto text = read_file(out("r.json"));
   ASSERT_TRUE(text.is_ok());
   EXPECT_NE(text->find(kSelf), std::string::npos);
-  const CliRun two = golden("compare --no-color --candidate " + dump("cand_pass") + " --reference " + dump("ref"));
+  const CliRun two = run_golden_validator("compare --no-color --candidate " + dump("cand_pass") +
+                                          " --reference " + dump("ref"));
   EXPECT_EQ(two.code, 0) << two.output;
   EXPECT_EQ(two.output.find(kSelf), std::string::npos) << two.output;
   const std::string shard = SG_SOURCE_DIR "/goldens/sample/shards/L0_attn_lut4.mlpackage";
-  const CliRun probe = golden("probe " + shard + " --baseline " + shard + " --seeds 1 --no-color");
+  const CliRun probe =
+      run_golden_validator("probe " + shard + " --baseline " + shard + " --seeds 1 --no-color");
   EXPECT_EQ(probe.code, 0) << probe.output;
   EXPECT_NE(probe.output.find("is its own baseline (the same files)"), std::string::npos) << probe.output;
 }
@@ -93,16 +92,17 @@ TEST_F(GoldenCli, CompareFailsAOneElementRowOfTheWrongSign) {
   write("flipped", {0.5f, 0.2f, 0.9f});
   write("same", {0.5f, -0.2f, 0.9f});
   const std::string gate = " --gate " SG_SOURCE_DIR "/gates/fidelity.json";
-  const CliRun bad = golden("compare --no-color --candidate " + out("flipped") + " --reference " +
-                            out("ref") + gate + " --json " + out("r.json"));
+  const CliRun bad =
+      run_golden_validator("compare --no-color --candidate " + out("flipped") + " --reference " +
+                           out("ref") + gate + " --json " + out("r.json"));
   EXPECT_EQ(bad.code, 1) << bad.output;
   EXPECT_NE(bad.output.find("first failure: score: cosine min -1 at position 1"), std::string::npos)
       << bad.output;
   auto text = read_file(out("r.json"));
   ASSERT_TRUE(text.is_ok());
   EXPECT_NE(text->find("it is measured only where the signs differ"), std::string::npos);
-  const CliRun good = golden("compare --no-color --candidate " + out("same") + " --reference " +
-                             out("ref") + gate);
+  const CliRun good = run_golden_validator("compare --no-color --candidate " + out("same") +
+                                           " --reference " + out("ref") + gate);
   EXPECT_EQ(good.code, 0) << good.output;
 }
 
@@ -119,16 +119,18 @@ TEST_F(GoldenCli, CompareOfIdsThatAreAllZeroOnBothSidesPasses) {
     ASSERT_TRUE(w->add(e, Tensor::from_i32({1, 4}, zeros)).is_ok());
     ASSERT_TRUE(w->finish().is_ok());
   }
-  const CliRun r = golden("compare --no-color --candidate " + out("cand") + " --reference " +
-                          out("ref") + " --gate " SG_SOURCE_DIR "/gates/fidelity.json");
+  const CliRun r =
+      run_golden_validator("compare --no-color --candidate " + out("cand") + " --reference " +
+                           out("ref") + " --gate " SG_SOURCE_DIR "/gates/fidelity.json");
   EXPECT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("PASS: all 1 checks passed (1 rows, 0 degenerate)"), std::string::npos) << r.output;
 }
 
 TEST_F(GoldenCli, CompareFailsAndNamesTheFirstFailingLayerAndPosition) {
-  const CliRun r = golden("compare --no-color --candidate " + dump("cand_fail") + " --reference " +
-                       dump("ref") + " --json " + out("r.json") + " --junit " + out("r.xml") +
-                       " --markdown " + out("r.md") + " --html " + out("r.html"));
+  const CliRun r =
+      run_golden_validator("compare --no-color --candidate " + dump("cand_fail") + " --reference " +
+                           dump("ref") + " --json " + out("r.json") + " --junit " + out("r.xml") +
+                           " --markdown " + out("r.md") + " --html " + out("r.html"));
   EXPECT_EQ(r.code, 1) << r.output;
   EXPECT_NE(r.output.find("first failure: hidden.2 (layer 2): cosine min 0.646174 at position 5"),
             std::string::npos)
@@ -153,40 +155,51 @@ TEST_F(GoldenCli, CompareFailsAndNamesTheFirstFailingLayerAndPosition) {
 }
 
 TEST_F(GoldenCli, QuietPrintsOnlyTheVerdictLine) {
-  const CliRun r = golden("compare -q --candidate " + dump("cand_fail") + " --reference " + dump("ref"));
+  const CliRun r = run_golden_validator("compare -q --candidate " + dump("cand_fail") +
+                                        " --reference " + dump("ref"));
   EXPECT_EQ(r.code, 1);
   EXPECT_EQ(r.output.rfind("FAIL: ", 0), 0u) << r.output;
   EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1);
 }
 
 TEST_F(GoldenCli, NanFailsTheGate) {
-  const CliRun r = golden("compare --no-color --candidate " + dump("cand_nan") + " --reference " + dump("ref"));
+  const CliRun r = run_golden_validator("compare --no-color --candidate " + dump("cand_nan") +
+                                        " --reference " + dump("ref"));
   EXPECT_EQ(r.code, 1) << r.output;
   EXPECT_NE(r.output.find("flat index 55 (position 3)"), std::string::npos) << r.output;
 }
 
 TEST_F(GoldenCli, InputErrorsExitTwo) {
   for (const char* c : {"cand_shape", "cand_dtype", "cand_prompt", "does_not_exist"}) {
-    const CliRun r = golden("compare --candidate " + dump(c) + " --reference " + dump("ref"));
+    const CliRun r =
+        run_golden_validator("compare --candidate " + dump(c) + " --reference " + dump("ref"));
     EXPECT_EQ(r.code, 2) << c << ": " << r.output;
   }
-  const CliRun shape = golden("compare --candidate " + dump("cand_shape") + " --reference " + dump("ref"));
+  const CliRun shape = run_golden_validator("compare --candidate " + dump("cand_shape") +
+                                            " --reference " + dump("ref"));
   EXPECT_NE(shape.output.find("hidden.0"), std::string::npos);
   EXPECT_NE(shape.output.find("[1, 8, 8]"), std::string::npos);
 }
 
 TEST_F(GoldenCli, UsageErrorsExitTwo) {
-  EXPECT_EQ(golden("").code, 2);
-  EXPECT_EQ(golden("compare --reference " + dump("ref")).code, 2);  // --candidate missing
-  EXPECT_EQ(golden("frobnicate").code, 2);
-  EXPECT_EQ(golden("compare --candidate " + dump("cand_pass") + " --reference " + dump("ref") +
-                   " --percentile 60").code, 2);
-  EXPECT_EQ(golden("compare --candidate " + dump("cand_pass") + " --reference " + dump("ref") +
-                   " --min-cosine abc").code, 2);
-  EXPECT_EQ(golden("compare --candidate " + dump("cand_pass") + " --reference " + dump("ref") +
-                   " --gate " + dump("expected.json")).code, 2);  // not a policy
-  EXPECT_EQ(golden("--help").code, 0);
-  EXPECT_EQ(golden("compare --help").code, 0);
+  EXPECT_EQ(run_golden_validator("").code, 2);
+  EXPECT_EQ(run_golden_validator("compare --reference " + dump("ref")).code,
+            2);  // --candidate missing
+  EXPECT_EQ(run_golden_validator("frobnicate").code, 2);
+  EXPECT_EQ(run_golden_validator("compare --candidate " + dump("cand_pass") + " --reference " +
+                                 dump("ref") + " --percentile 60")
+                .code,
+            2);
+  EXPECT_EQ(run_golden_validator("compare --candidate " + dump("cand_pass") + " --reference " +
+                                 dump("ref") + " --min-cosine abc")
+                .code,
+            2);
+  EXPECT_EQ(run_golden_validator("compare --candidate " + dump("cand_pass") + " --reference " +
+                                 dump("ref") + " --gate " + dump("expected.json"))
+                .code,
+            2);  // not a policy
+  EXPECT_EQ(run_golden_validator("--help").code, 0);
+  EXPECT_EQ(run_golden_validator("compare --help").code, 0);
 }
 
 TEST_F(GoldenCli, NothingComparedIsNotAPass) {
@@ -198,7 +211,8 @@ TEST_F(GoldenCli, NothingComparedIsNotAPass) {
   const std::vector<float> v = {1, 2};
   ASSERT_TRUE(w->add(e, Tensor::from_f32({2}, v)).is_ok());
   ASSERT_TRUE(w->finish().is_ok());
-  const CliRun r = golden("compare --candidate " + out("other") + " --reference " + dump("ref"));
+  const CliRun r =
+      run_golden_validator("compare --candidate " + out("other") + " --reference " + dump("ref"));
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("nothing to compare"), std::string::npos) << r.output;
 }
@@ -206,21 +220,29 @@ TEST_F(GoldenCli, NothingComparedIsNotAPass) {
 TEST_F(GoldenCli, ThresholdOptionsAndOverrides) {
   const std::string base = "compare -q --candidate " + dump("cand_fail") + " --reference " + dump("ref");
   // Loosened defaults let everything pass.
-  EXPECT_EQ(golden(base + " --min-cosine 0.6 --norm-ratio 0.5,2").code, 0);
+  EXPECT_EQ(run_golden_validator(base + " --min-cosine 0.6 --norm-ratio 0.5,2").code, 0);
   // Per-checkpoint overrides (NAME:VALUE) for just the two bad layers.
-  EXPECT_EQ(golden(base + " --min-cosine hidden.2:0.6 hidden.3:0.9 --norm-ratio hidden.2:0.5,2").code, 0);
+  EXPECT_EQ(run_golden_validator(
+                base + " --min-cosine hidden.2:0.6 hidden.3:0.9 --norm-ratio hidden.2:0.5,2")
+                .code,
+            0);
   // Overriding only one of them is not enough.
-  EXPECT_EQ(golden(base + " --min-cosine hidden.2:0.6 --norm-ratio hidden.2:0.5,2").code, 1);
+  EXPECT_EQ(
+      run_golden_validator(base + " --min-cosine hidden.2:0.6 --norm-ratio hidden.2:0.5,2").code,
+      1);
   // A NAME that matches no checkpoint is a typo: refused (exit 2, naming it and the run's
   // checks), never a run gated as if the threshold had been applied.
-  const CliRun typo = golden(base + " --min-cosine 0.6 --norm-ratio 0.5,2 --min-cosine hiden.2:0.99");
+  const CliRun typo =
+      run_golden_validator(base + " --min-cosine 0.6 --norm-ratio 0.5,2 --min-cosine hiden.2:0.99");
   EXPECT_EQ(typo.code, 2) << typo.output;
   EXPECT_NE(typo.output.find("usage error: --min-cosine hiden.2:0.99: 'hiden.2' matches no checkpoint of this run"),
             std::string::npos) << typo.output;
   EXPECT_NE(typo.output.find("hidden.2"), std::string::npos) << typo.output;
   // A stricter policy file on a passing candidate still passes (top-1 agrees everywhere).
-  EXPECT_EQ(golden("compare -q --candidate " + dump("cand_pass") + " --reference " + dump("ref") +
-                   " --gate " SG_SOURCE_DIR "/gates/fidelity.json").code, 0);
+  EXPECT_EQ(run_golden_validator("compare -q --candidate " + dump("cand_pass") + " --reference " +
+                                 dump("ref") + " --gate " SG_SOURCE_DIR "/gates/fidelity.json")
+                .code,
+            0);
 }
 
 TEST_F(GoldenCli, StrictFailsWhenTheCandidateLacksReferenceTensors) {
@@ -234,7 +256,7 @@ TEST_F(GoldenCli, StrictFailsWhenTheCandidateLacksReferenceTensors) {
   ASSERT_TRUE(w->add(*(*src)->find("hidden.0"), *t).is_ok());
   ASSERT_TRUE(w->finish().is_ok());
   const std::string base = "compare --no-color --candidate " + out("partial") + " --reference " + dump("ref");
-  const CliRun lax = golden(base);
+  const CliRun lax = run_golden_validator(base);
   EXPECT_EQ(lax.code, 0) << lax.output;
   EXPECT_NE(lax.output.find("not in candidate: input_ids, embed, hidden.1"), std::string::npos) << lax.output;
   // The PASS line itself says what went unchecked.
@@ -243,14 +265,15 @@ TEST_F(GoldenCli, StrictFailsWhenTheCandidateLacksReferenceTensors) {
                             "embed, hidden.1, hidden.2, hidden.3, logits"),
             std::string::npos)
       << lax.output;
-  const CliRun strict = golden(base + " --strict");
+  const CliRun strict = run_golden_validator(base + " --strict");
   EXPECT_EQ(strict.code, 1) << strict.output;
   EXPECT_NE(strict.output.find("--strict"), std::string::npos) << strict.output;
 }
 
 TEST_F(GoldenCli, TopkOnTheCommandLineWinsAndIsRecorded) {
-  const CliRun r = golden("compare -q --candidate " + dump("cand_pass") + " --reference " + dump("ref") +
-                          " --gate " SG_SOURCE_DIR "/gates/fidelity.json --topk 3 --json " + out("r.json"));
+  const CliRun r = run_golden_validator(
+      "compare -q --candidate " + dump("cand_pass") + " --reference " + dump("ref") +
+      " --gate " SG_SOURCE_DIR "/gates/fidelity.json --topk 3 --json " + out("r.json"));
   EXPECT_EQ(r.code, 0) << r.output;
   const auto j = nlohmann::json::parse(*read_file(out("r.json")));
   EXPECT_EQ(j["options"]["topk"], 3);
@@ -258,7 +281,8 @@ TEST_F(GoldenCli, TopkOnTheCommandLineWinsAndIsRecorded) {
 }
 
 TEST_F(GoldenCli, SafetensorsCandidate) {
-  const CliRun r = golden("compare -q --candidate " + dump("cand_pass.safetensors") + " --reference " + dump("ref"));
+  const CliRun r = run_golden_validator("compare -q --candidate " + dump("cand_pass.safetensors") +
+                                        " --reference " + dump("ref"));
   EXPECT_EQ(r.code, 0) << r.output;
 }
 
@@ -277,35 +301,39 @@ TEST_F(GoldenCli, SafetensorsReferenceWithoutPositionMetadataNeedsThePositionAxi
   const std::string args = "compare --no-color --candidate " + out("pooled.safetensors") +
                            " --reference " + out("pooled.safetensors");
 
-  const CliRun refused = golden(args + " --json " + out("r.json"));
+  const CliRun refused = run_golden_validator(args + " --json " + out("r.json"));
   EXPECT_EQ(refused.code, 2) << refused.output;
   EXPECT_NE(refused.output.find("tensor 'pooled' (shape [1, 6]) has no position metadata"),
             std::string::npos)
       << refused.output;
   EXPECT_NE(refused.output.find("give --position-axis N (or none"), std::string::npos);
 
-  const CliRun whole = golden(args + " --position-axis none --json " + out("w.json"));
+  const CliRun whole = run_golden_validator(args + " --position-axis none --json " + out("w.json"));
   EXPECT_EQ(whole.code, 0) << whole.output;
   auto w = nlohmann::json::parse(*read_file(out("w.json")));
   EXPECT_EQ(w["checks"][0]["rows"].size(), 1u);
   EXPECT_TRUE(w["checks"][0]["position_axis"].is_null());
 
-  const CliRun split = golden(args + " --position-axis 1 --json " + out("s.json"));
+  const CliRun split = run_golden_validator(args + " --position-axis 1 --json " + out("s.json"));
   EXPECT_EQ(split.code, 0) << split.output;
   EXPECT_EQ(nlohmann::json::parse(*read_file(out("s.json")))["checks"][0]["rows"].size(), 6u);
 
-  EXPECT_EQ(golden(args + " --position-axis 2").code, 2);   // outside the rank
-  EXPECT_EQ(golden(args + " --position-axis -1").code, 2);
-  EXPECT_EQ(golden(args + " --position-axis x").code, 2);
+  EXPECT_EQ(run_golden_validator(args + " --position-axis 2").code, 2);  // outside the rank
+  EXPECT_EQ(run_golden_validator(args + " --position-axis -1").code, 2);
+  EXPECT_EQ(run_golden_validator(args + " --position-axis x").code, 2);
 }
 
 TEST_F(GoldenCli, RegateRecomputesVerdictsFromTheSavedReport) {
-  ASSERT_EQ(golden("compare -q --candidate " + dump("cand_fail") + " --reference " + dump("ref") +
-                   " --json " + out("r.json")).code, 1);
+  ASSERT_EQ(run_golden_validator("compare -q --candidate " + dump("cand_fail") + " --reference " +
+                                 dump("ref") + " --json " + out("r.json"))
+                .code,
+            1);
   // Same thresholds: same verdict.
-  EXPECT_EQ(golden("regate -q " + out("r.json")).code, 1);
+  EXPECT_EQ(run_golden_validator("regate -q " + out("r.json")).code, 1);
   // New thresholds, applied to the stored per-row values.
-  const CliRun loose = golden("regate --no-color " + out("r.json") + " --min-cosine 0.6 --norm-ratio 0.5,2 --json " + out("r2.json"));
+  const CliRun loose =
+      run_golden_validator("regate --no-color " + out("r.json") +
+                           " --min-cosine 0.6 --norm-ratio 0.5,2 --json " + out("r2.json"));
   EXPECT_EQ(loose.code, 0) << loose.output;
   auto text = read_file(out("r2.json"));
   ASSERT_TRUE(text.is_ok());
@@ -323,22 +351,25 @@ TEST_F(GoldenCli, RegateRecomputesVerdictsFromTheSavedReport) {
   // description, and a regate of that saved report (no options now) still says so.
   EXPECT_EQ(j["policy"]["adjusted_on_command_line"], true);
   EXPECT_EQ(j["policy"]["definition"]["description"].get<std::string>().find("adjusted"), std::string::npos);
-  const CliRun again = golden("regate --no-color " + out("r2.json"));
+  const CliRun again = run_golden_validator("regate --no-color " + out("r2.json"));
   EXPECT_EQ(again.code, 0) << again.output;
   EXPECT_NE(again.output.find("(adjusted on the command line)"), std::string::npos) << again.output;
   // And back to the policy file: fails again.
-  EXPECT_EQ(golden("regate -q " + out("r2.json") + " --gate " SG_SOURCE_DIR "/gates/fidelity.json").code, 1);
+  EXPECT_EQ(run_golden_validator("regate -q " + out("r2.json") +
+                                 " --gate " SG_SOURCE_DIR "/gates/fidelity.json")
+                .code,
+            1);
   // A policy asking for another top-k than the report measured cannot be applied.
   {
     std::ofstream(out("k3.json")) << R"({"schema": "shardgate/fidelity-gate@1", "topk": 3,
         "defaults": {"min_cosine": {"value": 0.5, "reason": "test"}}})";
   }
-  const CliRun k3 = golden("regate " + out("r.json") + " --gate " + out("k3.json"));
+  const CliRun k3 = run_golden_validator("regate " + out("r.json") + " --gate " + out("k3.json"));
   EXPECT_EQ(k3.code, 2) << k3.output;
   EXPECT_NE(k3.output.find("k = 3"), std::string::npos) << k3.output;
   // Not a report / no file: input errors.
-  EXPECT_EQ(golden("regate " + dump("expected.json")).code, 2);
-  EXPECT_EQ(golden("regate " + out("missing.json")).code, 2);
+  EXPECT_EQ(run_golden_validator("regate " + dump("expected.json")).code, 2);
+  EXPECT_EQ(run_golden_validator("regate " + out("missing.json")).code, 2);
 }
 
 }  // namespace

@@ -21,10 +21,6 @@
 namespace sg {
 namespace {
 
-CliRun golden(const std::string& args) {
-  return run_command(std::string(SG_BINARY_DIR "/validators/golden-validator ") + args);
-}
-
 const std::string kCarry = SG_TEST_DATA_DIR "/exec/carry/";
 const std::string kShard = kCarry + "recurrence.mlpackage";
 
@@ -69,7 +65,9 @@ class ExecSequenceCli : public testing::GoldenCliFixture {
 };
 
 TEST_F(ExecSequenceCli, ChunkedCallsWithTheStateCarriedEqualOnePass) {
-  const CliRun r = golden("exec " + kShard + " --input x=" + kCarry + "x.npy --chunk x:1:4 --carry h_out=h --out " + out("carry"));
+  const CliRun r =
+      run_golden_validator("exec " + kShard + " --input x=" + kCarry +
+                           "x.npy --chunk x:1:4 --carry h_out=h --out " + out("carry"));
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("call 2 (x[8:12] along axis 1) of 3"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("output 'h_out' of call 1"), std::string::npos) << r.output;
@@ -85,8 +83,9 @@ TEST_F(ExecSequenceCli, ChunkedCallsWithTheStateCarriedEqualOnePass) {
 // zero state and no longer equal the one pass.
 TEST_F(ExecSequenceCli, WithoutTheCarryTheCallsDoNotEqualOnePass) {
   ASSERT_TRUE(write_npy(out("h0.npy"), *Tensor::zeros(DType::kF32, {1, 8})).is_ok());
-  const CliRun r = golden("exec " + kShard + " --input x=" + kCarry + "x.npy --input h=" + out("h0.npy") +
-                          " --chunk x:1:4 --out " + out("nocarry"));
+  const CliRun r = run_golden_validator("exec " + kShard + " --input x=" + kCarry +
+                                        "x.npy --input h=" + out("h0.npy") +
+                                        " --chunk x:1:4 --out " + out("nocarry"));
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_GT(max_diff(joined_y("nocarry"), load(kCarry + "y_one_pass.npy")), 0.1);
 }
@@ -94,7 +93,8 @@ TEST_F(ExecSequenceCli, WithoutTheCarryTheCallsDoNotEqualOnePass) {
 TEST_F(ExecSequenceCli, NpzCallsStoredOrDeflateEqualOnePass) {
   for (const char* npz : {"calls.npz", "calls_deflate.npz"}) {
     const std::string dir = std::string("npz_") + npz;
-    const CliRun r = golden("exec " + kShard + " --calls " + kCarry + npz + " --carry h_out=h --out " + out(dir));
+    const CliRun r = run_golden_validator("exec " + kShard + " --calls " + kCarry + npz +
+                                          " --carry h_out=h --out " + out(dir));
     ASSERT_EQ(r.code, 0) << npz << r.output;
     EXPECT_NE(r.output.find(std::string(npz) + "[2]) of 3"), std::string::npos) << r.output;
     EXPECT_LT(max_diff(joined_y(dir), load(kCarry + "y_one_pass.npy")), 1e-5) << npz;
@@ -160,12 +160,14 @@ TEST_F(ExecSequenceCli, BrokenOrUnsupportedArchivesAreExit2NamingTheMember) {
   cases.push_back({edited_npz("enc.npz", [&](std::string& b) { b[find(b, "PK\x01\x02") + 8] |= 1; }),
                    "member 'x.npy' is encrypted"});
   for (const Case& c : cases) {
-    const CliRun r = golden("exec " + kShard + " --calls " + c.file + " --carry h_out=h");
+    const CliRun r =
+        run_golden_validator("exec " + kShard + " --calls " + c.file + " --carry h_out=h");
     EXPECT_EQ(r.code, 2) << c.file << "\n" << r.output;
     EXPECT_NE(r.output.find(c.file), std::string::npos) << r.output;
     EXPECT_NE(r.output.find(c.needle), std::string::npos) << c.needle << "\n" << r.output;
   }
-  const CliRun given_twice = golden("exec " + kShard + " --calls " + kCarry + "calls.npz --input x=" + kCarry + "x.npy");
+  const CliRun given_twice = run_golden_validator("exec " + kShard + " --calls " + kCarry +
+                                                  "calls.npz --input x=" + kCarry + "x.npy");
   EXPECT_EQ(given_twice.code, 2) << given_twice.output;
   EXPECT_NE(given_twice.output.find("input 'x' is given with --input and also as member 'x.npy'"),
             std::string::npos)
@@ -182,9 +184,10 @@ TEST_F(ExecSequenceCli, ProbeOverCallsCarriesEachBuildsOwnState) {
   for (const bool carry : {true, false}) {
     const std::string json = carry ? "carry.json" : "nocarry.json";
     ASSERT_TRUE(write_npy(out("h0.npy"), *Tensor::zeros(DType::kF32, {1, 8})).is_ok());
-    const CliRun r = golden("probe " + kCarry + "recurrence_a070.mlpackage" + base + " --input x=" + kCarry +
-                            "x.npy --chunk x:1:4 " + (carry ? "--carry h_out=h" : "--input h=" + out("h0.npy")) +
-                            " --json " + out(json));
+    const CliRun r = run_golden_validator(
+        "probe " + kCarry + "recurrence_a070.mlpackage" + base + " --input x=" + kCarry +
+        "x.npy --chunk x:1:4 " + (carry ? "--carry h_out=h" : "--input h=" + out("h0.npy")) +
+        " --json " + out(json));
     EXPECT_TRUE(r.code == 0 || r.code == 1) << r.output;
     const nlohmann::json j = report(json);
     const nlohmann::json& want = expected[carry ? "carry" : "no_carry"];

@@ -10,6 +10,7 @@
 #include "support/cli_run.h"
 #include "support/golden_cli_fixture.h"
 #include "support/json_schema_lite.h"
+#include "support/test_paths.h"
 
 #include <gtest/gtest.h>
 
@@ -20,13 +21,9 @@
 namespace sg {
 namespace {
 
-CliRun golden(const std::string& args) {
-  return run_command(std::string(SG_BINARY_DIR "/validators/golden-validator ") + args);
-}
-
 const std::string kNum = SG_TEST_DATA_DIR "/exec/numerics/";
-const std::string kSample = SG_SOURCE_DIR "/goldens/sample/";
-const std::string kGate = " --no-color --gate " SG_SOURCE_DIR "/gates/fidelity.json";
+using sg::testing::kSampleDir;
+const std::string kNumericsGate = " --no-color --gate " SG_SOURCE_DIR "/gates/fidelity.json";
 
 class NumericsCli : public testing::GoldenCliFixture {
  protected:
@@ -42,7 +39,8 @@ bool same_bits(const std::string& a, const std::string& b) {
 }
 
 TEST_F(NumericsCli, ExecSaysWhichOutputsTheOverflowReaches) {
-  const CliRun r = golden("exec " + kNum + "numerics.mlpackage --input x=" + kNum + "x.npy");
+  const CliRun r =
+      run_golden_validator("exec " + kNum + "numerics.mlpackage --input x=" + kNum + "x.npy");
   EXPECT_EQ(r.code, 1) << r.output;
   EXPECT_NE(r.output.find("first non-finite value: function 'main', op #"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("'mul' output 'big'"), std::string::npos) << r.output;
@@ -53,7 +51,8 @@ TEST_F(NumericsCli, ExecSaysWhichOutputsTheOverflowReaches) {
 }
 
 TEST_F(NumericsCli, ExecSaysWhenEveryOutputIsFiniteAgain) {
-  const CliRun r = golden("exec " + kNum + "overflow_recovers.mlpackage --input x=" + kNum + "x.npy");
+  const CliRun r = run_golden_validator("exec " + kNum +
+                                        "overflow_recovers.mlpackage --input x=" + kNum + "x.npy");
   EXPECT_EQ(r.code, 1) << r.output;  // the device still overflowed on the way
   EXPECT_NE(r.output.find("every output is finite: later ops washed it out (no op after it produced "
                           "NaN/Inf)"),
@@ -62,18 +61,21 @@ TEST_F(NumericsCli, ExecSaysWhenEveryOutputIsFiniteAgain) {
 }
 
 TEST_F(NumericsCli, SubnormalsFlushMatchesNumpyAndBothReportsTheDifference) {
-  const CliRun flush = golden("exec " + kNum + "overflow_recovers.mlpackage --input x=" + kNum +
-                              "x.npy --subnormals flush --out " + out("flush"));
+  const CliRun flush =
+      run_golden_validator("exec " + kNum + "overflow_recovers.mlpackage --input x=" + kNum +
+                           "x.npy --subnormals flush --out " + out("flush"));
   EXPECT_EQ(flush.code, 1) << flush.output;
   EXPECT_NE(flush.output.find("precision fp16-ftz"), std::string::npos) << flush.output;
   EXPECT_TRUE(same_bits(out("flush/restored.npy"), kNum + "flush_restored.npy"));
   // --flush-subnormals is the same.
-  const CliRun alias = golden("exec " + kNum + "overflow_recovers.mlpackage --input x=" + kNum +
-                              "x.npy --flush-subnormals --out " + out("alias"));
+  const CliRun alias =
+      run_golden_validator("exec " + kNum + "overflow_recovers.mlpackage --input x=" + kNum +
+                           "x.npy --flush-subnormals --out " + out("alias"));
   EXPECT_TRUE(same_bits(out("alias/restored.npy"), kNum + "flush_restored.npy")) << alias.output;
 
-  const CliRun both = golden("exec " + kNum + "overflow_recovers.mlpackage --input x=" + kNum +
-                             "x.npy --subnormals both --out " + out("both"));
+  const CliRun both =
+      run_golden_validator("exec " + kNum + "overflow_recovers.mlpackage --input x=" + kNum +
+                           "x.npy --subnormals both --out " + out("both"));
   EXPECT_EQ(both.code, 1) << both.output;
   EXPECT_NE(both.output.find("== subnormals keep: fp16 storage keeps subnormal results =="),
             std::string::npos)
@@ -90,21 +92,26 @@ TEST_F(NumericsCli, SubnormalsFlushMatchesNumpyAndBothReportsTheDifference) {
 
 TEST_F(NumericsCli, SubnormalOptionsThatCannotApplyAreUsageErrors) {
   const std::string x = " --input x=" + kNum + "x.npy";
-  const CliRun fp32 = golden("exec " + kNum + "numerics.mlpackage" + x + " --subnormals flush --precision fp32");
+  const CliRun fp32 = run_golden_validator("exec " + kNum + "numerics.mlpackage" + x +
+                                           " --subnormals flush --precision fp32");
   EXPECT_EQ(fp32.code, 2) << fp32.output;
   EXPECT_NE(fp32.output.find("--subnormals flush needs fp16 storage"), std::string::npos) << fp32.output;
-  const CliRun rec = golden("record " + kSample + "chains/chain_fp16.json --out " + out("d") + " --subnormals both");
+  const CliRun rec = run_golden_validator("record " + kSampleDir + "chains/chain_fp16.json --out " +
+                                          out("d") + " --subnormals both");
   EXPECT_EQ(rec.code, 2) << rec.output;
   EXPECT_NE(rec.output.find("--subnormals both: record writes one golden dump"), std::string::npos) << rec.output;
-  const CliRun views = golden("run " + kSample + "chains/chain_lut4.json --both --subnormals both" + kGate);
+  const CliRun views = run_golden_validator(
+      "run " + kSampleDir + "chains/chain_lut4.json --both --subnormals both" + kNumericsGate);
   EXPECT_EQ(views.code, 2) << views.output;
-  const CliRun both_flags = golden("exec " + kNum + "numerics.mlpackage" + x + " --subnormals keep --flush-subnormals");
+  const CliRun both_flags = run_golden_validator("exec " + kNum + "numerics.mlpackage" + x +
+                                                 " --subnormals keep --flush-subnormals");
   EXPECT_EQ(both_flags.code, 2) << both_flags.output;
 }
 
 TEST_F(NumericsCli, RunWithBothSubnormalViewsGatesEach) {
-  const CliRun r = golden("run " + kSample + "chains/chain_lut4.json --subnormals both" + kGate +
-                          " --json " + out("r.json") + " --html " + out("r.html"));
+  const CliRun r =
+      run_golden_validator("run " + kSampleDir + "chains/chain_lut4.json --subnormals both" +
+                           kNumericsGate + " --json " + out("r.json") + " --html " + out("r.html"));
   EXPECT_EQ(r.code, 0) << r.output;
   const nlohmann::json j = report("r.json");
   std::map<std::string, int> per_view;
@@ -129,8 +136,11 @@ TEST_F(NumericsCli, RunWithBothSubnormalViewsGatesEach) {
 }
 
 TEST_F(NumericsCli, ProbeWithBothSubnormalViewsProbesEachOnTheSameInputs) {
-  const CliRun r = golden("probe " + kSample + "shards/L0_attn_lut4.mlpackage --baseline-replace _lut4=_fp16 "
-                          "--seeds 2 --subnormals both" + kGate + " --json " + out("p.json"));
+  const CliRun r =
+      run_golden_validator("probe " + kSampleDir +
+                           "shards/L0_attn_lut4.mlpackage --baseline-replace _lut4=_fp16 "
+                           "--seeds 2 --subnormals both" +
+                           kNumericsGate + " --json " + out("p.json"));
   EXPECT_EQ(r.code, 0) << r.output;
   const nlohmann::json j = report("p.json");
   ASSERT_EQ(j["checks"].size(), 2u) << j["checks"].dump();  // one output, two views
@@ -151,7 +161,8 @@ TEST_F(NumericsCli, OutOfRangeThresholdInAGateFileIsExit2NamingFileAndKey) {
   const std::string gate = out("bad-gate.json");
   std::ofstream(gate) << R"({"schema": "shardgate/fidelity-gate@1", "defaults": {
     "min_cosine": {"value": 2, "reason": "typo for 0.97"}}})";
-  const CliRun r = golden("run " + kSample + "chains/chain_lut4.json --gate " + gate + " --json " + out("e.json"));
+  const CliRun r = run_golden_validator("run " + kSampleDir + "chains/chain_lut4.json --gate " +
+                                        gate + " --json " + out("e.json"));
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find(gate + ": defaults.min_cosine.value: 2 is out of range (a cosine lies in [-1, 1])"),
             std::string::npos)
@@ -162,8 +173,8 @@ TEST_F(NumericsCli, OutOfRangeThresholdInAGateFileIsExit2NamingFileAndKey) {
 // Provenance of a recorded dump: every baseline shard by its fingerprint (the same fingerprint
 // `run` reports for that shard), the chain's sha256, the tool and the command line.
 TEST_F(NumericsCli, RecordNamesEveryBaselineShardByFingerprint) {
-  const std::string chain = kSample + "chains/chain_fp16.json";
-  const CliRun rec = golden("record " + chain + " --out " + out("dump"));
+  const std::string chain = kSampleDir + "chains/chain_fp16.json";
+  const CliRun rec = run_golden_validator("record " + chain + " --out " + out("dump"));
   ASSERT_EQ(rec.code, 0) << rec.output;
   EXPECT_NE(rec.output.find("baseline shards, by fingerprint"), std::string::npos) << rec.output;
   auto text = read_file(out("dump/manifest.json"));
@@ -183,7 +194,8 @@ TEST_F(NumericsCli, RecordNamesEveryBaselineShardByFingerprint) {
   EXPECT_EQ(p.command_line[1], "record");
 
   // The same shards, judged by run: the fingerprints agree, shard by shard.
-  const CliRun run = golden("run " + chain + kGate + " --goldens " + out("dump") + " --json " + out("r.json"));
+  const CliRun run = run_golden_validator("run " + chain + kNumericsGate + " --goldens " +
+                                          out("dump") + " --json " + out("r.json"));
   ASSERT_EQ(run.code, 0) << run.output;
   std::map<std::string, std::string> by_path;
   const nlohmann::json r = report("r.json");

@@ -13,6 +13,7 @@
 #include "support/cli_run.h"
 #include "support/golden_cli_fixture.h"
 #include "support/json_schema_lite.h"
+#include "support/test_paths.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -27,12 +28,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-CliRun golden(const std::string& args) {
-  return run_command(std::string(SG_BINARY_DIR "/validators/golden-validator ") + args);
-}
-
-const std::string kSample = SG_SOURCE_DIR "/goldens/sample/";
-const std::string kGate = " --no-color --gate " SG_SOURCE_DIR "/gates/fidelity.json";
+using sg::testing::kSampleDir;
+const std::string kProbeGate = " --no-color --gate " SG_SOURCE_DIR "/gates/fidelity.json";
 const std::string kKvCase = SG_TEST_DATA_DIR "/fixtures/llm/cases/attention_kv_fp16/";
 const std::string kKvShard = SG_TEST_DATA_DIR "/fixtures/llm/attention_kv_fp16.mlpackage";
 
@@ -45,15 +42,16 @@ std::vector<double> doubles(const Tensor& t) { return *to_double_vector(t); }
 
 TEST_F(ProbeExecCli, ProbeOnGoldenInputsAgreesWithTheChainVerdict) {
   // The chain's verdict on the LUT4 sample: pass.
-  const CliRun chain = golden("run " + kSample + "chains/chain_lut4.json" + kGate);
+  const CliRun chain =
+      run_golden_validator("run " + kSampleDir + "chains/chain_lut4.json" + kProbeGate);
   ASSERT_EQ(chain.code, 0) << chain.output;
 
   // Every LUT4 shard on what its step receives from the goldens (plus perturbed seeds): pass,
   // like the chain. 16 shards: embed, 4 attention layers, 8 MoE packs, 3 head parts.
-  const std::string shards = "'" + kSample + "shards/*_lut4.mlpackage'";
-  const CliRun golden_inputs =
-      golden("probe " + shards + " --baseline-replace _lut4=_fp16 --inputs-from " + kSample +
-             "chains/chain_lut4.json" + kGate + " --json " + out("g.json"));
+  const std::string shards = "'" + kSampleDir + "shards/*_lut4.mlpackage'";
+  const CliRun golden_inputs = run_golden_validator(
+      "probe " + shards + " --baseline-replace _lut4=_fp16 --inputs-from " + kSampleDir +
+      "chains/chain_lut4.json" + kProbeGate + " --json " + out("g.json"));
   EXPECT_EQ(golden_inputs.code, 0) << golden_inputs.output;
   const nlohmann::json g = report("g.json");
   std::set<std::string> shard_labels;
@@ -89,13 +87,16 @@ TEST_F(ProbeExecCli, ProbeOnGoldenInputsAgreesWithTheChainVerdict) {
       << golden_inputs.output;
 
   // The FP16 chain locates the shards by their baselines just as well.
-  const CliRun via_fp16 = golden("probe " + kSample + "shards/L2_moe_p1_lut4.mlpackage --baseline-replace "
-                                 "_lut4=_fp16 --inputs-from " + kSample + "chains/chain_fp16.json" + kGate);
+  const CliRun via_fp16 = run_golden_validator("probe " + kSampleDir +
+                                               "shards/L2_moe_p1_lut4.mlpackage --baseline-replace "
+                                               "_lut4=_fp16 --inputs-from " +
+                                               kSampleDir + "chains/chain_fp16.json" + kProbeGate);
   EXPECT_EQ(via_fp16.code, 0) << via_fp16.output;
 
   // Random unit-norm inputs (the old default) fail packs that the chain passes: the false fail
   // this mode exists to avoid. Rows are called seeds there too.
-  const CliRun random = golden("probe " + shards + " --baseline-replace _lut4=_fp16" + kGate);
+  const CliRun random =
+      run_golden_validator("probe " + shards + " --baseline-replace _lut4=_fp16" + kProbeGate);
   EXPECT_EQ(random.code, 1) << random.output;
   EXPECT_NE(random.output.find("@seed"), std::string::npos) << random.output;
   EXPECT_NE(random.output.find("gated on the minimum over seeds"), std::string::npos) << random.output;
@@ -113,29 +114,40 @@ TEST_F(ProbeExecCli, ProbeOnGoldenInputsAgreesWithTheChainVerdict) {
 }
 
 TEST_F(ProbeExecCli, ProbeInputsFromUsageErrors) {
-  const std::string lut = kSample + "shards/L0_moe_p0_lut4.mlpackage";
+  const std::string lut = kSampleDir + "shards/L0_moe_p0_lut4.mlpackage";
   // A shard the chain does not run.
-  EXPECT_EQ(golden(std::string("probe ") + SG_TEST_DATA_DIR "/fixtures/llm/moe_lut4.mlpackage --baseline " +
-                   SG_TEST_DATA_DIR "/fixtures/llm/moe_fp16.mlpackage --inputs-from " + kSample +
-                   "chains/chain_lut4.json").code,
-            2);
+  EXPECT_EQ(
+      run_golden_validator(std::string("probe ") +
+                           SG_TEST_DATA_DIR "/fixtures/llm/moe_lut4.mlpackage --baseline " +
+                           SG_TEST_DATA_DIR "/fixtures/llm/moe_fp16.mlpackage --inputs-from " +
+                           kSampleDir + "chains/chain_lut4.json")
+          .code,
+      2);
   // A pack whose input must be computed by an earlier step, with only --baseline: which FP16
   // shard runs that step is unknown.
-  const CliRun no_map = golden("probe " + lut + " --baseline " + kSample +
-                               "shards/L0_moe_p0_fp16.mlpackage --inputs-from " + kSample +
-                               "chains/chain_lut4.json");
+  const CliRun no_map = run_golden_validator("probe " + lut + " --baseline " + kSampleDir +
+                                             "shards/L0_moe_p0_fp16.mlpackage --inputs-from " +
+                                             kSampleDir + "chains/chain_lut4.json");
   EXPECT_EQ(no_map.code, 2) << no_map.output;
   EXPECT_NE(no_map.output.find("step 'L0.attn' must run"), std::string::npos) << no_map.output;
   // A golden dump needs --golden-input; with it, the named golden is the input.
-  EXPECT_EQ(golden("probe " + lut + " --baseline-replace _lut4=_fp16 --inputs-from " + kSample +
-                   "goldens").code,
+  EXPECT_EQ(run_golden_validator("probe " + lut + " --baseline-replace _lut4=_fp16 --inputs-from " +
+                                 kSampleDir + "goldens")
+                .code,
             2);
-  const CliRun dump = golden("probe " + kSample + "shards/L1_attn_lut4.mlpackage --baseline-replace "
-                             "_lut4=_fp16 --inputs-from " + kSample + "goldens --golden-input hidden=hidden.0" +
-                             kGate);
+  const CliRun dump =
+      run_golden_validator("probe " + kSampleDir +
+                           "shards/L1_attn_lut4.mlpackage --baseline-replace "
+                           "_lut4=_fp16 --inputs-from " +
+                           kSampleDir + "goldens --golden-input hidden=hidden.0" + kProbeGate);
   EXPECT_EQ(dump.code, 0) << dump.output;
-  EXPECT_EQ(golden("probe " + lut + " --baseline-replace _lut4=_fp16 --perturbation -1").code, 2);
-  EXPECT_EQ(golden("probe " + lut + " --baseline-replace _lut4=_fp16 --input-rms 0").code, 2);
+  EXPECT_EQ(
+      run_golden_validator("probe " + lut + " --baseline-replace _lut4=_fp16 --perturbation -1")
+          .code,
+      2);
+  EXPECT_EQ(
+      run_golden_validator("probe " + lut + " --baseline-replace _lut4=_fp16 --input-rms 0").code,
+      2);
 }
 
 // The conv encoder's output y is channels-first, [1, 64 channels, 1024 time steps]. probe
@@ -146,8 +158,8 @@ TEST_F(ProbeExecCli, ProbeInputsFromUsageErrors) {
 TEST_F(ProbeExecCli, ProbeRowsFollowTheGivenPositionAxis) {
   const std::string fx = SG_TEST_DATA_DIR "/fixtures/conv_encoder/";
   const std::string cmd = "probe " + fx + "int8.mlpackage --baseline " + fx +
-                          "fp16.mlpackage --seeds 1 --stability-rms 0 -q" + kGate;
-  const CliRun guessed = golden(cmd + " --json " + out("guessed.json"));
+                          "fp16.mlpackage --seeds 1 --stability-rms 0 -q" + kProbeGate;
+  const CliRun guessed = run_golden_validator(cmd + " --json " + out("guessed.json"));
   ASSERT_EQ(guessed.code, 0) << guessed.output;
   const nlohmann::json g = report("guessed.json");
   ASSERT_EQ(g["checks"].size(), 1u);
@@ -156,7 +168,8 @@ TEST_F(ProbeExecCli, ProbeRowsFollowTheGivenPositionAxis) {
                                    "[batch, position, ...]"),
             std::string::npos) << g["notes"].dump();
 
-  const CliRun given = golden(cmd + " --output-position-axis y=2 --json " + out("given.json"));
+  const CliRun given =
+      run_golden_validator(cmd + " --output-position-axis y=2 --json " + out("given.json"));
   ASSERT_EQ(given.code, 0) << given.output;
   const nlohmann::json t = report("given.json");
   const nlohmann::json& check = t["checks"][0];
@@ -168,20 +181,21 @@ TEST_F(ProbeExecCli, ProbeRowsFollowTheGivenPositionAxis) {
   EXPECT_EQ(cos["worst_position"], 172);
   EXPECT_EQ(t["notes"].dump().find("guessed"), std::string::npos) << t["notes"].dump();
 
-  const CliRun typo = golden(cmd + " --output-position-axis yy=2");
+  const CliRun typo = run_golden_validator(cmd + " --output-position-axis yy=2");
   EXPECT_EQ(typo.code, 2) << typo.output;
   EXPECT_NE(typo.output.find("has no output 'yy' (its outputs: y)"), std::string::npos) << typo.output;
-  EXPECT_EQ(golden(cmd + " --output-position-axis y=two").code, 2);
-  EXPECT_EQ(golden(cmd + " --output-position-axis y=3").code, 2);  // outside rank 3
+  EXPECT_EQ(run_golden_validator(cmd + " --output-position-axis y=two").code, 2);
+  EXPECT_EQ(run_golden_validator(cmd + " --output-position-axis y=3").code, 2);  // outside rank 3
 }
 
 // With every input given (--input), the notes said "random inputs: float N(0,1) ..." for them;
 // now they name the given inputs and that every seed reads the same.
 TEST_F(ProbeExecCli, ProbeNotesNameGivenInputsNotRandomOnes) {
   const std::string num = SG_TEST_DATA_DIR "/exec/numerics/";
-  const CliRun r = golden("probe " + num + "overflow_recovers.mlpackage --baseline " + num +
-                          "overflow_recovers.mlpackage --input x=" + num +
-                          "x.npy --seeds 2 --stability-rms 0 -q" + kGate + " --json " + out("g.json"));
+  const CliRun r = run_golden_validator("probe " + num + "overflow_recovers.mlpackage --baseline " +
+                                        num + "overflow_recovers.mlpackage --input x=" + num +
+                                        "x.npy --seeds 2 --stability-rms 0 -q" + kProbeGate +
+                                        " --json " + out("g.json"));
   ASSERT_EQ(r.code, 0) << r.output;
   const std::string notes = report("g.json")["notes"].dump();
   EXPECT_NE(notes.find("rows are seeds 0..1, per position for [batch, position, ...] outputs "
@@ -192,7 +206,7 @@ TEST_F(ProbeExecCli, ProbeNotesNameGivenInputsNotRandomOnes) {
 
 // A tensor of `dtype` with the sample attention input's shape, written as .npy.
 std::string write_input(const std::string& path, DType dtype) {
-  auto x = read_npy(kSample + "goldens/embed.npy");  // fp16 [1, 8, 64]
+  auto x = read_npy(kSampleDir + "goldens/embed.npy");  // fp16 [1, 8, 64]
   EXPECT_TRUE(x.is_ok()) << x.status().to_string();
   auto cast = cast_tensor(*x, dtype);
   EXPECT_TRUE(cast.is_ok()) << cast.status().to_string();
@@ -201,15 +215,16 @@ std::string write_input(const std::string& path, DType dtype) {
 }
 
 TEST_F(ProbeExecCli, ExecRefusesAnInputOfAnotherDtypeUnlessCast) {
-  const std::string shard = kSample + "shards/L0_attn_fp16.mlpackage";  // hidden: fp16 [1, 8, 64]
+  const std::string shard =
+      kSampleDir + "shards/L0_attn_fp16.mlpackage";  // hidden: fp16 [1, 8, 64]
   const std::string f16 = write_input(out("h16.npy"), DType::kF16);
   const std::string f32 = write_input(out("h32.npy"), DType::kF32);
   const std::string f64 = write_input(out("h64.npy"), DType::kF64);
   const std::string i32 = write_input(out("i32.npy"), DType::kI32);
 
-  EXPECT_EQ(golden("exec " + shard + " --input hidden=" + f16).code, 0);
+  EXPECT_EQ(run_golden_validator("exec " + shard + " --input hidden=" + f16).code, 0);
   for (const auto& [file, found] : {std::pair{f32, "fp32"}, std::pair{f64, "fp64"}}) {
-    const CliRun r = golden("exec " + shard + " --input hidden=" + file);
+    const CliRun r = run_golden_validator("exec " + shard + " --input hidden=" + file);
     EXPECT_EQ(r.code, 2) << r.output;
     EXPECT_NE(r.output.find("--input hidden=" + file), std::string::npos) << r.output;
     EXPECT_NE(r.output.find(std::string("input 'hidden' is fp16, the file holds ") + found),
@@ -217,7 +232,8 @@ TEST_F(ProbeExecCli, ExecRefusesAnInputOfAnotherDtypeUnlessCast) {
         << r.output;
     EXPECT_NE(r.output.find("--cast"), std::string::npos) << r.output;
     // --cast converts and says so; the result equals feeding the fp16 file.
-    const CliRun cast = golden("exec " + shard + " --cast --input hidden=" + file + " --out " + out("c"));
+    const CliRun cast = run_golden_validator("exec " + shard + " --cast --input hidden=" + file +
+                                             " --out " + out("c"));
     EXPECT_EQ(cast.code, 0) << cast.output;
     EXPECT_NE(cast.output.find(std::string("input 'hidden': ") + found + " from " + file +
                                " converted to fp16 (--cast)"),
@@ -225,13 +241,15 @@ TEST_F(ProbeExecCli, ExecRefusesAnInputOfAnotherDtypeUnlessCast) {
         << cast.output;
   }
   // An integer file for a float input is refused even with --cast.
-  const CliRun ints = golden("exec " + shard + " --cast --input hidden=" + i32);
+  const CliRun ints = run_golden_validator("exec " + shard + " --cast --input hidden=" + i32);
   EXPECT_EQ(ints.code, 2) << ints.output;
   EXPECT_NE(ints.output.find("the file holds int32"), std::string::npos) << ints.output;
   // probe checks given inputs the same way.
-  EXPECT_EQ(golden("probe " + kSample + "shards/L0_attn_lut4.mlpackage --baseline " + shard +
-                   " --input hidden=" + f32).code,
-            2);
+  EXPECT_EQ(
+      run_golden_validator("probe " + kSampleDir + "shards/L0_attn_lut4.mlpackage --baseline " +
+                           shard + " --input hidden=" + f32)
+          .code,
+      2);
 }
 
 // An --input whose shape the function's type accepts ([?, ?, 8]) but whose size lies outside
@@ -241,18 +259,21 @@ TEST_F(ProbeExecCli, ExecRefusesAnInputOutsideTheDeclaredRangeDims) {
   auto x = Tensor::zeros(DType::kF16, {5, 4, 8});
   ASSERT_TRUE(x.is_ok());
   ASSERT_TRUE(write_npy(out("x5.npy"), *x).is_ok());
-  const CliRun r = golden("exec " + shard + " --input x=" + out("x5.npy"));
+  const CliRun r = run_golden_validator("exec " + shard + " --input x=" + out("x5.npy"));
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("shape error: --input x=" + out("x5.npy")), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("dimension 0 is 5, outside the range [1, 4]"), std::string::npos) << r.output;
-  EXPECT_EQ(golden("exec " + shard + " --input x=" SG_TEST_DATA_DIR "/exec/compiled_style/long_x.npy").code, 0);
+  EXPECT_EQ(run_golden_validator("exec " + shard +
+                                 " --input x=" SG_TEST_DATA_DIR "/exec/compiled_style/long_x.npy")
+                .code,
+            0);
 }
 
 // A seeded input the memory budget refuses is named in the message (it said only "memory
 // budget: tensor [1, 8, 64] ..."), whether the draw itself or its cast to fp16 is refused.
 TEST_F(ProbeExecCli, ASeededInputOverTheBudgetIsNamed) {
-  const std::string shard = kSample + "shards/L0_attn_fp16.mlpackage";
-  const CliRun r = golden("exec " + shard + " --seed 1 --max-memory 8K");
+  const std::string shard = kSampleDir + "shards/L0_attn_fp16.mlpackage";
+  const CliRun r = run_golden_validator("exec " + shard + " --seed 1 --max-memory 8K");
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("function 'main' input 'hidden' (seeded): memory budget"), std::string::npos)
       << r.output;
@@ -280,8 +301,9 @@ void expect_kv_calls(const std::string& out_dir) {
 TEST_F(ProbeExecCli, ExecSequenceCarriesTheKvCacheAcrossCalls) {
   // A chunked 8-token input: two calls of 4, `start` set to each chunk's first position.
   const std::string whole = SG_TEST_DATA_DIR "/fixtures/llm/cases/attention_fp16/input_hidden.npy";
-  const CliRun chunked = golden("exec " + kKvShard + " --input hidden=" + whole +
-                                " --chunk hidden:1:4 --offset-input start --out " + out("chunked"));
+  const CliRun chunked =
+      run_golden_validator("exec " + kKvShard + " --input hidden=" + whole +
+                           " --chunk hidden:1:4 --offset-input start --out " + out("chunked"));
   ASSERT_EQ(chunked.code, 0) << chunked.output;
   EXPECT_NE(chunked.output.find("call 1 (hidden[4:8] along axis 1) of 2"), std::string::npos)
       << chunked.output;
@@ -294,15 +316,16 @@ TEST_F(ProbeExecCli, ExecSequenceCarriesTheKvCacheAcrossCalls) {
     fs::copy_file(kKvCase + "input_hidden_call" + std::to_string(call) + ".npy", d + "/hidden.npy");
     fs::copy_file(kKvCase + "input_start_call" + std::to_string(call) + ".npy", d + "/start.npy");
   }
-  const CliRun dir = golden("exec " + kKvShard + " --calls " + out("calls") + " --out " + out("dir"));
+  const CliRun dir = run_golden_validator("exec " + kKvShard + " --calls " + out("calls") +
+                                          " --out " + out("dir"));
   ASSERT_EQ(dir.code, 0) << dir.output;
   expect_kv_calls(out("dir"));
 
   // Call 1 on its own starts from an empty cache and misses the first 4 tokens: the oracle
   // needs the carried state.
-  const CliRun alone = golden("exec " + kKvShard + " --input hidden=" + kKvCase +
-                              "input_hidden_call1.npy --input start=" + kKvCase +
-                              "input_start_call1.npy --out " + out("alone"));
+  const CliRun alone = run_golden_validator("exec " + kKvShard + " --input hidden=" + kKvCase +
+                                            "input_hidden_call1.npy --input start=" + kKvCase +
+                                            "input_start_call1.npy --out " + out("alone"));
   ASSERT_EQ(alone.code, 0) << alone.output;
   auto got = read_npy(out("alone/hidden_out.npy"));
   auto want = read_npy(kKvCase + "expected_hidden_out_call1.npy");
@@ -311,12 +334,19 @@ TEST_F(ProbeExecCli, ExecSequenceCarriesTheKvCacheAcrossCalls) {
 
   // Usage errors: a ragged chunk, an unknown offset input, both modes at once, --offset-input
   // without --chunk.
-  EXPECT_EQ(golden("exec " + kKvShard + " --input hidden=" + whole + " --chunk hidden:1:3").code, 2);
-  EXPECT_EQ(golden("exec " + kKvShard + " --input hidden=" + whole +
-                   " --chunk hidden:1:4 --offset-input nope").code, 2);
-  EXPECT_EQ(golden("exec " + kKvShard + " --input hidden=" + whole + " --chunk hidden:1:4 --calls " +
-                   out("calls")).code, 2);
-  EXPECT_EQ(golden("exec " + kKvShard + " --offset-input start").code, 2);
+  EXPECT_EQ(
+      run_golden_validator("exec " + kKvShard + " --input hidden=" + whole + " --chunk hidden:1:3")
+          .code,
+      2);
+  EXPECT_EQ(run_golden_validator("exec " + kKvShard + " --input hidden=" + whole +
+                                 " --chunk hidden:1:4 --offset-input nope")
+                .code,
+            2);
+  EXPECT_EQ(run_golden_validator("exec " + kKvShard + " --input hidden=" + whole +
+                                 " --chunk hidden:1:4 --calls " + out("calls"))
+                .code,
+            2);
+  EXPECT_EQ(run_golden_validator("exec " + kKvShard + " --offset-input start").code, 2);
 }
 
 }  // namespace

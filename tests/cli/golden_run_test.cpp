@@ -8,6 +8,7 @@
 
 #include "support/cli_run.h"
 #include "support/golden_cli_fixture.h"
+#include "support/test_paths.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -26,17 +27,16 @@ namespace {
 
 namespace fs = std::filesystem;
 
-CliRun golden(const std::string& args) {
-  return run_command(std::string(SG_BINARY_DIR "/validators/golden-validator ") + args);
-}
-
-const std::string kSample = SG_SOURCE_DIR "/goldens/sample/";
+using sg::testing::kSampleDir;
 // The repository gate. gates/fidelity.json has no min_top1 (top-1 is reported, not gated);
 // `--min-top1 none` keeps it that way should one be added there, since the sample's
 // demonstration is the cosine gate (LUT4 flips the argmax of near-tied logits at positions 2
 // and 4, in the numpy oracle too).
-const std::string kGate = " --no-color --gate " SG_SOURCE_DIR "/gates/fidelity.json --min-top1 none";
-std::string chain(const std::string& variant) { return kSample + "chains/chain_" + variant + ".json"; }
+const std::string kRunGate =
+    " --no-color --gate " SG_SOURCE_DIR "/gates/fidelity.json --min-top1 none";
+std::string chain(const std::string& variant) {
+  return kSampleDir + "chains/chain_" + variant + ".json";
+}
 
 // A sample chain manifest, parsed, with its golden dump and shards as absolute paths so an
 // edited copy can be written anywhere.
@@ -44,10 +44,11 @@ nlohmann::json movable_chain(const std::string& variant) {
   auto text = read_file(chain(variant));
   EXPECT_TRUE(text.is_ok()) << chain(variant);
   nlohmann::json c = nlohmann::json::parse(text.is_ok() ? *text : "{}");
-  c["goldens"] = kSample + "goldens";
+  c["goldens"] = kSampleDir + "goldens";
   for (auto& step : c["steps"]) {
     if (step.contains("shard")) {
-      step["shard"] = kSample + "shards/" + fs::path(step["shard"].get<std::string>()).filename().string();
+      step["shard"] =
+          kSampleDir + "shards/" + fs::path(step["shard"].get<std::string>()).filename().string();
     }
   }
   return c;
@@ -65,7 +66,8 @@ std::vector<std::string> check_ids(const nlohmann::json& report) {
 }
 
 TEST_F(GoldenRunCli, Int8ChainFailsOnTheLogitsOnly) {
-  const CliRun r = golden("run " + chain("int8") + kGate + " --json " + out("r.json"));
+  const CliRun r =
+      run_golden_validator("run " + chain("int8") + kRunGate + " --json " + out("r.json"));
   EXPECT_EQ(r.code, 1) << r.output;
   EXPECT_NE(r.output.find("FAIL"), std::string::npos);
   // Positions 4 (0.9653), 6 (0.9580, the minimum) and 7 (0.9696) fail: the summary quotes the
@@ -82,8 +84,9 @@ TEST_F(GoldenRunCli, Int8ChainFailsOnTheLogitsOnly) {
 }
 
 TEST_F(GoldenRunCli, EveryReportNamesTheBuildsItJudgedAndTheCommand) {
-  const CliRun r = golden("run " + chain("lut4") + kGate + " --json " + out("r.json") +
-                          " --junit " + out("r.xml") + " --markdown " + out("r.md"));
+  const CliRun r =
+      run_golden_validator("run " + chain("lut4") + kRunGate + " --json " + out("r.json") +
+                           " --junit " + out("r.xml") + " --markdown " + out("r.md"));
   ASSERT_EQ(r.code, 0) << r.output;
   const nlohmann::json j = report("r.json");
   // The sample chain runs 16 shards (embed, 4 × attention + 2 packs, 3 head parts); each is
@@ -119,11 +122,13 @@ TEST_F(GoldenRunCli, EveryReportNamesTheBuildsItJudgedAndTheCommand) {
 TEST_F(GoldenRunCli, NoPrefetchJudgesTheSameValues) {
   // --no-prefetch only stops reading the next shard ahead: every check's rows hold the same
   // values as with the default (prefetch on). So does SG_PREFETCH=0.
-  const CliRun on = golden("run " + chain("int8") + kGate + " --json " + out("on.json"));
-  const CliRun off =
-      golden("run " + chain("int8") + kGate + " --no-prefetch --json " + out("off.json"));
-  const CliRun env = run_command("SG_PREFETCH=0 " SG_BINARY_DIR "/validators/golden-validator run " +
-                                 chain("int8") + kGate + " --json " + out("env.json"));
+  const CliRun on =
+      run_golden_validator("run " + chain("int8") + kRunGate + " --json " + out("on.json"));
+  const CliRun off = run_golden_validator("run " + chain("int8") + kRunGate +
+                                          " --no-prefetch --json " + out("off.json"));
+  const CliRun env =
+      run_command("SG_PREFETCH=0 " SG_BINARY_DIR "/validators/golden-validator run " +
+                  chain("int8") + kRunGate + " --json " + out("env.json"));
   ASSERT_EQ(on.code, 1) << on.output;
   ASSERT_EQ(off.code, 1) << off.output;
   ASSERT_EQ(env.code, 1) << env.output;
@@ -143,12 +148,12 @@ TEST_F(GoldenRunCli, OutOfRangeThresholdsAreUsageErrors) {
   for (const char* bad : {"--min-cosine 2", "--min-cosine -1.5", "--min-cosine logits:1.01",
                           "--max-kl -0.1", "--min-top1 1.5", "--max-rel-l2 -1",
                           "--min-topk-overlap 2", "--max-abs -3", "--norm-ratio 1.2,0.8"}) {
-    const CliRun r = golden("run " + chain("int8") + kGate + " " + bad);
+    const CliRun r = run_golden_validator("run " + chain("int8") + kRunGate + " " + bad);
     EXPECT_EQ(r.code, 2) << bad << "\n" << r.output;
     EXPECT_NE(r.output.find("usage error"), std::string::npos) << bad << "\n" << r.output;
   }
-  EXPECT_NE(golden("run " + chain("int8") + kGate + " --min-cosine 2").output.find(
-                "--min-cosine 2: out of range (a cosine lies in [-1, 1])"),
+  EXPECT_NE(run_golden_validator("run " + chain("int8") + kRunGate + " --min-cosine 2")
+                .output.find("--min-cosine 2: out of range (a cosine lies in [-1, 1])"),
             std::string::npos);
 }
 
@@ -160,30 +165,34 @@ TEST_F(GoldenRunCli, GoldensNoCheckpointComparesAreNamedAndStrictFailsThem) {
   c["checkpoints"] = nlohmann::json::array({c["checkpoints"][0]});
   ASSERT_EQ(c["checkpoints"][0]["golden"], "embed");
   { std::ofstream(out("embed_only.json")) << c.dump(); }
-  const CliRun r = golden("run " + out("embed_only.json") + kGate + " --json " + out("e.json"));
+  const CliRun r =
+      run_golden_validator("run " + out("embed_only.json") + kRunGate + " --json " + out("e.json"));
   EXPECT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("5 reference tensors without a candidate, not checked (--strict fails them): "
                           "hidden.0, hidden.1, hidden.2, hidden.3, logits"),
             std::string::npos) << r.output;
   EXPECT_EQ(report("e.json")["unmatched"]["reference_only"].size(), 5u);
-  const CliRun strict = golden("run " + out("embed_only.json") + kGate + " --strict");
+  const CliRun strict =
+      run_golden_validator("run " + out("embed_only.json") + kRunGate + " --strict");
   EXPECT_EQ(strict.code, 1) << strict.output;
   // The whole chain leaves nothing unchecked (the dump's input_ids feed it).
-  const CliRun whole = golden("run " + chain("lut4") + kGate + " --strict --json " + out("w.json"));
+  const CliRun whole =
+      run_golden_validator("run " + chain("lut4") + kRunGate + " --strict --json " + out("w.json"));
   EXPECT_EQ(whole.code, 0) << whole.output;
   EXPECT_TRUE(report("w.json")["unmatched"]["reference_only"].empty());
 }
 
 TEST_F(GoldenRunCli, Lut4AndFp16ChainsPass) {
   for (const char* v : {"lut4", "fp16"}) {
-    const CliRun r = golden("run " + chain(v) + kGate);
+    const CliRun r = run_golden_validator("run " + chain(v) + kRunGate);
     EXPECT_EQ(r.code, 0) << v << "\n" << r.output;
     EXPECT_NE(r.output.find("PASS"), std::string::npos) << r.output;
   }
 }
 
 TEST_F(GoldenRunCli, TeacherForcedAndBothViews) {
-  const CliRun tf = golden("run " + chain("lut4") + kGate + " --teacher-forced --json " + out("tf.json"));
+  const CliRun tf = run_golden_validator("run " + chain("lut4") + kRunGate +
+                                         " --teacher-forced --json " + out("tf.json"));
   EXPECT_EQ(tf.code, 0) << tf.output;
   EXPECT_NE(tf.output.find("teacher-forced: step 'L1.attn' input 'hidden' <- golden 'hidden.0'"),
             std::string::npos)
@@ -192,7 +201,8 @@ TEST_F(GoldenRunCli, TeacherForcedAndBothViews) {
   EXPECT_EQ(t["checks"].size(), 6u);
   EXPECT_EQ(t["checks"][1]["id"], "hidden.0[mode=teacher-forced]");
 
-  const CliRun both = golden("run " + chain("int8") + kGate + " --both --json " + out("both.json"));
+  const CliRun both = run_golden_validator("run " + chain("int8") + kRunGate + " --both --json " +
+                                           out("both.json"));
   EXPECT_EQ(both.code, 1) << both.output;
   const nlohmann::json b = report("both.json");
   ASSERT_EQ(b["checks"].size(), 12u);
@@ -200,15 +210,16 @@ TEST_F(GoldenRunCli, TeacherForcedAndBothViews) {
   EXPECT_EQ(b["checks"][6]["id"], "embed[mode=teacher-forced]");
 
   // --teacher-forced and --both exclude each other.
-  EXPECT_EQ(golden("run " + chain("int8") + " --both --teacher-forced").code, 2);
+  EXPECT_EQ(run_golden_validator("run " + chain("int8") + " --both --teacher-forced").code, 2);
 }
 
 // The INT8 sample chain fails free-running (logits 0.958, drift through the layers) and
 // passes teacher-forced: a teacher-forced pass must say what it does not cover, every report
 // must name the input each step was given, and --both must say where the views disagree.
 TEST_F(GoldenRunCli, EachViewSaysWhatItAnswersAndBothNameTheDrift) {
-  const CliRun tf = golden("run " + chain("int8") + kGate + " --teacher-forced -q --json " +
-                           out("tf.json") + " --junit " + out("tf.xml") + " --markdown " + out("tf.md"));
+  const CliRun tf = run_golden_validator(
+      "run " + chain("int8") + kRunGate + " --teacher-forced -q --json " + out("tf.json") +
+      " --junit " + out("tf.xml") + " --markdown " + out("tf.md"));
   EXPECT_EQ(tf.code, 0) << tf.output;
   const std::string scope =
       "teacher-forced view: each shard's own error on golden inputs; accumulated drift is not "
@@ -246,8 +257,8 @@ TEST_F(GoldenRunCli, EachViewSaysWhatItAnswersAndBothNameTheDrift) {
     EXPECT_NE(text.find("L1.attn.hidden <- golden 'hidden.0'"), std::string::npos) << file << "\n" << text;
   }
 
-  const CliRun both = golden("run " + chain("int8") + kGate + " --both --json " + out("both.json") +
-                             " --markdown " + out("both.md"));
+  const CliRun both = run_golden_validator("run " + chain("int8") + kRunGate + " --both --json " +
+                                           out("both.json") + " --markdown " + out("both.md"));
   EXPECT_EQ(both.code, 1) << both.output;
   const std::string finding =
       "views disagree: accumulated drift from layer 1: logits fails free-running (cosine min "
@@ -269,7 +280,7 @@ TEST_F(GoldenRunCli, EachViewSaysWhatItAnswersAndBothNameTheDrift) {
   EXPECT_NE(md->find("accumulated drift from layer 1"), std::string::npos);
 
   // The free-running view alone is the default and carries no teacher-forced label.
-  const CliRun fr = golden("run " + chain("int8") + kGate + " -q");
+  const CliRun fr = run_golden_validator("run " + chain("int8") + kRunGate + " -q");
   EXPECT_EQ(fr.code, 1);
   EXPECT_EQ(fr.output.find("teacher-forced"), std::string::npos) << fr.output;
 }
@@ -291,12 +302,13 @@ TEST_F(GoldenRunCli, PreflightReportsEveryWiringProblemBeforeRunningAndStillWrit
   c["checkpoints"].erase(c["checkpoints"].begin() + 4);  // hidden.3 would be compared twice
   ASSERT_TRUE(write_file_atomic(out("bad.json"), c.dump(2)).is_ok());
 
-  const CliRun r = golden("run " + out("bad.json") + kGate + " -v --json " + out("r.json") +
-                          " --junit " + out("r.xml") + " --markdown " + out("r.md") + " --html " +
-                          out("r.html"));
+  const CliRun r = run_golden_validator("run " + out("bad.json") + kRunGate + " -v --json " +
+                                        out("r.json") + " --junit " + out("r.xml") +
+                                        " --markdown " + out("r.md") + " --html " + out("r.html"));
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("preflight found 4 problems (nothing was run)"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("  - steps[1] 'L0.attn': shard '" + kSample + "shards/L0_attn_int8.mlpackage' "
+  EXPECT_NE(r.output.find("  - steps[1] 'L0.attn': shard '" + kSampleDir +
+                          "shards/L0_attn_int8.mlpackage' "
                           "function 'main' has no output 'hidden_o' (outputs: hidden_out)"),
             std::string::npos)
       << r.output;
@@ -324,11 +336,12 @@ TEST_F(GoldenRunCli, PreflightReportsEveryWiringProblemBeforeRunningAndStillWrit
     EXPECT_NE(t->find("ERROR"), std::string::npos) << f;
   }
   // A missing chain file: still exit 2, still a report.
-  const CliRun missing = golden("run " + out("nowhere.json") + " --json " + out("m.json"));
+  const CliRun missing =
+      run_golden_validator("run " + out("nowhere.json") + " --json " + out("m.json"));
   EXPECT_EQ(missing.code, 2);
   EXPECT_EQ(report("m.json")["verdict"], "error");
   // An error report is not something to regate.
-  EXPECT_EQ(golden("regate " + out("m.json")).code, 2);
+  EXPECT_EQ(run_golden_validator("regate " + out("m.json")).code, 2);
 }
 
 // A checkpoint whose kind or layer contradicts its golden: the logits declared "hidden" with
@@ -344,7 +357,7 @@ TEST_F(GoldenRunCli, ACheckpointContradictingItsGoldensKindOrLayerIsRefused) {
     if (cp["golden"] == "hidden.1") cp["layer"] = 2;
   }
   ASSERT_TRUE(write_file_atomic(out("kind.json"), c.dump(2)).is_ok());
-  const CliRun r = golden("run " + out("kind.json") + kGate + " -q");
+  const CliRun r = run_golden_validator("run " + out("kind.json") + kRunGate + " -q");
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("preflight found 2 problems (nothing was run)"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("checkpoints[5].kind: 'hidden', but golden 'logits' is of kind 'logits'"),
@@ -354,7 +367,7 @@ TEST_F(GoldenRunCli, ACheckpointContradictingItsGoldensKindOrLayerIsRefused) {
 }
 
 TEST_F(GoldenRunCli, RecordThenRunIsExact) {
-  const CliRun rec = golden("record " + chain("fp16") + " --out " + out("dump"));
+  const CliRun rec = run_golden_validator("record " + chain("fp16") + " --out " + out("dump"));
   ASSERT_EQ(rec.code, 0) << rec.output;
   auto dump = open_golden_dump(out("dump"));
   ASSERT_TRUE(dump.is_ok()) << dump.status().to_string();
@@ -378,8 +391,8 @@ TEST_F(GoldenRunCli, RecordThenRunIsExact) {
 
   // The same chain against what it just recorded: identical tensors, so every row has max abs
   // error 0 and cosine 1 (to the last bit of the double-precision division).
-  const CliRun run = golden("run " + chain("fp16") + kGate + " --goldens " + out("dump") +
-                            " --json " + out("r.json"));
+  const CliRun run = run_golden_validator("run " + chain("fp16") + kRunGate + " --goldens " +
+                                          out("dump") + " --json " + out("r.json"));
   EXPECT_EQ(run.code, 0) << run.output;
   const nlohmann::json j = report("r.json");
   int rows = 0;
@@ -393,7 +406,8 @@ TEST_F(GoldenRunCli, RecordThenRunIsExact) {
   EXPECT_EQ(rows, 6 * 8);
 
   // Recording into the dump the chain reads its inputs from is refused, saying why.
-  const CliRun refused = golden("record " + chain("fp16") + " --out " + kSample + "goldens");
+  const CliRun refused =
+      run_golden_validator("record " + chain("fp16") + " --out " + kSampleDir + "goldens");
   EXPECT_EQ(refused.code, 2) << refused.output;
   EXPECT_NE(refused.output.find("is an input of this run (the dump the chain reads its inputs "
                                 "from); record into another directory"),
@@ -409,11 +423,11 @@ TEST_F(GoldenRunCli, RecordGuessedPositionAxesAreNotedAndCanBeGiven) {
   // The fp16 sample chain with its input from a .npy and no golden dump to take axes from.
   nlohmann::json c = movable_chain("fp16");
   c.erase("goldens");
-  c["inputs"]["input_ids"] = "npy:" + kSample + "goldens/input_ids.npy";
+  c["inputs"]["input_ids"] = "npy:" + kSampleDir + "goldens/input_ids.npy";
   std::ofstream(out("chain.json")) << c.dump(1);
   const std::string rec = "record " + out("chain.json") + " --out ";
 
-  const CliRun guessed = golden(rec + out("guessed"));
+  const CliRun guessed = run_golden_validator(rec + out("guessed"));
   ASSERT_EQ(guessed.code, 0) << guessed.output;
   EXPECT_NE(guessed.output.find("note: position axis 1 guessed from the rank ([batch, position, "
                                 "...]) for 'input_ids' [1, 8], 'embed' [1, 8, 64], "),
@@ -424,8 +438,9 @@ TEST_F(GoldenRunCli, RecordGuessedPositionAxesAreNotedAndCanBeGiven) {
   ASSERT_TRUE(dump.is_ok()) << dump.status().to_string();
   for (const GoldenEntry& e : (*dump)->entries()) EXPECT_EQ(e.position_axis, 1) << e.name;
 
-  const CliRun given = golden(rec + out("given") + " --output-position-axis logits=2" +
-                              " --output-position-axis hidden.0=none --output-position-axis input_ids=1");
+  const CliRun given = run_golden_validator(
+      rec + out("given") + " --output-position-axis logits=2" +
+      " --output-position-axis hidden.0=none --output-position-axis input_ids=1");
   ASSERT_EQ(given.code, 0) << given.output;
   EXPECT_NE(given.output.find("for 'embed' [1, 8, 64], 'hidden.1' [1, 8, 64], 'hidden.2' [1, 8, "
                               "64], 'hidden.3' [1, 8, 64]: wrong"),
@@ -438,27 +453,29 @@ TEST_F(GoldenRunCli, RecordGuessedPositionAxesAreNotedAndCanBeGiven) {
   EXPECT_EQ((*dump)->find("hidden.1")->position_axis, 1);
 
   // Axes from the chain's own golden dump are not guesses: no note.
-  const CliRun sourced = golden("record " + chain("fp16") + " --out " + out("sourced"));
+  const CliRun sourced =
+      run_golden_validator("record " + chain("fp16") + " --out " + out("sourced"));
   ASSERT_EQ(sourced.code, 0) << sourced.output;
   EXPECT_EQ(sourced.output.find("guessed"), std::string::npos) << sourced.output;
 
-  const CliRun misspelt = golden(rec + out("x") + " --output-position-axis logit=2");
+  const CliRun misspelt = run_golden_validator(rec + out("x") + " --output-position-axis logit=2");
   EXPECT_EQ(misspelt.code, 2) << misspelt.output;
   EXPECT_NE(misspelt.output.find("--output-position-axis logit: " + out("chain.json") +
                                  " records no tensor 'logit'"),
             std::string::npos) << misspelt.output;
-  const CliRun outside = golden(rec + out("y") + " --output-position-axis logits=3");
+  const CliRun outside = run_golden_validator(rec + out("y") + " --output-position-axis logits=3");
   EXPECT_EQ(outside.code, 2) << outside.output;
   EXPECT_NE(outside.output.find("--output-position-axis logits=3: 'logits' is [1, 8, 192] (rank 3), "
                                 "it has no axis 3"),
             std::string::npos) << outside.output;
-  const CliRun malformed = golden(rec + out("z") + " --output-position-axis logits=-1");
+  const CliRun malformed =
+      run_golden_validator(rec + out("z") + " --output-position-axis logits=-1");
   EXPECT_EQ(malformed.code, 2) << malformed.output;
 }
 
 TEST_F(GoldenRunCli, ExecWritesOutputsAndCapturesAsNpy) {
-  const std::string shard = kSample + "shards/L0_attn_fp16.mlpackage";
-  const CliRun r = golden("exec " + shard + " --seed 7 --out " + out("x"));
+  const std::string shard = kSampleDir + "shards/L0_attn_fp16.mlpackage";
+  const CliRun r = run_golden_validator("exec " + shard + " --seed 7 --out " + out("x"));
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("hidden_out"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("no op produced a non-finite value"), std::string::npos) << r.output;
@@ -471,17 +488,20 @@ TEST_F(GoldenRunCli, ExecWritesOutputsAndCapturesAsNpy) {
   EXPECT_EQ(x->shape(), (Shape{1, 8, 64}));
 
   // Feeding the written input back gives the same output; fp32 mode gives fp32 outputs.
-  const CliRun again = golden("exec " + shard + " --input hidden=" + out("x/inputs/hidden.npy") +
-                              " --precision fp32 --out " + out("y"));
+  const CliRun again =
+      run_golden_validator("exec " + shard + " --input hidden=" + out("x/inputs/hidden.npy") +
+                           " --precision fp32 --out " + out("y"));
   ASSERT_EQ(again.code, 0) << again.output;
   auto y32 = read_npy(out("y/hidden_out.npy"));
   ASSERT_TRUE(y32.is_ok());
   EXPECT_EQ(y32->dtype(), DType::kF32);
 
   // An unknown capture name and an unknown input are bad input (2).
-  EXPECT_EQ(golden("exec " + shard + " --capture no_such_value").code, 2);
-  EXPECT_EQ(golden("exec " + shard + " --input nope=" + out("x/inputs/hidden.npy")).code, 2);
-  EXPECT_EQ(golden("exec " + kSample + "shards/missing.mlpackage").code, 2);
+  EXPECT_EQ(run_golden_validator("exec " + shard + " --capture no_such_value").code, 2);
+  EXPECT_EQ(
+      run_golden_validator("exec " + shard + " --input nope=" + out("x/inputs/hidden.npy")).code,
+      2);
+  EXPECT_EQ(run_golden_validator("exec " + kSampleDir + "shards/missing.mlpackage").code, 2);
 }
 
 TEST_F(GoldenRunCli, ExecProfileCountsEveryRunOfEveryOp) {
@@ -489,8 +509,9 @@ TEST_F(GoldenRunCli, ExecProfileCountsEveryRunOfEveryOp) {
   // reduce_max runs 10 times, the body's cond 9 times, the top-level reduce_sum once; 16 of
   // the 17 compute ops run (the false branch of `start` never does). Nested ops are indented.
   const std::string dir = SG_TEST_DATA_DIR "/exec/control_flow/";
-  const CliRun r = golden("exec " + dir + "control_flow.mlpackage --input x=" + dir +
-                          "positive_x.npy --input t=" + dir + "positive_t.npy --profile");
+  const CliRun r =
+      run_golden_validator("exec " + dir + "control_flow.mlpackage --input x=" + dir +
+                           "positive_x.npy --input t=" + dir + "positive_t.npy --profile");
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("profile: 16 ops"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("weights decoded, 0 streamed"), std::string::npos) << r.output;
@@ -509,13 +530,13 @@ TEST_F(GoldenRunCli, ExecProfileSaysHowEachCompressedWeightWasRead) {
   // The conv encoder's int8 per-channel weights are read by convs: decoded once each. The
   // LUT4 MoE shard's four weights are each read once by a linear: streamed.
   const std::string conv = SG_TEST_DATA_DIR "/fixtures/conv_encoder/int8pc.mlpackage";
-  const CliRun c = golden("exec " + conv + " --seed 0 --profile");
+  const CliRun c = run_golden_validator("exec " + conv + " --seed 0 --profile");
   ASSERT_EQ(c.code, 0) << c.output;
   EXPECT_NE(c.output.find("compressed weights: 4"), std::string::npos) << c.output;
   const std::regex once(R"(decode-once\s+int8_per_channel\s+40960\s+1\s+0\s+0\s+conv0_weight\S* \(read by conv\))");
   EXPECT_TRUE(std::regex_search(c.output, once)) << c.output;
   const std::string moe = SG_TEST_DATA_DIR "/fixtures/llm/moe_lut4.mlpackage";
-  const CliRun m = golden("exec " + moe + " --seed 0 --profile");
+  const CliRun m = run_golden_validator("exec " + moe + " --seed 0 --profile");
   ASSERT_EQ(m.code, 0) << m.output;
   const std::regex streamed(R"(stream\s+lut_grouped\s+\d+\s+0\s+1\s+0\s+\S+ \(read once by linear\))");
   EXPECT_TRUE(std::regex_search(m.output, streamed)) << m.output;
@@ -523,8 +544,8 @@ TEST_F(GoldenRunCli, ExecProfileSaysHowEachCompressedWeightWasRead) {
 
 TEST_F(GoldenRunCli, ExecCapturesAnIntermediate) {
   // The first compute op output of the shard, whatever its name: ask exec for all of them.
-  const std::string shard = kSample + "shards/head_p0_fp16.mlpackage";
-  const CliRun all = golden("exec " + shard + " --capture-all --out " + out("all"));
+  const std::string shard = kSampleDir + "shards/head_p0_fp16.mlpackage";
+  const CliRun all = run_golden_validator("exec " + shard + " --capture-all --out " + out("all"));
   ASSERT_EQ(all.code, 0) << all.output;
   std::string some_capture;
   for (const auto& e : fs::directory_iterator(out("all"))) {
@@ -532,16 +553,18 @@ TEST_F(GoldenRunCli, ExecCapturesAnIntermediate) {
     if (e.path().extension() == ".npy" && stem != "logits") some_capture = stem;
   }
   ASSERT_FALSE(some_capture.empty()) << all.output;
-  const CliRun one = golden("exec " + shard + " --capture " + some_capture + " --out " + out("one"));
+  const CliRun one =
+      run_golden_validator("exec " + shard + " --capture " + some_capture + " --out " + out("one"));
   ASSERT_EQ(one.code, 0) << one.output;
   EXPECT_TRUE(fs::exists(out("one/" + some_capture + ".npy")));
   EXPECT_TRUE(fs::exists(out("one/logits.npy")));
 }
 
 TEST_F(GoldenRunCli, ProbeRowsAreSeeds) {
-  const std::string shards = kSample + "shards/";
-  const CliRun r = golden("probe " + shards + "L0_moe_p0_lut4.mlpackage --baseline " + shards +
-                          "L0_moe_p0_fp16.mlpackage --seeds 4" + kGate + " --json " + out("p.json"));
+  const std::string shards = kSampleDir + "shards/";
+  const CliRun r = run_golden_validator("probe " + shards + "L0_moe_p0_lut4.mlpackage --baseline " +
+                                        shards + "L0_moe_p0_fp16.mlpackage --seeds 4" + kRunGate +
+                                        " --json " + out("p.json"));
   EXPECT_TRUE(r.code == 0 || r.code == 1) << r.output;
   const nlohmann::json j = report("p.json");
   EXPECT_EQ(j["command"], "probe");
@@ -553,8 +576,9 @@ TEST_F(GoldenRunCli, ProbeRowsAreSeeds) {
   EXPECT_EQ(j["checks"][0]["rows"][31]["position"], 7);
 
   // Many shards: each candidate's baseline by name substitution, one check per shard.
-  const CliRun many = golden("probe '" + shards + "L0_moe_p*_lut4.mlpackage' --baseline-replace _lut4=_fp16 --seeds 2" +
-                             kGate + " --json " + out("m.json"));
+  const CliRun many = run_golden_validator(
+      "probe '" + shards + "L0_moe_p*_lut4.mlpackage' --baseline-replace _lut4=_fp16 --seeds 2" +
+      kRunGate + " --json " + out("m.json"));
   EXPECT_TRUE(many.code == 0 || many.code == 1) << many.output;
   const nlohmann::json m = report("m.json");
   EXPECT_EQ(check_ids(m), (std::vector<std::string>{"moe_out[shard=L0_moe_p0_lut4]",
@@ -570,8 +594,9 @@ TEST_F(GoldenRunCli, ProbeRowsAreSeeds) {
                                    dir + "/model.mlpackage");
     }
   }
-  const CliRun same = golden("probe " + out("same/lut4/p0/model.mlpackage") + " " + out("same/lut4/p1/model.mlpackage") +
-                             " --baseline-replace /lut4/=/fp16/ --seeds 2" + kGate + " --json " + out("same.json"));
+  const CliRun same = run_golden_validator(
+      "probe " + out("same/lut4/p0/model.mlpackage") + " " + out("same/lut4/p1/model.mlpackage") +
+      " --baseline-replace /lut4/=/fp16/ --seeds 2" + kRunGate + " --json " + out("same.json"));
   EXPECT_TRUE(same.code == 0 || same.code == 1) << same.output;
   const nlohmann::json sj = report("same.json");
   EXPECT_EQ(check_ids(sj), (std::vector<std::string>{"moe_out[shard=p0/model]", "moe_out[shard=p1/model]"}));
@@ -579,23 +604,29 @@ TEST_F(GoldenRunCli, ProbeRowsAreSeeds) {
   EXPECT_EQ(sj["checks"][0]["shard"], "p0/model.mlpackage");
   EXPECT_EQ(sj["checks"][1]["shard"], "p1/model.mlpackage");
   // ... split across CI jobs.
-  const CliRun slice = golden("probe '" + shards + "L0_moe_p*_lut4.mlpackage' --baseline-replace _lut4=_fp16 --seeds 2 "
-                              "--shard-index 1 --shard-count 2" + kGate + " --json " + out("s.json"));
+  const CliRun slice =
+      run_golden_validator("probe '" + shards +
+                           "L0_moe_p*_lut4.mlpackage' --baseline-replace _lut4=_fp16 --seeds 2 "
+                           "--shard-index 1 --shard-count 2" +
+                           kRunGate + " --json " + out("s.json"));
   EXPECT_TRUE(slice.code == 0 || slice.code == 1) << slice.output;
   EXPECT_EQ(check_ids(report("s.json")), (std::vector<std::string>{"moe_out"}));
 
   // A baseline that is the candidate itself passes exactly.
-  const CliRun self = golden("probe " + shards + "L0_moe_p0_fp16.mlpackage --baseline " + shards +
-                             "L0_moe_p0_fp16.mlpackage" + kGate);
+  const CliRun self =
+      run_golden_validator("probe " + shards + "L0_moe_p0_fp16.mlpackage --baseline " + shards +
+                           "L0_moe_p0_fp16.mlpackage" + kRunGate);
   EXPECT_EQ(self.code, 0) << self.output;
   // Usage errors.
-  EXPECT_EQ(golden("probe " + shards + "L0_moe_p0_fp16.mlpackage").code, 2);
-  EXPECT_EQ(golden("probe " + shards + "L0_moe_p0_fp16.mlpackage --baseline " + shards +
-                   "embed_fp16.mlpackage").code, 2);
+  EXPECT_EQ(run_golden_validator("probe " + shards + "L0_moe_p0_fp16.mlpackage").code, 2);
+  EXPECT_EQ(run_golden_validator("probe " + shards + "L0_moe_p0_fp16.mlpackage --baseline " +
+                                 shards + "embed_fp16.mlpackage")
+                .code,
+            2);
 }
 
 TEST_F(GoldenRunCli, BadInputIsExitTwo) {
-  EXPECT_EQ(golden("run " + out("missing.json")).code, 2);
+  EXPECT_EQ(run_golden_validator("run " + out("missing.json")).code, 2);
   fs::create_directories(out("c"));
   {
     FILE* f = std::fopen(out("c/chain.json").c_str(), "w");
@@ -603,13 +634,13 @@ TEST_F(GoldenRunCli, BadInputIsExitTwo) {
     std::fputs(R"({"schema": "shardgate/chain@1", "name": "x", "steps": [{"id": "a", "combine": "mean", "inputs": ["q"], "output": "y"}], "checkpoints": []})", f);
     std::fclose(f);
   }
-  const CliRun r = golden("run " + out("c/chain.json"));
+  const CliRun r = run_golden_validator("run " + out("c/chain.json"));
   EXPECT_EQ(r.code, 2);
   EXPECT_NE(r.output.find("chain.json: steps[0].combine: unknown combine 'mean'"), std::string::npos)
       << r.output;
-  EXPECT_EQ(golden("run " + chain("int8") + " --precision fp8").code, 2);
-  EXPECT_EQ(golden("run " + chain("int8") + " --goldens " + out("nowhere")).code, 2);
-  EXPECT_EQ(golden("record " + chain("fp16")).code, 2);  // --out is required
+  EXPECT_EQ(run_golden_validator("run " + chain("int8") + " --precision fp8").code, 2);
+  EXPECT_EQ(run_golden_validator("run " + chain("int8") + " --goldens " + out("nowhere")).code, 2);
+  EXPECT_EQ(run_golden_validator("record " + chain("fp16")).code, 2);  // --out is required
 }
 
 }  // namespace
@@ -624,8 +655,9 @@ namespace {
 // pass), in the terminal, the JSON (the culprits document, valid against its schema), the
 // Markdown and the HTML. The LUT4 chain passes: no search, a note says so.
 TEST_F(GoldenRunCli, CulpritsNameTheOpsWhereTheInt8ErrorEnters) {
-  const CliRun r = golden("run " + chain("int8") + kGate + " --culprits --baseline-replace _int8=_fp16 --json " +
-                          out("r.json") + " --markdown " + out("r.md") + " --html " + out("r.html"));
+  const CliRun r = run_golden_validator(
+      "run " + chain("int8") + kRunGate + " --culprits --baseline-replace _int8=_fp16 --json " +
+      out("r.json") + " --markdown " + out("r.md") + " --html " + out("r.html"));
   EXPECT_EQ(r.code, 1) << r.output;
   EXPECT_NE(r.output.find("source op: #38 linear 'experts_gate'"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("the first failing check"), std::string::npos) << r.output;
@@ -657,8 +689,9 @@ TEST_F(GoldenRunCli, CulpritsNameTheOpsWhereTheInt8ErrorEnters) {
   EXPECT_NE(html->find("<h2>Culprit ops: 16 source op(s)"), std::string::npos);
   EXPECT_NE(html->find("<tr class=\"source\"><td class=\"name\">#38 linear &apos;experts_gate&apos;"), std::string::npos);
 
-  const CliRun pass = golden("run " + chain("lut4") + kGate + " --culprits --baseline-replace _lut4=_fp16 --json " +
-                             out("p.json"));
+  const CliRun pass =
+      run_golden_validator("run " + chain("lut4") + kRunGate +
+                           " --culprits --baseline-replace _lut4=_fp16 --json " + out("p.json"));
   EXPECT_EQ(pass.code, 0) << pass.output;
   const nlohmann::json p = report("p.json");
   EXPECT_TRUE(p["culprits"].is_null());
@@ -666,14 +699,15 @@ TEST_F(GoldenRunCli, CulpritsNameTheOpsWhereTheInt8ErrorEnters) {
 }
 
 TEST_F(GoldenRunCli, CulpritsNeedTheirBaselines) {
-  CliRun r = golden("run " + chain("int8") + kGate + " --culprits");
+  CliRun r = run_golden_validator("run " + chain("int8") + kRunGate + " --culprits");
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("--culprits needs --baseline-replace"), std::string::npos) << r.output;
-  r = golden("run " + chain("int8") + kGate + " --baseline-replace _int8=_fp16");
+  r = run_golden_validator("run " + chain("int8") + kRunGate + " --baseline-replace _int8=_fp16");
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("used by --culprits only"), std::string::npos) << r.output;
   // A replacement that names no baseline file: exit 2 naming the missing shard.
-  r = golden("run " + chain("int8") + kGate + " --culprits --baseline-replace _int8=_nope");
+  r = run_golden_validator("run " + chain("int8") + kRunGate +
+                           " --culprits --baseline-replace _int8=_nope");
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("_nope"), std::string::npos) << r.output;
 }
@@ -688,8 +722,9 @@ namespace {
 // so, and a re-gate of the saved report keeps the exclusion (tests/data/chain/random/).
 TEST_F(GoldenRunCli, ChecksARandomOpReachesAreExcludedInEveryReportAndAfterRegate) {
   const std::string dir = SG_TEST_DATA_DIR "/chain/random/";
-  const CliRun r = golden("run " + dir + "chain.json" + kGate + " --json " + out("r.json") +
-                          " --junit " + out("r.xml") + " --markdown " + out("r.md"));
+  const CliRun r =
+      run_golden_validator("run " + dir + "chain.json" + kRunGate + " --json " + out("r.json") +
+                           " --junit " + out("r.xml") + " --markdown " + out("r.md"));
   ASSERT_EQ(r.code, 0) << r.output;
   EXPECT_NE(r.output.find("2 checks excluded"), std::string::npos) << r.output;
   const nlohmann::json j = report("r.json");
@@ -713,7 +748,8 @@ TEST_F(GoldenRunCli, ChecksARandomOpReachesAreExcludedInEveryReportAndAfterRegat
   ASSERT_TRUE(md.is_ok());
   EXPECT_NE(md->find("### Excluded from the gate"), std::string::npos) << *md;
 
-  const CliRun re = golden("regate --no-color " + out("r.json") + " --min-cosine 0.99 --json " + out("re.json"));
+  const CliRun re = run_golden_validator("regate --no-color " + out("r.json") +
+                                         " --min-cosine 0.99 --json " + out("re.json"));
   EXPECT_EQ(re.code, 0) << re.output;
   EXPECT_EQ(report("re.json")["summary"]["excluded_checks"], 2);
 
@@ -727,17 +763,20 @@ TEST_F(GoldenRunCli, ChecksARandomOpReachesAreExcludedInEveryReportAndAfterRegat
   }
   only["checkpoints"] = kept;
   ASSERT_TRUE(write_file_atomic(out("only.json"), only.dump()).is_ok());
-  const CliRun none = golden("run " + out("only.json") + kGate + " --json " + out("none.json"));
+  const CliRun none =
+      run_golden_validator("run " + out("only.json") + kRunGate + " --json " + out("none.json"));
   EXPECT_EQ(none.code, 1) << none.output;
   EXPECT_NE(none.output.find("every check was excluded"), std::string::npos) << none.output;
   EXPECT_EQ(report("none.json")["verdict"], "no_evidence");
-  const CliRun renone = golden("regate -q " + out("none.json"));
+  const CliRun renone = run_golden_validator("regate -q " + out("none.json"));
   EXPECT_EQ(renone.code, 1) << renone.output;
 
   // probe: the same shard as candidate and baseline draws the same seeded noise, yet 'y' is
   // still not evidence of anything a device does.
-  const CliRun p = golden("probe " + dir + "noisy.mlpackage --baseline " + dir + "noisy.mlpackage"
-                          " --no-color --json " + out("p.json"));
+  const CliRun p = run_golden_validator("probe " + dir + "noisy.mlpackage --baseline " + dir +
+                                        "noisy.mlpackage"
+                                        " --no-color --json " +
+                                        out("p.json"));
   ASSERT_EQ(p.code, 0) << p.output;
   const nlohmann::json pj = report("p.json");
   EXPECT_EQ(pj["summary"]["excluded_checks"], 1);

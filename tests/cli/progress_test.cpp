@@ -2,6 +2,7 @@
 // k/N off it, nothing under -q; and the same through both executables.
 #include "common/progress.h"
 #include "support/cli_run.h"
+#include "support/text_count.h"
 
 #include <gtest/gtest.h>
 
@@ -10,6 +11,7 @@
 
 namespace sg::cli {
 namespace {
+using sg::testing::count;
 
 // A clock the test moves: each item takes one second.
 struct FakeClock {
@@ -18,12 +20,6 @@ struct FakeClock {
     return [this] { return now; };
   }
 };
-
-int count(const std::string& text, const std::string& what) {
-  int n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
 
 TEST(Progress, OffATerminalNothingUnlessVerbose) {
   FakeClock clock;

@@ -62,7 +62,7 @@ class ReportEnvelopeCli : public testing::TempDirTest {
   }
 };
 
-const std::string kSample = "goldens/sample/";
+const std::string kSampleRel = "goldens/sample/";
 
 // The verdict words the readers accept are the schema's: a word one side lacks is a report
 // the other refuses (a no_evidence golden report could not be re-gated before this test).
@@ -77,7 +77,8 @@ TEST(ReportEnvelope, VerdictWordsAreTheSchemasEnum) {
 }
 
 TEST_F(ReportEnvelopeCli, AneValidatorAndItsMergeShareTheEnvelope) {
-  const std::string shards = kSample + "shards/L0_attn_lut4.mlpackage " + kSample + "shards/L1_attn_lut4.mlpackage";
+  const std::string shards =
+      kSampleRel + "shards/L0_attn_lut4.mlpackage " + kSampleRel + "shards/L1_attn_lut4.mlpackage";
   ASSERT_EQ(tool("ane-validator", shards + " -q --json " + out("a.json")).code, 0);
   ReportEnvelope e = check("a.json", "ane-report", 0);
   EXPECT_EQ(e.tool, "ane-validator");
@@ -100,13 +101,16 @@ TEST_F(ReportEnvelopeCli, AneValidatorAndItsMergeShareTheEnvelope) {
   EXPECT_EQ(e.provenance.shards.size(), 2u);
 
   // A gate failure: verdict and exit code at the top, as in golden-validator's reports.
-  ASSERT_EQ(tool("ane-validator", kSample + "shards/L0_moe_p0_lut4.mlpackage -q --json " + out("f.json")).code, 1);
+  ASSERT_EQ(tool("ane-validator",
+                 kSampleRel + "shards/L0_moe_p0_lut4.mlpackage -q --json " + out("f.json"))
+                .code,
+            1);
   e = check("f.json", "ane-report", 1);
   EXPECT_EQ(e.verdict, "fail");
 }
 
 TEST_F(ReportEnvelopeCli, EveryGoldenValidatorReportSharesTheEnvelope) {
-  const std::string int8 = kSample + "chains/chain_int8.json";
+  const std::string int8 = kSampleRel + "chains/chain_int8.json";
   ASSERT_EQ(tool("golden-validator", "run " + int8 + " -q --json " + out("run.json")).code, 1);
   ReportEnvelope e = check("run.json", "golden-report", 1);
   EXPECT_EQ(e.tool, "golden-validator");
@@ -131,7 +135,7 @@ TEST_F(ReportEnvelopeCli, EveryGoldenValidatorReportSharesTheEnvelope) {
   e = check("empty.json", "golden-report", 0);
   EXPECT_EQ(e.verdict, "empty-slice");
 
-  const std::string shard = kSample + "shards/L0_moe_p0_int8.mlpackage";
+  const std::string shard = kSampleRel + "shards/L0_moe_p0_int8.mlpackage";
   ASSERT_EQ(tool("golden-validator", "weights " + shard + " -q --json " + out("w.json")).code, 1);
   e = check("w.json", "weight-diagnostics", 1);
   EXPECT_EQ(e.verdict, "fail");
@@ -152,7 +156,10 @@ TEST_F(ReportEnvelopeCli, EveryGoldenValidatorReportSharesTheEnvelope) {
   EXPECT_EQ(e.provenance.shards.size(), 16u);
   EXPECT_EQ(e.provenance.inputs[0].path, int8);
 
-  ASSERT_EQ(tool("golden-validator", "run " + kSample + "chains/chain_lut4.json -q --json " + out("lut4.json")).code, 0);
+  ASSERT_EQ(tool("golden-validator",
+                 "run " + kSampleRel + "chains/chain_lut4.json -q --json " + out("lut4.json"))
+                .code,
+            0);
   ASSERT_EQ(tool("golden-validator", "diff " + out("lut4.json") + " " + out("run.json") + " --gate " SG_SOURCE_DIR
                                          "/gates/regression.json -q --json " + out("d.json")).code, 1);
   e = check("d.json", "report-diff", 1);
@@ -179,7 +186,8 @@ TEST_F(ReportEnvelopeCli, JunitIdsAreUniquePerChainAndShardAndSuitesAreNamedAlik
     return found;
   };
   for (const char* v : {"lut4", "int8"}) {
-    tool("golden-validator", "run " + kSample + "chains/chain_" + v + ".json -q --junit " + out(std::string(v) + ".xml"));
+    tool("golden-validator", "run " + kSampleRel + "chains/chain_" + v + ".json -q --junit " +
+                                 out(std::string(v) + ".xml"));
   }
   const auto lut4 = ids("lut4.xml"), int8 = ids("int8.xml");
   ASSERT_EQ(lut4.size(), 6u);
@@ -189,8 +197,12 @@ TEST_F(ReportEnvelopeCli, JunitIdsAreUniquePerChainAndShardAndSuitesAreNamedAlik
   EXPECT_NE(source_abs(out("lut4.xml")).find("<testsuite name=\"golden-validator.run.chain_lut4\""),
             std::string::npos);
 
-  ASSERT_EQ(tool("ane-validator", kSample + "shards/L0_attn_lut4.mlpackage -q --junit " + out("a.xml")).code, 0);
-  EXPECT_EQ(ids("a.xml"), (std::set<std::string>{"ane-validator.check/" + kSample + "shards/L0_attn_lut4.mlpackage"}));
+  ASSERT_EQ(
+      tool("ane-validator", kSampleRel + "shards/L0_attn_lut4.mlpackage -q --junit " + out("a.xml"))
+          .code,
+      0);
+  EXPECT_EQ(ids("a.xml"), (std::set<std::string>{"ane-validator.check/" + kSampleRel +
+                                                 "shards/L0_attn_lut4.mlpackage"}));
   EXPECT_NE(source_abs(out("a.xml")).find("<testsuite name=\"ane-validator.check\""), std::string::npos);
 }
 

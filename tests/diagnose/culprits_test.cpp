@@ -10,6 +10,7 @@
 #include "support/json_schema_lite.h"
 #include "support/op_harness.h"
 #include "support/temp_dir_test.h"
+#include "support/test_paths.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -21,11 +22,10 @@
 
 namespace sg {
 namespace {
-
-std::string src(const std::string& rel) { return std::string(SG_SOURCE_DIR) + "/" + rel; }
+using sg::testing::source_path;
 
 std::shared_ptr<const Shard> open_shard(const std::string& rel) {
-  auto s = Shard::open(src(rel));
+  auto s = Shard::open(source_path(rel));
   EXPECT_TRUE(s.is_ok()) << s.status().message();
   return *s;
 }
@@ -72,7 +72,7 @@ const OpComparison* op_named(const CulpritResult& r, const std::string& output) 
 
 // The golden inputs of the MoE pack's step (what probe --inputs-from gives it).
 std::map<std::string, Tensor> golden_inputs(const std::string& variant) {
-  auto chain = load_chain_manifest(src("goldens/sample/chains/chain_" + variant + ".json"));
+  auto chain = load_chain_manifest(source_path("goldens/sample/chains/chain_" + variant + ".json"));
   EXPECT_TRUE(chain.is_ok()) << chain.status().message();
   auto goldens = open_golden_source(chain->goldens);
   EXPECT_TRUE(goldens.is_ok()) << goldens.status().message();
@@ -81,9 +81,10 @@ std::map<std::string, Tensor> golden_inputs(const std::string& variant) {
     b.replace(b.rfind("_" + variant), variant.size() + 1, "_fp16");
     return b;
   };
-  auto in = chain_probe_inputs(*chain, **goldens, src("goldens/sample/shards/L0_moe_p0_" + variant + ".mlpackage"),
-                               src("goldens/sample/shards/L0_moe_p0_fp16.mlpackage"), baseline_of,
-                               Precision::kFp16, 1);
+  auto in = chain_probe_inputs(
+      *chain, **goldens, source_path("goldens/sample/shards/L0_moe_p0_" + variant + ".mlpackage"),
+      source_path("goldens/sample/shards/L0_moe_p0_fp16.mlpackage"), baseline_of, Precision::kFp16,
+      1);
   EXPECT_TRUE(in.is_ok()) << in.status().message();
   return in->inputs;
 }
@@ -93,7 +94,7 @@ std::map<std::string, Tensor> golden_inputs(const std::string& variant) {
 // runs once, not once per pack, the inputs are the same bits, and each pack's provenance still
 // names the attention baseline its input came from.
 TEST(ChainProbeInputs, TheStepsOfOneChainShareTheBaselinesRunForTheirInputs) {
-  auto chain = load_chain_manifest(src("goldens/sample/chains/chain_int8.json"));
+  auto chain = load_chain_manifest(source_path("goldens/sample/chains/chain_int8.json"));
   ASSERT_TRUE(chain.is_ok()) << chain.status().message();
   auto goldens = open_golden_source(chain->goldens);
   ASSERT_TRUE(goldens.is_ok()) << goldens.status().message();
@@ -106,7 +107,8 @@ TEST(ChainProbeInputs, TheStepsOfOneChainShareTheBaselinesRunForTheirInputs) {
   ChainProbeCache cache;
   std::vector<std::map<std::string, Tensor>> cached;
   for (const char* pack : {"p0", "p1"}) {
-    const std::string cand = src(std::string("goldens/sample/shards/L0_moe_") + pack + "_int8.mlpackage");
+    const std::string cand =
+        source_path(std::string("goldens/sample/shards/L0_moe_") + pack + "_int8.mlpackage");
     auto base = baseline_of(cand);
     ASSERT_TRUE(base.is_ok());
     auto in = chain_probe_inputs(*chain, **goldens, cand, *base, baseline_of, Precision::kFp16, 1, &cache);
@@ -361,7 +363,7 @@ TEST(Culprits, ReportFollowsItsSchemaAndNamesTheSources) {
   report.tool_version = "test";
   report.inputs = "goldens";
   report.shards.push_back(*r);
-  auto schema = read_file(src("reports/schema/culprits.schema.json"));
+  auto schema = read_file(source_path("reports/schema/culprits.schema.json"));
   ASSERT_TRUE(schema.is_ok());
   const std::string json = culprit_report_json(report);
   EXPECT_EQ(testing::json_schema_violations(*schema, json), std::vector<std::string>{});

@@ -7,6 +7,7 @@
 #include "shardgate/weight_report.h"
 
 #include "support/json_schema_lite.h"
+#include "support/test_paths.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -18,8 +19,7 @@
 
 namespace sg {
 namespace {
-
-std::string src(const std::string& rel) { return std::string(SG_SOURCE_DIR) + "/" + rel; }
+using sg::testing::source_path;
 
 std::shared_ptr<Shard> open_or_die(const std::string& path) {
   auto s = Shard::open(path);
@@ -33,15 +33,16 @@ void expect_close(double expected, double actual, const std::string& what) {
 }
 
 TEST(WeightDiagnostics, MatchesTheNumpyOracleOnEveryForm) {
-  auto text = read_file(src("tests/data/diagnose/expected_weight_stats.json"));
+  auto text = read_file(source_path("tests/data/diagnose/expected_weight_stats.json"));
   ASSERT_TRUE(text.is_ok()) << text.status().message();
   const auto oracle = nlohmann::json::parse(*text);
   int64_t compared = 0, coded = 0, with_baseline = 0;
   for (const auto& [path, model] : oracle["models"].items()) {
-    auto shard = open_or_die(src(path));
+    auto shard = open_or_die(source_path(path));
     ASSERT_NE(shard, nullptr) << path;
     std::shared_ptr<Shard> base;
-    if (!model["baseline"].is_null()) base = open_or_die(src(model["baseline"].get<std::string>()));
+    if (!model["baseline"].is_null())
+      base = open_or_die(source_path(model["baseline"].get<std::string>()));
     auto r = diagnose_weights(*shard, base.get());
     ASSERT_TRUE(r.is_ok()) << path << ": " << r.status().message();
     std::map<std::string, const WeightDiagnostic*> mine;
@@ -95,7 +96,7 @@ TEST(WeightDiagnostics, MatchesTheNumpyOracleOnEveryForm) {
 std::map<std::string, std::vector<std::string>> flags_of_chain(const std::string& variant) {
   std::map<std::string, std::vector<std::string>> out;
   int shards = 0;
-  for (const auto& e : std::filesystem::directory_iterator(src("goldens/sample/shards"))) {
+  for (const auto& e : std::filesystem::directory_iterator(source_path("goldens/sample/shards"))) {
     const std::string name = e.path().filename().string();
     if (name.find("_" + variant + ".") == std::string::npos) continue;
     ++shards;
@@ -185,8 +186,8 @@ TEST(WeightDiagnostics, FlagChecksFireOnTheirThresholds) {
 }
 
 TEST(WeightDiagnostics, ReportFormsAgreeAndTheJsonFollowsItsSchema) {
-  auto shard = open_or_die(src("goldens/sample/shards/L0_moe_p0_int8.mlpackage"));
-  auto base = open_or_die(src("goldens/sample/shards/L0_moe_p0_fp16.mlpackage"));
+  auto shard = open_or_die(source_path("goldens/sample/shards/L0_moe_p0_int8.mlpackage"));
+  auto base = open_or_die(source_path("goldens/sample/shards/L0_moe_p0_fp16.mlpackage"));
   auto r = diagnose_weights(*shard, base.get());
   ASSERT_TRUE(r.is_ok());
   WeightReport report;
@@ -194,7 +195,7 @@ TEST(WeightDiagnostics, ReportFormsAgreeAndTheJsonFollowsItsSchema) {
   report.shards.push_back(*r);
   ASSERT_EQ(report.flagged(), 2);
   EXPECT_EQ(report.verdict(), "flagged");
-  auto schema = read_file(src("reports/schema/weight-diagnostics.schema.json"));
+  auto schema = read_file(source_path("reports/schema/weight-diagnostics.schema.json"));
   ASSERT_TRUE(schema.is_ok());
   const std::string json = weight_report_json(report);
   EXPECT_EQ(testing::json_schema_violations(*schema, json), std::vector<std::string>{});

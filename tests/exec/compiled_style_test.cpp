@@ -8,6 +8,7 @@
 #include "shardgate/npy.h"
 #include "shardgate/program.h"
 #include "shardgate/shard.h"
+#include "support/tensor_values.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -17,22 +18,19 @@
 
 namespace sg {
 namespace {
+using sg::testing::npy_or_fail;
 
-const std::string kDir = std::string(SG_TEST_DATA_DIR) + "/exec/compiled_style/";
+const std::string kStyleDir = std::string(SG_TEST_DATA_DIR) + "/exec/compiled_style/";
 
-Tensor load(const std::string& file) {
-  auto t = read_npy(kDir + file);
-  EXPECT_TRUE(t.is_ok()) << t.status().to_string();
-  return t.is_ok() ? *t : Tensor();
-}
+Tensor style_npy(const std::string& file) { return npy_or_fail(kStyleDir + file); }
 
 nlohmann::json cases_json() {
-  std::ifstream in(kDir + "cases.json");
+  std::ifstream in(kStyleDir + "cases.json");
   return nlohmann::json::parse(in, nullptr, false);
 }
 
-std::shared_ptr<Shard> open_fixture() {
-  auto s = Shard::open(kDir + "compiled_style.mlmodelc");
+std::shared_ptr<Shard> open_style_fixture() {
+  auto s = Shard::open(kStyleDir + "compiled_style.mlmodelc");
   EXPECT_TRUE(s.is_ok()) << s.status().to_string();
   return s.is_ok() ? *s : nullptr;
 }
@@ -52,7 +50,7 @@ void expect_same(const Tensor& got, const Tensor& want, const std::string& what)
 // The fixture really holds the compiled forms this test is about (so a regenerated fixture
 // cannot quietly stop exercising them).
 TEST(CompiledStyle, FixtureHasTheCompiledForms) {
-  auto shard = open_fixture();
+  auto shard = open_style_fixture();
   ASSERT_NE(shard, nullptr);
   const Function& fn = shard->program().functions.at(0);
   int rank0_concats = 0, uint16_gathers = 0, quantizes = 0, dequantizes = 0, blockwise = 0;
@@ -87,22 +85,24 @@ TEST(CompiledStyle, FixtureHasTheCompiledForms) {
 }
 
 TEST(CompiledStyle, MatchesNumpyBitForBit) {
-  auto shard = open_fixture();
+  auto shard = open_style_fixture();
   ASSERT_NE(shard, nullptr);
   const nlohmann::json j = cases_json();
   ASSERT_TRUE(j.is_object() && j["cases"].size() >= 4);
   for (const auto& c : j["cases"]) {
     const std::string name = c["name"].get<std::string>();
-    std::map<std::string, Tensor> inputs{{"x", load(c["inputs"]["x"].get<std::string>())}};
+    std::map<std::string, Tensor> inputs{{"x", style_npy(c["inputs"]["x"].get<std::string>())}};
     for (bool stream : {true, false}) {
       RunOptions o;
       o.capture = {"x_q", "h_q"};
       o.stream_weights = stream;
       auto r = Executor(shard).run("main", inputs, o);
       ASSERT_TRUE(r.is_ok()) << name << ": " << r.status().to_string();
-      expect_same(r->outputs.at("y"), load(c["outputs"]["y"].get<std::string>()), name + " y");
-      expect_same(r->captured.at("x_q"), load(c["captures"]["x_q"].get<std::string>()), name + " x_q");
-      expect_same(r->captured.at("h_q"), load(c["captures"]["h_q"].get<std::string>()), name + " h_q");
+      expect_same(r->outputs.at("y"), style_npy(c["outputs"]["y"].get<std::string>()), name + " y");
+      expect_same(r->captured.at("x_q"), style_npy(c["captures"]["x_q"].get<std::string>()),
+                  name + " x_q");
+      expect_same(r->captured.at("h_q"), style_npy(c["captures"]["h_q"].get<std::string>()),
+                  name + " h_q");
       EXPECT_EQ(r->captured.at("x_q").dtype(), DType::kI8);
       EXPECT_EQ(r->captured.at("h_q").dtype(), DType::kU8);
     }
@@ -113,7 +113,7 @@ TEST(CompiledStyle, MatchesNumpyBitForBit) {
 // say what a device takes. A run given a shape outside them is a shape error naming the input,
 // the dimension and the range; the cases' shapes, at the ranges' ends included, run.
 TEST(CompiledStyle, InputsOutsideTheDeclaredRangeDimsAreRefused) {
-  auto shard = open_fixture();
+  auto shard = open_style_fixture();
   ASSERT_NE(shard, nullptr);
   struct Case {
     Shape shape;

@@ -7,6 +7,7 @@
 #include "shardgate/npy.h"
 #include "shardgate/readers.h"
 #include "shardgate/shard.h"
+#include "support/tensor_values.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -17,49 +18,47 @@
 
 namespace sg {
 namespace {
+using sg::testing::npy_or_fail;
 
-const std::string kDir = std::string(SG_TEST_DATA_DIR) + "/exec/control_flow/";
+const std::string kFlowDir = std::string(SG_TEST_DATA_DIR) + "/exec/control_flow/";
 
-Tensor load(const std::string& file) {
-  auto t = read_npy(kDir + file);
-  EXPECT_TRUE(t.is_ok()) << t.status().to_string();
-  return t.is_ok() ? *t : Tensor();
-}
+Tensor flow_npy(const std::string& file) { return npy_or_fail(kFlowDir + file); }
 
-struct Case {
+struct FlowCase {
   std::string name;
   std::map<std::string, Tensor> inputs;
   Tensor y, n;
 };
 
-std::vector<Case> load_cases() {
-  std::ifstream in(kDir + "cases.json");
+std::vector<FlowCase> load_flow_cases() {
+  std::ifstream in(kFlowDir + "cases.json");
   const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
-  std::vector<Case> out;
+  std::vector<FlowCase> out;
   if (!j.is_object()) return out;
   for (const auto& c : j["cases"]) {
-    Case k;
+    FlowCase k;
     k.name = c["name"].get<std::string>();
-    for (const auto& [name, file] : c["inputs"].items()) k.inputs[name] = load(file.get<std::string>());
-    k.y = load(c["outputs"]["y"].get<std::string>());
-    k.n = load(c["outputs"]["n"].get<std::string>());
+    for (const auto& [name, file] : c["inputs"].items())
+      k.inputs[name] = flow_npy(file.get<std::string>());
+    k.y = flow_npy(c["outputs"]["y"].get<std::string>());
+    k.n = flow_npy(c["outputs"]["n"].get<std::string>());
     out.push_back(std::move(k));
   }
   return out;
 }
 
-std::shared_ptr<Shard> open_fixture() {
-  auto s = Shard::open(kDir + "control_flow.mlpackage");
+std::shared_ptr<Shard> open_flow_fixture() {
+  auto s = Shard::open(kFlowDir + "control_flow.mlpackage");
   EXPECT_TRUE(s.is_ok()) << s.status().to_string();
   return s.is_ok() ? *s : nullptr;
 }
 
 TEST(ControlFlow, MatchesNumpyOnEveryCase) {
-  auto shard = open_fixture();
+  auto shard = open_flow_fixture();
   ASSERT_NE(shard, nullptr);
-  const auto cases = load_cases();
+  const auto cases = load_flow_cases();
   ASSERT_EQ(cases.size(), 3u);
-  for (const Case& c : cases) {
+  for (const FlowCase& c : cases) {
     for (Precision p : {Precision::kFp16, Precision::kFp32}) {  // fp32 program: same either way
       RunOptions o;
       o.precision = p;
@@ -83,9 +82,9 @@ TEST(ControlFlow, BlocksRunExactlyAsOftenAsTheSemanticsSay) {
   // 2 ops (scaled, scaled_plus_x) when i is even, 1 (plus_2) when odd.
   //   9 iterations: 6 + 1 + 10 * 2 + 9 * 4 + 5 * 2 + 4 * 1 = 77 ops.
   //   0 iterations: 6 + 1 + 1 * 2 = 9 ops.
-  auto shard = open_fixture();
+  auto shard = open_flow_fixture();
   ASSERT_NE(shard, nullptr);
-  for (const Case& c : load_cases()) {
+  for (const FlowCase& c : load_flow_cases()) {
     auto r = Executor(shard).run("main", c.inputs, {});
     ASSERT_TRUE(r.is_ok()) << r.status().to_string();
     const int iterations = static_cast<int>(element_as_double(c.n, 0));
@@ -95,9 +94,9 @@ TEST(ControlFlow, BlocksRunExactlyAsOftenAsTheSemanticsSay) {
 }
 
 TEST(ControlFlow, NestedValuesCanBeCapturedAndBlockValuesAreReleased) {
-  auto shard = open_fixture();
+  auto shard = open_flow_fixture();
   ASSERT_NE(shard, nullptr);
-  const Case c = load_cases().at(0);
+  const FlowCase c = load_flow_cases().at(0);
   RunOptions o;
   o.capture = {"grown", "doubled"};
   auto r = Executor(shard).run("main", c.inputs, o);

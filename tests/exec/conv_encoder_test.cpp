@@ -15,6 +15,7 @@
 #include "shardgate/metrics.h"
 #include "shardgate/npy.h"
 #include "shardgate/shard.h"
+#include "support/tensor_values.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -28,25 +29,18 @@
 
 namespace sg {
 namespace {
+using sg::testing::doubles;
+using sg::testing::npy_or_fail;
 
 namespace fs = std::filesystem;
-const fs::path kDir = fs::path(SG_TEST_DATA_DIR) / "fixtures" / "conv_encoder";
+const fs::path kEncoderDir = fs::path(SG_TEST_DATA_DIR) / "fixtures" / "conv_encoder";
 
 nlohmann::json cases() {
-  std::ifstream in(kDir / "cases" / "cases.json");
+  std::ifstream in(kEncoderDir / "cases" / "cases.json");
   return nlohmann::json::parse(in, nullptr, false);
 }
 
-std::vector<double> doubles(const Tensor& t) {
-  auto v = to_double_vector(t);
-  return v.is_ok() ? *v : std::vector<double>();
-}
-
-Tensor load(const std::string& file) {
-  auto t = read_npy((kDir / "cases" / file).string());
-  EXPECT_TRUE(t.is_ok()) << t.status().to_string();
-  return t.is_ok() ? *t : Tensor();
-}
+Tensor encoder_npy(const std::string& file) { return npy_or_fail(kEncoderDir / "cases" / file); }
 
 struct Gap {
   double cosine = 0;
@@ -72,10 +66,11 @@ Gap gap(const Tensor& got, const Tensor& want) {
 
 Result<Tensor> run_variant(const std::string& name, Precision p) {
   SG_ASSIGN_OR_RETURN(std::shared_ptr<Shard> shard,
-                      Shard::open((kDir / (name + ".mlpackage")).string()));
+                      Shard::open((kEncoderDir / (name + ".mlpackage")).string()));
   RunOptions o;
   o.precision = p;
-  SG_ASSIGN_OR_RETURN(RunResult r, Executor(shard).run("main", {{"x", load("input_x.npy")}}, o));
+  SG_ASSIGN_OR_RETURN(RunResult r,
+                      Executor(shard).run("main", {{"x", encoder_npy("input_x.npy")}}, o));
   return r.outputs.at("y");
 }
 
@@ -110,7 +105,7 @@ TEST(ConvEncoder, EveryVariantMatchesNumpy) {
     for (Precision p : {Precision::kFp32, Precision::kFp16}) {
       auto y = run_variant(name, p);
       ASSERT_TRUE(y.is_ok()) << name << ": " << y.status().to_string();
-      const Tensor want = load(p == Precision::kFp32 ? v["fp32"] : v["fp16ops"]);
+      const Tensor want = encoder_npy(p == Precision::kFp32 ? v["fp32"] : v["fp16ops"]);
       ASSERT_EQ(y->shape(), want.shape()) << name;
       const Gap g = gap(*y, want);
       const bool fp32 = p == Precision::kFp32;
@@ -123,7 +118,7 @@ TEST(ConvEncoder, EveryVariantMatchesNumpy) {
 
 TEST(ConvEncoder, QuantizedVariantsAreDistinguishableFromFp16) {
   // The tolerance above must not be so loose that an int8 output would pass for the fp16 one.
-  const Tensor dense = load("expected_fp16_fp32.npy");
+  const Tensor dense = encoder_npy("expected_fp16_fp32.npy");
   for (const char* name : {"int8", "int8pc"}) {
     auto y = run_variant(name, Precision::kFp32);
     ASSERT_TRUE(y.is_ok()) << y.status().to_string();

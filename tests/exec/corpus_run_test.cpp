@@ -18,6 +18,7 @@
 #include "shardgate/metrics.h"
 #include "shardgate/npy.h"
 #include "shardgate/shard.h"
+#include "support/tensor_values.h"
 
 #include <gtest/gtest.h>
 
@@ -30,6 +31,7 @@
 
 namespace sg {
 namespace {
+using sg::testing::doubles;
 
 const std::string kCorpus = std::string(SG_TEST_DATA_DIR) + "/corpus/silero-vad/";
 const std::string kOracle = std::string(SG_TEST_DATA_DIR) + "/exec/silero/";
@@ -39,12 +41,6 @@ const char* const kLut4 = "unified_palette_4bit";
 const std::vector<std::string> kOutputs = {"vad_output", "new_hidden_state", "new_cell_state"};
 const std::map<std::string, Shape> kOutputShapes = {
     {"vad_output", {1, 1, 1}}, {"new_hidden_state", {1, 128}}, {"new_cell_state", {1, 128}}};
-
-std::vector<double> doubles(const Tensor& t) {
-  auto v = to_double_vector(t);
-  EXPECT_TRUE(v.is_ok()) << v.status().to_string();
-  return v.is_ok() ? *v : std::vector<double>();
-}
 
 Tensor load_npy(const std::string& path) {
   auto t = read_npy(path);

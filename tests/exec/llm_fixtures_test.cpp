@@ -19,6 +19,7 @@
 #include "shardgate/metrics.h"
 #include "shardgate/npy.h"
 #include "shardgate/shard.h"
+#include "support/tensor_values.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -34,6 +35,8 @@
 
 namespace sg {
 namespace {
+using sg::testing::doubles;
+using sg::testing::npy_or_fail;
 
 namespace fs = std::filesystem;
 const fs::path kFixtures = fs::path(SG_TEST_DATA_DIR) / "fixtures" / "llm";
@@ -61,18 +64,7 @@ struct FixtureCase {
   std::vector<FixtureWeight> weights;
 };
 
-std::vector<double> doubles(const Tensor& t) {
-  auto v = to_double_vector(t);
-  return v.is_ok() ? *v : std::vector<double>();
-}
-
-Tensor load(const fs::path& p) {
-  auto t = read_npy(p.string());
-  EXPECT_TRUE(t.is_ok()) << t.status().to_string();
-  return t.is_ok() ? *t : Tensor();
-}
-
-std::vector<FixtureCase> load_cases() {
+std::vector<FixtureCase> load_fixture_cases() {
   std::vector<FixtureCase> out;
   const fs::path dir = kFixtures / "cases";
   std::ifstream in(dir / "cases.json");
@@ -87,30 +79,32 @@ std::vector<FixtureCase> load_cases() {
     for (const auto& call : c.at("calls")) {
       FixtureCall fcall;
       for (const auto& [name, file] : call.at("inputs").items()) {
-        fcall.inputs[name] = load(dir / file.get<std::string>());
+        fcall.inputs[name] = npy_or_fail(dir / file.get<std::string>());
       }
       for (const auto& [name, files] : call.at("outputs").items()) {
         FixtureOutput o;
-        o.fp32 = load(dir / files.at("fp32").get<std::string>());
-        if (files.contains("fp16ops")) o.fp16ops = load(dir / files.at("fp16ops").get<std::string>());
+        o.fp32 = npy_or_fail(dir / files.at("fp32").get<std::string>());
+        if (files.contains("fp16ops"))
+          o.fp16ops = npy_or_fail(dir / files.at("fp16ops").get<std::string>());
         fcall.outputs[name] = o;
       }
       fc.calls.push_back(std::move(fcall));
     }
     for (const auto& w : c.value("expected_weights", nlohmann::json::array())) {
-      fc.weights.push_back({w.at("value").get<std::string>(), load(dir / w.at("file").get<std::string>())});
+      fc.weights.push_back(
+          {w.at("value").get<std::string>(), npy_or_fail(dir / w.at("file").get<std::string>())});
     }
     out.push_back(std::move(fc));
   }
   return out;
 }
 
-Result<std::shared_ptr<Shard>> open_fixture(const std::string& shard) {
+Result<std::shared_ptr<Shard>> open_llm_fixture(const std::string& shard) {
   return Shard::open((kFixtures / (shard + ".mlpackage")).string());
 }
 
 TEST(LlmFixtures, EveryShardMatchesNumpyForwardPass) {
-  const std::vector<FixtureCase> cases = load_cases();
+  const std::vector<FixtureCase> cases = load_fixture_cases();
   ASSERT_FALSE(cases.empty()) << "no fixture cases under " << kFixtures;
   int checked = 0;
   for (const FixtureCase& c : cases) {
@@ -155,7 +149,7 @@ TEST(LlmFixtures, EveryShardMatchesNumpyForwardPass) {
 // The decoded quantized weights equal numpy's decoding of the same compressed arrays, bit for bit.
 TEST(LlmFixtures, QuantizedWeightsDecodeExactlyToNumpy) {
   int checked = 0;
-  for (const FixtureCase& c : load_cases()) {
+  for (const FixtureCase& c : load_fixture_cases()) {
     if (c.weights.empty()) continue;
     auto shard = Shard::open(c.shard.string());
     ASSERT_TRUE(shard.is_ok()) << shard.status().to_string();
@@ -188,8 +182,8 @@ TEST(LlmFixtures, StatefulAttentionInTwoCallsEqualsOneEightTokenRun) {
   const fs::path kv = kFixtures / "attention_kv_fp16.mlpackage";
   const fs::path plain_input = kFixtures / "cases" / "attention_fp16" / "input_hidden.npy";
   ASSERT_TRUE(fs::exists(kv) && fs::exists(plain_input)) << "stateful fixture missing";
-  auto kv_shard = open_fixture("attention_kv_fp16");
-  auto plain_shard = open_fixture("attention_fp16");
+  auto kv_shard = open_llm_fixture("attention_kv_fp16");
+  auto plain_shard = open_llm_fixture("attention_fp16");
   ASSERT_TRUE(kv_shard.is_ok()) << kv_shard.status().to_string();
   ASSERT_TRUE(plain_shard.is_ok()) << plain_shard.status().to_string();
   auto hidden = read_npy(plain_input.string());

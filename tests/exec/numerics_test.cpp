@@ -7,6 +7,7 @@
 #include "shardgate/fidelity.h"
 #include "shardgate/npy.h"
 #include "shardgate/shard.h"
+#include "support/tensor_values.h"
 
 #include <gtest/gtest.h>
 
@@ -15,23 +16,20 @@
 
 namespace sg {
 namespace {
+using sg::testing::npy_or_fail;
 
-const std::string kDir = std::string(SG_TEST_DATA_DIR) + "/exec/numerics/";
+const std::string kNumericsDir = std::string(SG_TEST_DATA_DIR) + "/exec/numerics/";
 
-Tensor load(const std::string& file) {
-  auto t = read_npy(kDir + file);
-  EXPECT_TRUE(t.is_ok()) << t.status().to_string();
-  return t.is_ok() ? *t : Tensor();
-}
+Tensor numerics_npy(const std::string& file) { return npy_or_fail(kNumericsDir + file); }
 
-RunResult run(const std::string& package, Precision precision) {
-  auto shard = Shard::open(kDir + package);
+RunResult run_numerics(const std::string& package, Precision precision) {
+  auto shard = Shard::open(kNumericsDir + package);
   EXPECT_TRUE(shard.is_ok()) << shard.status().to_string();
   if (!shard.is_ok()) return {};
   Executor ex(*shard);
   RunOptions ro;
   ro.precision = precision;
-  auto r = ex.run("main", {{"x", load("x.npy")}}, ro);
+  auto r = ex.run("main", {{"x", numerics_npy("x.npy")}}, ro);
   EXPECT_TRUE(r.is_ok()) << r.status().to_string();
   return r.is_ok() ? std::move(*r) : RunResult{};
 }
@@ -51,10 +49,10 @@ int64_t zeros(const Tensor& t) {
 }
 
 TEST(StorageNumerics, SubnormalsKeptMatchNumpy) {
-  const RunResult r = run("numerics.mlpackage", Precision::kFp16);
+  const RunResult r = run_numerics("numerics.mlpackage", Precision::kFp16);
   for (const char* out : {"restored", "clipped", "raw"}) {
     ASSERT_TRUE(r.outputs.count(out)) << out;
-    expect_same_bits(r.outputs.at(out), load(std::string("keep_") + out + ".npy"), out);
+    expect_same_bits(r.outputs.at(out), numerics_npy(std::string("keep_") + out + ".npy"), out);
   }
   EXPECT_EQ(zeros(r.outputs.at("restored")), 0);  // the subnormal intermediates carried x through
 }
@@ -62,10 +60,10 @@ TEST(StorageNumerics, SubnormalsKeptMatchNumpy) {
 // Planted defect: with the flush in to_storage removed, `restored` keeps its 16 values and the
 // comparison with numpy's flushed results fails.
 TEST(StorageNumerics, SubnormalsFlushedMatchNumpy) {
-  const RunResult r = run("numerics.mlpackage", Precision::kFp16Ftz);
+  const RunResult r = run_numerics("numerics.mlpackage", Precision::kFp16Ftz);
   for (const char* out : {"restored", "clipped", "raw"}) {
     ASSERT_TRUE(r.outputs.count(out)) << out;
-    expect_same_bits(r.outputs.at(out), load(std::string("flush_") + out + ".npy"), out);
+    expect_same_bits(r.outputs.at(out), numerics_npy(std::string("flush_") + out + ".npy"), out);
   }
   EXPECT_EQ(zeros(r.outputs.at("restored")), 16);  // every subnormal intermediate became zero
   EXPECT_STREQ(precision_name(Precision::kFp16Ftz), "fp16-ftz");
@@ -92,7 +90,7 @@ TEST(StorageNumerics, FlushingIsAppliedToStoredValuesOnly) {
 // Planted defect: with check_finite stopping after the first NaN/Inf (as before), the run
 // counts one op and names no last one; this test fails.
 TEST(StorageNumerics, OverflowReachingAnOutputIsNamedWithTheOutputsItSpares) {
-  const RunResult r = run("numerics.mlpackage", Precision::kFp16);
+  const RunResult r = run_numerics("numerics.mlpackage", Precision::kFp16);
   ASSERT_TRUE(r.first_nonfinite.has_value());
   EXPECT_EQ(r.first_nonfinite->output, "big");
   ASSERT_TRUE(r.last_nonfinite.has_value());
@@ -107,14 +105,14 @@ TEST(StorageNumerics, OverflowReachingAnOutputIsNamedWithTheOutputsItSpares) {
 }
 
 TEST(StorageNumerics, OverflowWashedOutOfEveryOutputSaysSo) {
-  const RunResult r = run("overflow_recovers.mlpackage", Precision::kFp16);
+  const RunResult r = run_numerics("overflow_recovers.mlpackage", Precision::kFp16);
   ASSERT_TRUE(r.first_nonfinite.has_value());
   EXPECT_EQ(r.first_nonfinite->output, "big");
   EXPECT_EQ(r.nonfinite_ops, 1);
   for (const auto& [name, t] : r.outputs) {
     for (int64_t i = 0; i < t.numel(); ++i) ASSERT_TRUE(std::isfinite(element_as_double(t, i))) << name;
   }
-  expect_same_bits(r.outputs.at("clipped"), load("keep_clipped.npy"), "clipped");
+  expect_same_bits(r.outputs.at("clipped"), numerics_npy("keep_clipped.npy"), "clipped");
   EXPECT_EQ(nonfinite_reach(r),
             "every output is finite: later ops washed it out (no op after it produced NaN/Inf)");
 }

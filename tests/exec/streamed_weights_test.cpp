@@ -7,6 +7,7 @@
 #include "shardgate/executor.h"
 #include "shardgate/probe.h"
 #include "shardgate/shard.h"
+#include "support/tensor_values.h"
 
 #include <gtest/gtest.h>
 
@@ -18,6 +19,7 @@
 
 namespace sg {
 namespace {
+using sg::testing::bit_equal;
 
 namespace fs = std::filesystem;
 
@@ -56,11 +58,6 @@ bool quantized(const std::string& label) {
     if (label.find(tag) != std::string::npos) return true;
   }
   return false;
-}
-
-bool bit_equal(const Tensor& a, const Tensor& b) {
-  return a.dtype() == b.dtype() && a.shape() == b.shape() && a.nbytes() == b.nbytes() &&
-         std::memcmp(a.raw(), b.raw(), a.nbytes()) == 0;
 }
 
 Result<RunResult> run(const std::shared_ptr<Shard>& shard, const std::map<std::string, Tensor>& in,

@@ -7,6 +7,7 @@
 #include "shardgate/probe.h"
 #include "shardgate/shard.h"
 #include "shardgate/weight_diagnostics.h"
+#include "support/tensor_values.h"
 
 #include <gtest/gtest.h>
 
@@ -16,13 +17,9 @@
 
 namespace sg {
 namespace {
+using sg::testing::bit_equal;
 
 const std::string kShards = std::string(SG_SOURCE_DIR) + "/goldens/sample/shards/";
-
-bool bit_equal(const Tensor& a, const Tensor& b) {
-  return a.dtype() == b.dtype() && a.shape() == b.shape() &&
-         std::memcmp(a.raw(), b.raw(), a.nbytes()) == 0;
-}
 
 struct Pair {
   std::shared_ptr<const Shard> int8, fp16;

@@ -8,6 +8,8 @@
 #include "shardgate/io.h"
 #include "shardgate/readers.h"
 #include "support/program_dump.h"
+#include "support/test_paths.h"
+#include "support/file_bytes.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -20,24 +22,18 @@
 
 namespace sg {
 namespace {
+using sg::testing::slurp;
 
-const std::string kCorpus = std::string(SG_TEST_DATA_DIR) + "/corpus/silero-vad/";
+using sg::testing::kSileroDir;
+using sg::testing::kSileroModels;
 const std::string kFixtures = std::string(SG_TEST_DATA_DIR) + "/format/proto/";
-const char* const kModels[] = {"silero-vad-unified-v6.0.0", "unified_palette_4bit",
-                               "unified_int8"};
-
-std::string slurp(const std::string& path) {
-  Result<std::string> r = read_file(path);
-  EXPECT_TRUE(r.is_ok()) << r.status().to_string();
-  return r.is_ok() ? std::move(r).value() : std::string();
-}
 
 std::span<const std::byte> bytes_of(const std::string& s) {
   return std::as_bytes(std::span<const char>(s.data(), s.size()));
 }
 
 std::string package_model(const std::string& name) {
-  return kCorpus + name + ".mlpackage/Data/com.apple.CoreML/model.mlmodel";
+  return kSileroDir + name + ".mlpackage/Data/com.apple.CoreML/model.mlmodel";
 }
 
 Result<ProtoModel> parse(const std::string& data, const std::string& filename = "t.mlmodel") {
@@ -155,7 +151,7 @@ std::string expect_format_error(const Result<ProtoModel>& r) {
 // --- corpus ------------------------------------------------------------------------------
 
 TEST(MilProto, CorpusMatchesProtobufOracleDump) {
-  for (const char* name : kModels) {
+  for (const char* name : kSileroModels) {
     SCOPED_TRACE(name);
     const std::string data = slurp(package_model(name));
     Result<ProtoModel> m = parse(data, "model.mlmodel");
@@ -197,11 +193,11 @@ TEST(MilProto, HistogramNameMapping) {
 }
 
 TEST(MilProto, CorpusAgreesWithCompiledMetadata) {
-  for (const char* name : kModels) {
+  for (const char* name : kSileroModels) {
     SCOPED_TRACE(name);
     Result<ProtoModel> m = parse(slurp(package_model(name)), "model.mlmodel");
     ASSERT_TRUE(m.is_ok()) << m.status().to_string();
-    const auto meta = nlohmann::json::parse(slurp(kCorpus + name + ".mlmodelc/metadata.json"));
+    const auto meta = nlohmann::json::parse(slurp(kSileroDir + name + ".mlmodelc/metadata.json"));
     const auto& obj = meta.at(0);
     EXPECT_EQ(m->info.spec_version, obj.at("specificationVersion").get<int>());
     ASSERT_EQ(m->program.functions.size(), 1u);

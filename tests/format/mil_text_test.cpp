@@ -6,6 +6,7 @@
 #include "shardgate/half.h"
 #include "shardgate/program.h"
 #include "shardgate/readers.h"
+#include "support/file_bytes.h"
 
 #include <gtest/gtest.h>
 
@@ -21,15 +22,9 @@
 
 namespace sg {
 namespace {
+using sg::testing::slurp;
 
 const std::string kFile = "t.mil";
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 std::string corpus_mil(const std::string& model) {
   return std::string(SG_TEST_DATA_DIR) + "/corpus/silero-vad/" + model + ".mlmodelc/model.mil";
@@ -590,7 +585,7 @@ int count_statements(const std::string& text) {
 class MilTextCorpus : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(MilTextCorpus, ParsesToTheGraphOfItsPackage) {
-  const std::string text = read_file(corpus_mil(GetParam()));
+  const std::string text = slurp(corpus_mil(GetParam()));
   ASSERT_FALSE(text.empty());
   const Program p = parse_ok(text);
   ASSERT_EQ(p.functions.size(), 1u);
@@ -612,7 +607,7 @@ TEST_P(MilTextCorpus, ParsesToTheGraphOfItsPackage) {
   EXPECT_EQ(lstm->outputs.size(), 3u);
   // Op by op, value by value, against the protobuf read by coremltools.
   const std::string expected =
-      read_file(std::string(SG_TEST_DATA_DIR) + "/format/mil/" + GetParam() + ".ops.txt");
+      slurp(std::string(SG_TEST_DATA_DIR) + "/format/mil/" + GetParam() + ".ops.txt");
   ASSERT_FALSE(expected.empty());
   EXPECT_EQ(dump(p), expected);
 }
@@ -629,7 +624,7 @@ INSTANTIATE_TEST_SUITE_P(SileroVad, MilTextCorpus,
                          });
 
 TEST(MilText, CorpusConstexprLutToDenseAttributes) {
-  const Program p = parse_ok(read_file(corpus_mil("unified_palette_4bit")));
+  const Program p = parse_ok(slurp(corpus_mil("unified_palette_4bit")));
   const Op* op = find_op(p.functions.at(0), "stft_forward_basis_to_fp16_palettized");
   ASSERT_NE(op, nullptr);
   EXPECT_EQ(op->type, "constexpr_lut_to_dense");
@@ -784,7 +779,7 @@ TEST(MilText, ErrorColumnPointsAtTheToken) {
 
 // Every prefix cut of a real model must be rejected with a located message, never crash.
 TEST(MilText, TruncatedCorpusFileNeverCrashes) {
-  const std::string text = read_file(corpus_mil("unified_palette_4bit"));
+  const std::string text = slurp(corpus_mil("unified_palette_4bit"));
   ASSERT_FALSE(text.empty());
   const size_t end = text.find_last_not_of(" \n") + 1;  // cuts after this keep the program whole
   int cuts = 0;
@@ -810,7 +805,7 @@ TEST(MilText, TruncatedCorpusFileNeverCrashes) {
 // Random byte edits of a real model (fixed seed, so failures reproduce): every result is either
 // a Program or a located error; nothing crashes, hangs or leaks (sanitizer builds).
 TEST(MilText, MutatedCorpusFileNeverCrashes) {
-  const std::string original = read_file(corpus_mil("unified_int8"));
+  const std::string original = slurp(corpus_mil("unified_int8"));
   ASSERT_FALSE(original.empty());
   const std::string_view alphabet = "()[]{}<>,;=?-.\"\\0123456789abcdefpx+ \n\x01\xff";
   std::mt19937 rng(20240611u);

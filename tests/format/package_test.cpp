@@ -2,6 +2,7 @@
 // .mlmodelc metadata.json reader (runtime/format/compiled_metadata.cpp).
 #include "shardgate/io.h"
 #include "shardgate/readers.h"
+#include "support/test_paths.h"
 
 #include <gtest/gtest.h>
 
@@ -16,9 +17,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kCorpus = std::string(SG_TEST_DATA_DIR) + "/corpus/silero-vad/";
-const char* const kModels[] = {"silero-vad-unified-v6.0.0", "unified_palette_4bit",
-                               "unified_int8"};
+using sg::testing::kSileroDir;
+using sg::testing::kSileroModels;
 
 // A fresh directory under the system temp dir, removed with everything in it at scope exit.
 class TempDir {
@@ -65,16 +65,16 @@ fs::path make_package(const TempDir& dir, const std::string& manifest_text) {
 // --- Manifest.json ---------------------------------------------------------------------
 
 TEST(PackageManifest, CorpusPackages) {
-  for (const char* name : kModels) {
+  for (const char* name : kSileroModels) {
     SCOPED_TRACE(name);
-    Result<PackageLayout> l = read_package_manifest(kCorpus + name + ".mlpackage");
+    Result<PackageLayout> l = read_package_manifest(kSileroDir + name + ".mlpackage");
     ASSERT_TRUE(l.is_ok()) << l.status().to_string();
     EXPECT_TRUE(fs::path(l->root_model_path).is_absolute());
-    EXPECT_TRUE(fs::equivalent(l->root_model_path, kCorpus + name +
+    EXPECT_TRUE(fs::equivalent(l->root_model_path, kSileroDir + name +
                                                        ".mlpackage/Data/com.apple.CoreML/"
                                                        "model.mlmodel"));
-    EXPECT_TRUE(fs::equivalent(l->model_dir,
-                               kCorpus + name + ".mlpackage/Data/com.apple.CoreML"));
+    EXPECT_TRUE(
+        fs::equivalent(l->model_dir, kSileroDir + name + ".mlpackage/Data/com.apple.CoreML"));
     EXPECT_TRUE(fs::is_regular_file(fs::path(l->model_dir) / "weights/weight.bin"));
   }
 }
@@ -226,9 +226,9 @@ TEST(PackageManifest, MalformedJsonNamesTheFile) {
 // --- metadata.json ----------------------------------------------------------------------
 
 TEST(CompiledMetadata, CorpusModelsAgreeWithTheirPackages) {
-  for (const char* name : kModels) {
+  for (const char* name : kSileroModels) {
     SCOPED_TRACE(name);
-    Result<ModelInfo> meta = read_compiled_metadata(kCorpus + name + ".mlmodelc");
+    Result<ModelInfo> meta = read_compiled_metadata(kSileroDir + name + ".mlmodelc");
     ASSERT_TRUE(meta.is_ok()) << meta.status().to_string();
     EXPECT_EQ(meta->spec_version, std::string(name) == "silero-vad-unified-v6.0.0" ? 6 : 7);
     ASSERT_EQ(meta->inputs.size(), 3u);
@@ -242,8 +242,8 @@ TEST(CompiledMetadata, CorpusModelsAgreeWithTheirPackages) {
     EXPECT_TRUE(meta->states.empty());
 
     // The package's ModelDescription describes the same features.
-    Result<std::string> bytes = read_file(kCorpus + name +
-                                          ".mlpackage/Data/com.apple.CoreML/model.mlmodel");
+    Result<std::string> bytes =
+        read_file(kSileroDir + name + ".mlpackage/Data/com.apple.CoreML/model.mlmodel");
     ASSERT_TRUE(bytes.is_ok());
     Result<ProtoModel> proto = parse_model_proto(
         std::as_bytes(std::span<const char>(bytes->data(), bytes->size())), "model.mlmodel");

@@ -19,6 +19,7 @@
 #include "shardgate/io.h"
 #include "shardgate/readers.h"
 #include "support/program_dump.h"
+#include "support/test_paths.h"
 
 #include <gtest/gtest.h>
 
@@ -30,18 +31,17 @@
 namespace sg {
 namespace {
 
-const std::string kCorpus = std::string(SG_TEST_DATA_DIR) + "/corpus/silero-vad/";
-const char* const kModels[] = {"silero-vad-unified-v6.0.0", "unified_palette_4bit",
-                               "unified_int8"};
+using sg::testing::kSileroDir;
+using sg::testing::kSileroModels;
 
 Result<Program> read_text(const std::string& name) {
-  const std::string path = kCorpus + name + ".mlmodelc/model.mil";
+  const std::string path = kSileroDir + name + ".mlmodelc/model.mil";
   SG_ASSIGN_OR_RETURN(std::string text, read_file(path));
   return parse_mil_text(text, path);
 }
 
 Result<Program> read_proto(const std::string& name) {
-  const std::string path = kCorpus + name + ".mlpackage/Data/com.apple.CoreML/model.mlmodel";
+  const std::string path = kSileroDir + name + ".mlpackage/Data/com.apple.CoreML/model.mlmodel";
   SG_ASSIGN_OR_RETURN(std::string bytes, read_file(path));
   SG_ASSIGN_OR_RETURN(ProtoModel m, parse_model_proto(
                                         std::as_bytes(std::span<const char>(bytes.data(),
@@ -120,7 +120,7 @@ std::string first_difference(const std::string& a, const std::string& b) {
 }
 
 TEST(ReadersAgree, CorpusTextAndProtobufGiveTheSameProgram) {
-  for (const char* name : kModels) {
+  for (const char* name : kSileroModels) {
     SCOPED_TRACE(name);
     Result<Program> text = read_text(name);
     ASSERT_TRUE(text.is_ok()) << text.status().to_string();

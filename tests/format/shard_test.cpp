@@ -3,6 +3,7 @@
 #include "shardgate/half.h"
 #include "shardgate/blob.h"
 #include "shardgate/shard.h"
+#include "support/test_paths.h"
 
 #include <gtest/gtest.h>
 
@@ -15,7 +16,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kCorpus = std::string(SG_TEST_DATA_DIR) + "/corpus/silero-vad/";
+using sg::testing::kSileroDir;
 
 const Op* find_op_producing(const Function& fn, const std::string& name) {
   for (const Op& op : fn.block.ops) {
@@ -43,7 +44,7 @@ class ShardFiles : public ::testing::Test {
 };
 
 TEST(Shard, OpensCompiledModel) {
-  const std::string path = kCorpus + "unified_palette_4bit.mlmodelc";
+  const std::string path = kSileroDir + "unified_palette_4bit.mlmodelc";
   auto shard = Shard::open(path);
   ASSERT_TRUE(shard.is_ok()) << shard.status().to_string();
   const Shard& s = **shard;
@@ -59,7 +60,7 @@ TEST(Shard, OpensCompiledModel) {
 }
 
 TEST(Shard, OpensPackage) {
-  const std::string path = kCorpus + "unified_palette_4bit.mlpackage";
+  const std::string path = kSileroDir + "unified_palette_4bit.mlpackage";
   auto shard = Shard::open(path + "/");  // a trailing slash is accepted
   ASSERT_TRUE(shard.is_ok()) << shard.status().to_string();
   const Shard& s = **shard;
@@ -74,13 +75,13 @@ TEST(Shard, OpensPackage) {
 
 TEST_F(ShardFiles, DetectsTheFormByContentsNotExtension) {
   const fs::path compiled = dir_ / "renamed_without_extension";
-  fs::copy(kCorpus + "unified_palette_4bit.mlmodelc", compiled, fs::copy_options::recursive);
+  fs::copy(kSileroDir + "unified_palette_4bit.mlmodelc", compiled, fs::copy_options::recursive);
   auto a = Shard::open(compiled.string());
   ASSERT_TRUE(a.is_ok()) << a.status().to_string();
   EXPECT_EQ((*a)->form(), ShardForm::kCompiled);
 
   const fs::path package = dir_ / "misnamed.mlmodelc";
-  fs::copy(kCorpus + "unified_palette_4bit.mlpackage", package, fs::copy_options::recursive);
+  fs::copy(kSileroDir + "unified_palette_4bit.mlpackage", package, fs::copy_options::recursive);
   auto b = Shard::open(package.string());
   ASSERT_TRUE(b.is_ok()) << b.status().to_string();
   EXPECT_EQ((*b)->form(), ShardForm::kPackage);
@@ -121,7 +122,7 @@ TEST_F(ShardFiles, OpenErrorsNameThePath) {
 
 TEST_F(ShardFiles, BrokenProgramFileIsAnError) {
   const fs::path compiled = dir_ / "broken.mlmodelc";
-  fs::copy(kCorpus + "unified_palette_4bit.mlmodelc", compiled, fs::copy_options::recursive);
+  fs::copy(kSileroDir + "unified_palette_4bit.mlmodelc", compiled, fs::copy_options::recursive);
   std::ofstream(compiled / "model.mil", std::ios::trunc) << "program(1.0) { func";
   auto s = Shard::open(compiled.string());
   ASSERT_FALSE(s.is_ok());
@@ -129,7 +130,7 @@ TEST_F(ShardFiles, BrokenProgramFileIsAnError) {
 }
 
 TEST(Shard, BlobPathStaysInsideTheModel) {
-  auto shard = Shard::open(kCorpus + "unified_palette_4bit.mlmodelc");
+  auto shard = Shard::open(kSileroDir + "unified_palette_4bit.mlmodelc");
   ASSERT_TRUE(shard.is_ok()) << shard.status().to_string();
   const Shard& s = **shard;
   auto ok = s.blob_path("@model_path/weights/weight.bin");
@@ -148,7 +149,7 @@ TEST(Shard, BlobPathStaysInsideTheModel) {
 }
 
 TEST(Shard, PackageBlobPathTakesTheBaseNameInTheWeightsDirectory) {
-  auto shard = Shard::open(kCorpus + "unified_palette_4bit.mlpackage");
+  auto shard = Shard::open(kSileroDir + "unified_palette_4bit.mlpackage");
   ASSERT_TRUE(shard.is_ok()) << shard.status().to_string();
   const Shard& s = **shard;
   auto r = s.blob_path("@model_path/weights/weight.bin");
@@ -161,7 +162,7 @@ TEST(Shard, PackageBlobPathTakesTheBaseNameInTheWeightsDirectory) {
 }
 
 TEST(Shard, BlobFilesAreOpenedOnce) {
-  auto shard = Shard::open(kCorpus + "unified_palette_4bit.mlmodelc");
+  auto shard = Shard::open(kSileroDir + "unified_palette_4bit.mlmodelc");
   ASSERT_TRUE(shard.is_ok()) << shard.status().to_string();
   auto a = (*shard)->blob_file(BlobRef{"@model_path/weights/weight.bin", 64});
   auto b = (*shard)->blob_file(BlobRef{"@model_path/weights/weight.bin", 33152});
@@ -175,7 +176,7 @@ TEST(Shard, BlobFilesAreOpenedOnce) {
 }
 
 TEST(Shard, ResolvesProgramLiterals) {
-  auto shard = Shard::open(kCorpus + "unified_palette_4bit.mlmodelc");
+  auto shard = Shard::open(kSileroDir + "unified_palette_4bit.mlmodelc");
   ASSERT_TRUE(shard.is_ok()) << shard.status().to_string();
   const Shard& s = **shard;
   const Function* fn = s.program().function("main");

@@ -15,8 +15,8 @@ std::string policy_text(const std::string& defaults_extra, const std::string& ov
          defaults_extra + R"(}, "overrides": [)" + overrides + "]}";
 }
 
-CheckIdentity ident(const std::string& name, const std::string& kind, std::optional<int64_t> layer,
-                    const std::string& shard = "") {
+CheckIdentity check_id(const std::string& name, const std::string& kind,
+                       std::optional<int64_t> layer, const std::string& shard = "") {
   CheckIdentity id;
   id.checkpoint = name;
   id.kind = kind;
@@ -29,7 +29,7 @@ CheckIdentity ident(const std::string& name, const std::string& kind, std::optio
 CheckResult rows_with_cosines(const std::string& name, std::optional<int64_t> layer,
                               const std::vector<double>& cosines) {
   CheckResult c;
-  c.identity = ident(name, "hidden", layer);
+  c.identity = check_id(name, "hidden", layer);
   c.position_axis = 1;
   for (size_t p = 0; p < cosines.size(); ++p) {
     RowResult r;
@@ -79,14 +79,14 @@ TEST(GatePolicy, OverridesMatchByCheckpointLayerKindAndShard) {
     const std::optional<Threshold> t = resolve_thresholds(*p, id).at(Metric::kCosine);
     return t ? *t->bound : -1.0;
   };
-  EXPECT_EQ(cos(ident("hidden.1", "hidden", 1)), 0.97);
-  EXPECT_EQ(cos(ident("hidden.2", "hidden", 2)), 0.95);
-  EXPECT_EQ(cos(ident("hidden.3", "hidden", 3)), 0.95);
-  EXPECT_EQ(cos(ident("hidden.4", "hidden", 4)), 0.97);
-  EXPECT_EQ(cos(ident("kv.2", "state", 2)), 0.97);  // name does not match the glob
-  EXPECT_EQ(cos(ident("logits", "logits", std::nullopt)), 0.99);
-  EXPECT_EQ(cos(ident("hidden.7", "hidden", 7, "L7_attn")), -1.0);  // switched off
-  const ResolvedThresholds resolved = resolve_thresholds(*p, ident("hidden.2", "hidden", 2));
+  EXPECT_EQ(cos(check_id("hidden.1", "hidden", 1)), 0.97);
+  EXPECT_EQ(cos(check_id("hidden.2", "hidden", 2)), 0.95);
+  EXPECT_EQ(cos(check_id("hidden.3", "hidden", 3)), 0.95);
+  EXPECT_EQ(cos(check_id("hidden.4", "hidden", 4)), 0.97);
+  EXPECT_EQ(cos(check_id("kv.2", "state", 2)), 0.97);  // name does not match the glob
+  EXPECT_EQ(cos(check_id("logits", "logits", std::nullopt)), 0.99);
+  EXPECT_EQ(cos(check_id("hidden.7", "hidden", 7, "L7_attn")), -1.0);  // switched off
+  const ResolvedThresholds resolved = resolve_thresholds(*p, check_id("hidden.2", "hidden", 2));
   const auto& t = resolved.at(Metric::kCosine);
   EXPECT_EQ(t->origin, "overrides[0]");
   EXPECT_NE(t->reason.find("outlier experts"), std::string::npos);

@@ -2,6 +2,7 @@
 // check excluded as `unstable` (HTML, Markdown, JUnit as skipped, never failure) and the views of
 // a `run --both` kept apart in the HTML chart.
 #include "shardgate/golden_report.h"
+#include "support/text_count.h"
 
 #include <gtest/gtest.h>
 
@@ -9,12 +10,7 @@
 
 namespace sg {
 namespace {
-
-size_t count(const std::string& text, const std::string& needle) {
-  size_t n = 0;
-  for (size_t pos = text.find(needle); pos != std::string::npos; pos = text.find(needle, pos + 1)) ++n;
-  return n;
-}
+using sg::testing::count;
 
 // A probe check: one row per seed, cosine and the baseline's own stability cosine per seed.
 CheckResult probe_check(const std::vector<double>& cosines, const std::vector<double>& stability) {

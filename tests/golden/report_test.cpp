@@ -7,6 +7,7 @@
 #include "shardgate/io.h"
 #include "shardgate/report_diff.h"
 #include "support/json_schema_lite.h"
+#include "support/text_count.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -16,6 +17,7 @@
 
 namespace sg {
 namespace {
+using sg::testing::count;
 
 using Json = nlohmann::json;
 
@@ -40,12 +42,6 @@ Json expected() {
   auto s = read_file(SG_TEST_DATA_DIR "/golden/expected.json");
   EXPECT_TRUE(s.is_ok());
   return Json::parse(*s);
-}
-
-size_t count(const std::string& text, const std::string& needle) {
-  size_t n = 0;
-  for (size_t pos = text.find(needle); pos != std::string::npos; pos = text.find(needle, pos + 1)) ++n;
-  return n;
 }
 
 TEST(GoldenReport, JsonFollowsTheSchemaAndHoldsNumpyValues) {

@@ -10,7 +10,7 @@ namespace {
 
 using test::ProgramBuilder;
 
-constexpr DType F16 = DType::kF16;
+using test::F16;
 
 ContractCheck parse(const std::string& spec) {
   auto c = parse_contract_check(spec);

@@ -4,6 +4,7 @@
 #include "shardgate/blob.h"
 #include "shardgate/io.h"
 #include "shardgate/placement.h"
+#include "support/test_paths.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -18,8 +19,8 @@
 namespace sg {
 namespace {
 
-const std::string kCorpus = SG_TEST_DATA_DIR "/corpus/silero-vad/";
-const char* kModels[] = {"silero-vad-unified-v6.0.0", "unified_int8", "unified_palette_4bit"};
+using sg::testing::kSileroDir;
+using sg::testing::kSileroModels;
 
 ShardCheck check(const std::string& path) {
   ShardCheckOptions options;
@@ -42,9 +43,9 @@ int64_t count_statements(const std::string& mil) {
 }
 
 TEST(CorpusPlacement, OpCountsMatchModelMilAndHistogram) {
-  for (const char* name : kModels) {
+  for (const char* name : kSileroModels) {
     SCOPED_TRACE(name);
-    std::string dir = kCorpus + name + ".mlmodelc";
+    std::string dir = kSileroDir + name + ".mlmodelc";
     ShardCheck c = check(dir);
     ASSERT_FALSE(c.error) << c.error->to_string();
     auto mil = read_file(dir + "/model.mil");
@@ -67,10 +68,10 @@ TEST(CorpusPlacement, OpCountsMatchModelMilAndHistogram) {
 }
 
 TEST(CorpusPlacement, BothFormsGiveTheSameOpList) {
-  for (const char* name : kModels) {
+  for (const char* name : kSileroModels) {
     SCOPED_TRACE(name);
-    ShardCheck compiled = check(kCorpus + name + ".mlmodelc");
-    ShardCheck package = check(kCorpus + name + ".mlpackage");
+    ShardCheck compiled = check(kSileroDir + name + ".mlmodelc");
+    ShardCheck package = check(kSileroDir + name + ".mlpackage");
     ASSERT_FALSE(compiled.error);
     ASSERT_FALSE(package.error) << package.error->to_string();
     ASSERT_EQ(compiled.ops.size(), package.ops.size());
@@ -87,9 +88,9 @@ TEST(CorpusPlacement, BothFormsGiveTheSameOpList) {
 }
 
 TEST(CorpusPlacement, SileroPredictionsFollowTheRules) {
-  ShardCheck fp16 = check(kCorpus + "silero-vad-unified-v6.0.0.mlmodelc");
-  ShardCheck int8 = check(kCorpus + "unified_int8.mlmodelc");
-  ShardCheck lut4 = check(kCorpus + "unified_palette_4bit.mlmodelc");
+  ShardCheck fp16 = check(kSileroDir + "silero-vad-unified-v6.0.0.mlmodelc");
+  ShardCheck int8 = check(kSileroDir + "unified_int8.mlmodelc");
+  ShardCheck lut4 = check(kSileroDir + "unified_palette_4bit.mlmodelc");
   for (ShardCheck* c : {&fp16, &int8, &lut4}) {
     ASSERT_FALSE(c->error);
     EXPECT_FALSE(c->verdict.passed);  // the fp32 LSTM path is off the ANE
@@ -140,7 +141,7 @@ ShardCheck check_edited_copy(const std::string& tag, Edit edit) {
   fs::remove_all(dir);
   fs::path copy = dir / "silero.mlmodelc";
   fs::create_directories(copy);
-  fs::copy(kCorpus + "silero-vad-unified-v6.0.0.mlmodelc", copy, fs::copy_options::recursive);
+  fs::copy(kSileroDir + "silero-vad-unified-v6.0.0.mlmodelc", copy, fs::copy_options::recursive);
   edit((copy / "weights" / "weight.bin").string());
   ShardCheck c = check(copy.string());
   fs::remove_all(dir);
@@ -150,7 +151,7 @@ ShardCheck check_edited_copy(const std::string& tag, Edit edit) {
 TEST(CorpusPlacement, ListingNeverInterpretsWeightData) {
   // Every weight's data bytes overwritten (metadata records kept): the listing is unchanged,
   // because only the 64-byte records and the file size are looked at.
-  ShardCheck original = check(kCorpus + "silero-vad-unified-v6.0.0.mlmodelc");
+  ShardCheck original = check(kSileroDir + "silero-vad-unified-v6.0.0.mlmodelc");
   ShardCheck listed = check_edited_copy("garbage_data", [](const std::string& weights) {
     auto blob = BlobFile::open(weights);
     ASSERT_TRUE(blob.is_ok());
@@ -181,7 +182,7 @@ TEST(CorpusPlacement, CorruptWeightMetadataIsAnInputError) {
 }
 
 TEST(CorpusPlacement, ABrokenShardIsAnInputErrorNamingIt) {
-  ShardCheck c = check(kCorpus + "does-not-exist.mlmodelc");
+  ShardCheck c = check(kSileroDir + "does-not-exist.mlmodelc");
   ASSERT_TRUE(c.error.has_value());
   EXPECT_NE(c.error->message().find("does-not-exist.mlmodelc"), std::string::npos);
   EXPECT_NE(exit_code(c.error->code()), kExitPass);

@@ -5,6 +5,7 @@
 #include "shardgate/io.h"
 #include "shardgate/placement.h"
 #include "support/json_schema_lite.h"
+#include "support/test_paths.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -17,8 +18,8 @@ namespace {
 using json = nlohmann::json;
 
 const std::string kData = SG_TEST_DATA_DIR "/placement/mac/";
-const std::string kCorpus = SG_TEST_DATA_DIR "/corpus/silero-vad/";
-const std::string kSample = SG_SOURCE_DIR "/goldens/sample/shards/L0_attn_lut4.mlpackage";
+using sg::testing::kSileroDir;
+const std::string kSampleLut4Shard = SG_SOURCE_DIR "/goldens/sample/shards/L0_attn_lut4.mlpackage";
 
 ShardCheck check_with(const std::string& shard, const std::string& dump) {
   ShardCheckOptions options;
@@ -43,7 +44,7 @@ json read_dump(const std::string& name) {
 }
 
 TEST(MacPlan, PackageDumpIsAcceptedForTheFixturePackage) {
-  ShardCheck c = check_with(kSample, kData + "L0_attn_lut4.mlpackage.json");
+  ShardCheck c = check_with(kSampleLut4Shard, kData + "L0_attn_lut4.mlpackage.json");
   ASSERT_FALSE(c.error) << c.error->to_string();
   EXPECT_EQ(c.source, PlacementSource::kPlan);
   EXPECT_TRUE(c.verdict.passed);
@@ -52,7 +53,8 @@ TEST(MacPlan, PackageDumpIsAcceptedForTheFixturePackage) {
 
 TEST(MacPlan, OneDumpFromThePackageServesBothForms) {
   for (const std::string form : {"mlpackage", "mlmodelc"}) {
-    ShardCheck c = check_with(kCorpus + "unified_int8." + form, kData + "unified_int8.mlpackage.json");
+    ShardCheck c =
+        check_with(kSileroDir + "unified_int8." + form, kData + "unified_int8.mlpackage.json");
     ASSERT_FALSE(c.error) << form << ": " << c.error->to_string();
     EXPECT_EQ(c.source, PlacementSource::kPlan) << form;
     EXPECT_EQ(c.summary.fallbacks, 1) << form;  // the table puts the LSTM on the CPU
@@ -65,9 +67,10 @@ TEST(MacPlan, OneDumpFromThePackageServesBothForms) {
 }
 
 TEST(MacPlan, ADumpFromTheCompiledFormCannotVouchForThePackage) {
-  ShardCheck c = check_with(kCorpus + "unified_int8.mlmodelc", kData + "unified_int8.mlmodelc.json");
+  ShardCheck c =
+      check_with(kSileroDir + "unified_int8.mlmodelc", kData + "unified_int8.mlmodelc.json");
   ASSERT_FALSE(c.error) << c.error->to_string();
-  c = check_with(kCorpus + "unified_int8.mlpackage", kData + "unified_int8.mlmodelc.json");
+  c = check_with(kSileroDir + "unified_int8.mlpackage", kData + "unified_int8.mlmodelc.json");
   ASSERT_TRUE(c.error);
   EXPECT_EQ(c.error->code(), ErrorCode::kFormat);
   EXPECT_NE(c.error->message().find("run dump_compute_plan.py on the .mlpackage"),
@@ -76,12 +79,12 @@ TEST(MacPlan, ADumpFromTheCompiledFormCannotVouchForThePackage) {
 
 TEST(MacPlan, ADumpOfAnotherBuildIsRefusedNamingWhatDiffers) {
   // Same model, another quantization: the dump's package record against the 4-bit package.
-  auto shard = Shard::open(kCorpus + "unified_palette_4bit.mlpackage");
+  auto shard = Shard::open(kSileroDir + "unified_palette_4bit.mlpackage");
   ASSERT_TRUE(shard.is_ok());
   auto fingerprint = (*shard)->fingerprint();
   ASSERT_TRUE(fingerprint.is_ok());
   json dump = read_dump("unified_int8.mlpackage.json");
-  ShardCheck c = check_with(kCorpus + "unified_palette_4bit.mlpackage",
+  ShardCheck c = check_with(kSileroDir + "unified_palette_4bit.mlpackage",
                             kData + "unified_int8.mlpackage.json");
   ASSERT_TRUE(c.error);
   const std::string& m = c.error->message();
@@ -98,7 +101,7 @@ TEST(MacPlan, ADumpOfAnotherBuildIsRefusedNamingWhatDiffers) {
   dump["model"]["package"]["files"][1]["sha256"] = std::string(64, '0');
   dump["model"]["package"]["fingerprint"] = std::string(64, '1');
   dump["model"]["compiled"]["fingerprint"] = std::string(64, '2');
-  c = check_with_json(kCorpus + "unified_int8.mlpackage", dump);
+  c = check_with_json(kSileroDir + "unified_int8.mlpackage", dump);
   ASSERT_TRUE(c.error);
   EXPECT_NE(c.error->message().find(
                 "files that differ: Data/com.apple.CoreML/weights/weight.bin (same size, other "
@@ -112,15 +115,15 @@ TEST(MacPlan, PairingLooksAtFingerprintsThenNames) {
   ASSERT_TRUE(plan.is_ok()) << plan.status().to_string();
   EXPECT_EQ(plan->schema_version, 2);
   for (const std::string form : {"mlpackage", "mlmodelc"}) {
-    auto shard = Shard::open(kCorpus + "unified_int8." + form);
+    auto shard = Shard::open(kSileroDir + "unified_int8." + form);
     ASSERT_TRUE(shard.is_ok());
     EXPECT_TRUE(plan_records_fingerprint(*plan, *(*shard)->fingerprint())) << form;
-    EXPECT_TRUE(plan_names_shard(*plan, kCorpus + "unified_int8." + form)) << form;
+    EXPECT_TRUE(plan_names_shard(*plan, kSileroDir + "unified_int8." + form)) << form;
   }
-  auto other = Shard::open(kCorpus + "unified_palette_4bit.mlmodelc");
+  auto other = Shard::open(kSileroDir + "unified_palette_4bit.mlmodelc");
   ASSERT_TRUE(other.is_ok());
   EXPECT_FALSE(plan_records_fingerprint(*plan, *(*other)->fingerprint()));
-  EXPECT_FALSE(plan_names_shard(*plan, kCorpus + "unified_palette_4bit.mlmodelc"));
+  EXPECT_FALSE(plan_names_shard(*plan, kSileroDir + "unified_palette_4bit.mlmodelc"));
   EXPECT_TRUE(plan_names_shard(*plan, "/elsewhere/unified_int8.mlmodelc/"));
 }
 
@@ -175,10 +178,10 @@ TEST(MacPlan, AFunctionMissingFromTheDumpFailsTheGate) {
 // threshold, and the model verdict must not say pass.
 TEST(MacPlan, ADumpWhoseLogsRecordAnANEFailureFailsTheShard) {
   json clean = read_dump("L0_attn_lut4.mlpackage.json");
-  ASSERT_TRUE(check_with_json(kSample, clean).verdict.passed);  // the fixture passes as is
+  ASSERT_TRUE(check_with_json(kSampleLut4Shard, clean).verdict.passed);  // the fixture passes as is
   json dump = clean;
   dump["logs"]["ane_compile_errors"] = {"MILCompilerForANE error: ANECCompile() FAILED"};
-  ShardCheck c = check_with_json(kSample, dump);
+  ShardCheck c = check_with_json(kSampleLut4Shard, dump);
   ASSERT_FALSE(c.error) << c.error->to_string();
   EXPECT_FALSE(c.verdict.passed);
   EXPECT_EQ(c.model_verdict, ModelVerdict::kFail);
@@ -188,7 +191,7 @@ TEST(MacPlan, ADumpWhoseLogsRecordAnANEFailureFailsTheShard) {
   dump = clean;
   dump["logs"]["espresso_unsupported"] = {
       {{"op_index", 7}, {"type", "slice_update"}, {"reason", "Cannot support standalone slice_update"}}};
-  c = check_with_json(kSample, dump);
+  c = check_with_json(kSampleLut4Shard, dump);
   ASSERT_FALSE(c.error) << c.error->to_string();
   EXPECT_FALSE(c.verdict.passed);
   ASSERT_EQ(c.shard_failures.size(), 1u);
@@ -207,7 +210,7 @@ TEST(MacPlan, AnOpOnlyTheCompiledProgramHasFailsThePackage) {
   // model.op_mapping.compiled_only. Ignoring it passed the package with that op unjudged.
   json dump = read_dump("L0_attn_lut4.mlpackage.json");
   dump["model"]["op_mapping"]["compiled_only"] = {"main/-1/inserted_cast (cast)"};
-  ShardCheck c = check_with_json(kSample, dump);
+  ShardCheck c = check_with_json(kSampleLut4Shard, dump);
   ASSERT_FALSE(c.error) << c.error->to_string();
   EXPECT_FALSE(c.verdict.passed);
   ASSERT_EQ(c.shard_failures.size(), 1u);
@@ -227,7 +230,7 @@ TEST(MacPlan, AFunctionOfTheDumpTheShardLacksIsRefused) {
   // An empty function of another name was ignored (no op to join), and the shard passed.
   json dump = read_dump("L0_attn_lut4.mlpackage.json");
   dump["functions"].push_back({{"name", "other"}, {"ops", json::array()}});
-  ShardCheck c = check_with_json(kSample, dump);
+  ShardCheck c = check_with_json(kSampleLut4Shard, dump);
   ASSERT_TRUE(c.error);
   EXPECT_EQ(c.error->code(), ErrorCode::kFormat);
   EXPECT_NE(c.error->message().find("edited.json: function 'other' of the dump is not in the "

@@ -9,7 +9,7 @@ namespace {
 
 using test::ProgramBuilder;
 
-constexpr DType F16 = DType::kF16;
+using test::F16;
 
 TEST(Predict, RowsCarryIdentityTypeClassAndRule) {
   ProgramBuilder b("ios18");

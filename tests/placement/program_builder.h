@@ -12,6 +12,9 @@
 
 namespace sg::test {
 
+// The dtype most placement tests build with.
+inline constexpr DType F16 = DType::kF16;
+
 inline ValueType tensor_type(DType dtype, Shape shape) {
   ValueType t;
   t.dtype = dtype;

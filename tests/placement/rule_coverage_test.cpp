@@ -24,7 +24,7 @@ struct Case {
   std::vector<std::string> facts = {};
 };
 
-constexpr DType F16 = DType::kF16;
+using test::F16;
 constexpr DType F32 = DType::kF32;
 constexpr DType I32 = DType::kI32;
 

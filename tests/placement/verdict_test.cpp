@@ -16,7 +16,7 @@ namespace {
 namespace fs = std::filesystem;
 using test::ProgramBuilder;
 
-constexpr DType F16 = DType::kF16;
+using test::F16;
 
 // A private copy of a coremltools-built fixture whose weight.bin gets a sparse tail of `extra`
 // bytes: the file is over the limit, the blob records stay valid, no disk space is used.

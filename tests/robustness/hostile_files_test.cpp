@@ -4,6 +4,7 @@
 // a regression that waits on a FIFO fails the test (exit -1/137) instead of hanging ctest.
 #include "support/cli_run.h"
 #include "support/file_bytes.h"
+#include "support/test_paths.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -18,29 +19,27 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kAne = SG_BINARY_DIR "/validators/ane-validator";
-const std::string kGolden = SG_BINARY_DIR "/validators/golden-validator";
-const fs::path kShard =
+using sg::testing::kAneValidator;
+using sg::testing::kGoldenValidator;
+// 20 s is far above any of these runs; a blocked open is killed and fails the test.
+constexpr int kLimit = 20;
+const fs::path kPaletteShard =
     fs::path(SG_TEST_DATA_DIR) / "corpus/silero-vad/unified_palette_4bit.mlmodelc";
-
-sg::CliRun run(const std::string& args) {
-  // 20 s is far above any of these runs; a blocked open is killed and fails the test.
-  return sg::run_command("timeout -s KILL 20 " + args);
-}
 
 using sg::testing::spit;
 
 class HostileFiles : public ::testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_TRUE(fs::exists(kAne) && fs::exists(kGolden)) << "build the validators first";
+    ASSERT_TRUE(fs::exists(kAneValidator) && fs::exists(kGoldenValidator))
+        << "build the validators first";
     dir_ = fs::temp_directory_path() /
            ("sg_hostile_" + std::to_string(::getpid()) + "_" +
             ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
     fs::create_directories(dir_);
     shard_ = dir_ / "m.mlmodelc";
-    fs::copy(kShard, shard_, fs::copy_options::recursive);
+    fs::copy(kPaletteShard, shard_, fs::copy_options::recursive);
   }
   void TearDown() override {
     std::error_code ec;
@@ -62,38 +61,43 @@ class HostileFiles : public ::testing::Test {
 
 TEST_F(HostileFiles, FifoInPlaceOfModelMil) {
   make_fifo(shard_ / "model.mil");
-  expect_refused(run(kAne + " " + shard_.string()), shard_ / "model.mil",
-                 "not a regular file (a FIFO)");
+  expect_refused(sg::run_killed_after(kLimit, kAneValidator + " " + shard_.string()),
+                 shard_ / "model.mil", "not a regular file (a FIFO)");
 }
 
 TEST_F(HostileFiles, FifoInPlaceOfWeightBin) {
   make_fifo(shard_ / "weights/weight.bin");
-  expect_refused(run(kGolden + " exec " + shard_.string() + " --seed 1"),
-                 shard_ / "weights/weight.bin", "not a regular file (a FIFO)");
+  expect_refused(
+      sg::run_killed_after(kLimit, kGoldenValidator + " exec " + shard_.string() + " --seed 1"),
+      shard_ / "weights/weight.bin", "not a regular file (a FIFO)");
 }
 
 TEST_F(HostileFiles, FifoAsInputNpy) {
   make_fifo(dir_ / "x.npy");
   expect_refused(
-      run(kGolden + " exec " + shard_.string() + " --input audio_input=" + (dir_ / "x.npy").string()),
+      sg::run_killed_after(kLimit, kGoldenValidator + " exec " + shard_.string() +
+                                       " --input audio_input=" + (dir_ / "x.npy").string()),
       dir_ / "x.npy", "not a regular file (a FIFO)");
 }
 
 TEST_F(HostileFiles, FifoAsChainManifest) {
   make_fifo(dir_ / "chain.json");
-  expect_refused(run(kGolden + " run " + (dir_ / "chain.json").string()), dir_ / "chain.json",
-                 "not a regular file (a FIFO)");
+  expect_refused(
+      sg::run_killed_after(kLimit, kGoldenValidator + " run " + (dir_ / "chain.json").string()),
+      dir_ / "chain.json", "not a regular file (a FIFO)");
 }
 
 TEST_F(HostileFiles, FifoAsGateFile) {
   make_fifo(dir_ / "gate.json");
-  expect_refused(run(kAne + " " + shard_.string() + " --gate " + (dir_ / "gate.json").string()),
+  expect_refused(sg::run_killed_after(kLimit, kAneValidator + " " + shard_.string() + " --gate " +
+                                                  (dir_ / "gate.json").string()),
                  dir_ / "gate.json", "not a regular file (a FIFO)");
 }
 
 TEST_F(HostileFiles, FifoAsPlan) {
   make_fifo(dir_ / "plan.json");
-  expect_refused(run(kAne + " " + shard_.string() + " --plan " + (dir_ / "plan.json").string()),
+  expect_refused(sg::run_killed_after(kLimit, kAneValidator + " " + shard_.string() + " --plan " +
+                                                  (dir_ / "plan.json").string()),
                  dir_ / "plan.json", "not a regular file (a FIFO)");
 }
 
@@ -102,29 +106,31 @@ TEST_F(HostileFiles, GitLfsPointerInPlaceOfWeightBin) {
        "version https://git-lfs.github.com/spec/v1\n"
        "oid sha256:4d7a214614ab2935c943f9e0ff69d22eadbb8f32b1258daaa5e2ca24d17e2393\n"
        "size 12345\n");
-  expect_refused(run(kGolden + " exec " + shard_.string() + " --seed 1"),
-                 shard_ / "weights/weight.bin", "is a Git LFS pointer");
+  expect_refused(
+      sg::run_killed_after(kLimit, kGoldenValidator + " exec " + shard_.string() + " --seed 1"),
+      shard_ / "weights/weight.bin", "is a Git LFS pointer");
 }
 
 TEST_F(HostileFiles, SymlinkOutOfTheShardIsRefused) {
   fs::copy_file(shard_ / "model.mil", dir_ / "outside.mil");
   fs::remove(shard_ / "model.mil");
   fs::create_symlink(dir_ / "outside.mil", shard_ / "model.mil");
-  expect_refused(run(kAne + " " + shard_.string()), shard_ / "model.mil",
-                 "a symbolic link that leads out of the shard");
+  expect_refused(sg::run_killed_after(kLimit, kAneValidator + " " + shard_.string()),
+                 shard_ / "model.mil", "a symbolic link that leads out of the shard");
   // A link that stays inside the shard is fine.
   fs::remove(shard_ / "model.mil");
   fs::rename(dir_ / "outside.mil", shard_ / "program.mil");
   fs::create_symlink("program.mil", shard_ / "model.mil");
-  const sg::CliRun ok = run(kAne + " " + shard_.string());
+  const sg::CliRun ok = sg::run_killed_after(kLimit, kAneValidator + " " + shard_.string());
   EXPECT_TRUE(ok.code == 0 || ok.code == 1) << ok.output;
 }
 
 TEST_F(HostileFiles, WeightSymlinkOutOfTheShardIsRefused) {
   fs::rename(shard_ / "weights/weight.bin", dir_ / "weight.bin");
   fs::create_symlink(dir_ / "weight.bin", shard_ / "weights/weight.bin");
-  expect_refused(run(kGolden + " exec " + shard_.string() + " --seed 1"),
-                 shard_ / "weights/weight.bin", "a symbolic link that leads out of the shard");
+  expect_refused(
+      sg::run_killed_after(kLimit, kGoldenValidator + " exec " + shard_.string() + " --seed 1"),
+      shard_ / "weights/weight.bin", "a symbolic link that leads out of the shard");
 }
 
 }  // namespace
@@ -141,13 +147,15 @@ TEST_F(HostileFiles, HugeDeclaredInputIsOverTheMemoryBudget) {
        "program(1.0)\n{\n    func main<ios16>(tensor<fp32, [65536, 65536]> x) {\n"
        "        tensor<fp32, [65536, 65536]> y = relu(x = x)[name = string(\"y\")];\n"
        "    } -> (y);\n}\n");
-  const sg::CliRun r = run(kGolden + " exec " + m.string() + " --seed 1 --max-memory 1G");
+  const sg::CliRun r = sg::run_killed_after(
+      kLimit, kGoldenValidator + " exec " + m.string() + " --seed 1 --max-memory 1G");
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("memory budget: tensor [65536, 65536] of fp32 needs 17179869248 bytes"),
             std::string::npos)
       << r.output;
   EXPECT_NE(r.output.find("over the budget of 1073741824 bytes"), std::string::npos) << r.output;
-  const sg::CliRun bad = run(kGolden + " exec " + m.string() + " --max-memory 12X");
+  const sg::CliRun bad =
+      sg::run_killed_after(kLimit, kGoldenValidator + " exec " + m.string() + " --max-memory 12X");
   EXPECT_EQ(bad.code, 2) << bad.output;
   EXPECT_NE(bad.output.find("12X"), std::string::npos) << bad.output;
 }
@@ -170,16 +178,16 @@ TEST_F(HostileFiles, MaxMemoryHoldsInSequenceAndProbeModes) {
   }
   const std::string whole = SG_TEST_DATA_DIR "/fixtures/llm/cases/attention_fp16/input_hidden.npy";
   const std::vector<std::string> commands = {
-      kGolden + " exec " + kv_shard + " --calls " + (dir_ / "calls").string(),
-      kGolden + " exec " + kv_shard + " --input hidden=" + whole +
+      kGoldenValidator + " exec " + kv_shard + " --calls " + (dir_ / "calls").string(),
+      kGoldenValidator + " exec " + kv_shard + " --input hidden=" + whole +
           " --chunk hidden:1:4 --offset-input start",
-      kGolden + " probe " + sample + "shards/L0_attn_lut4.mlpackage --baseline-replace " +
+      kGoldenValidator + " probe " + sample + "shards/L0_attn_lut4.mlpackage --baseline-replace " +
           "_lut4=_fp16 --inputs-from " + sample + "chains/chain_lut4.json",
   };
   for (const std::string& c : commands) {
-    const sg::CliRun unlimited = run(c);
+    const sg::CliRun unlimited = sg::run_killed_after(kLimit, c);
     EXPECT_NE(unlimited.code, 2) << c << "\n" << unlimited.output;  // the command itself is valid
-    const sg::CliRun r = run(c + " --max-memory 4K");
+    const sg::CliRun r = sg::run_killed_after(kLimit, c + " --max-memory 4K");
     EXPECT_EQ(r.code, 2) << c << "\n" << r.output;
     EXPECT_NE(r.output.find("memory budget: "), std::string::npos) << c << "\n" << r.output;
     EXPECT_NE(r.output.find("over the budget of 4096 bytes"), std::string::npos)
@@ -194,10 +202,11 @@ TEST_F(HostileFiles, MaxMemoryHoldsInSequenceAndProbeModes) {
 // whole tensors again, or loses the option.
 TEST_F(HostileFiles, CompareHoldsRowsNotTensorsUnderMaxMemory) {
   const std::string goldens = SG_SOURCE_DIR "/goldens/sample/goldens";
-  const std::string c = kGolden + " compare --candidate " + goldens + " --reference " + goldens;
-  const sg::CliRun r = run(c + " --max-memory 4K");
+  const std::string c =
+      kGoldenValidator + " compare --candidate " + goldens + " --reference " + goldens;
+  const sg::CliRun r = sg::run_killed_after(kLimit, c + " --max-memory 4K");
   EXPECT_EQ(r.code, 0) << r.output;
-  const sg::CliRun tight = run(c + " --max-memory 2K");
+  const sg::CliRun tight = sg::run_killed_after(kLimit, c + " --max-memory 2K");
   EXPECT_EQ(tight.code, 2) << tight.output;
   EXPECT_NE(tight.output.find("checkpoint 'logits': comparing rows of 192 elements, 192 at a time"),
             std::string::npos) << tight.output;

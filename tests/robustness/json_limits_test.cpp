@@ -12,6 +12,7 @@
 #include "shardgate/readers.h"
 
 #include "support/temp_dir_test.h"
+#include "support/file_bytes.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -25,13 +26,9 @@
 
 namespace sg {
 namespace {
+using sg::testing::spit;
 
 namespace fs = std::filesystem;
-
-void spit(const fs::path& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-}
 
 std::string deep(size_t levels) { return std::string(levels, '[') + std::string(levels, ']'); }
 

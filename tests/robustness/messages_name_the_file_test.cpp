@@ -6,6 +6,7 @@
 #include "support/cli_run.h"
 
 #include "support/temp_dir_test.h"
+#include "support/test_paths.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -18,10 +19,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kGolden = SG_BINARY_DIR "/validators/golden-validator";
-const std::string kSample = SG_SOURCE_DIR "/goldens/sample/";
-
-sg::CliRun run(const std::string& args) { return sg::run_command("timeout -s KILL 60 " + args); }
+using sg::testing::kGoldenValidator;
+using sg::testing::kSampleDir;
 
 class MessagesNameTheFile : public sg::testing::TempDirTest {
  protected:
@@ -30,9 +29,10 @@ class MessagesNameTheFile : public sg::testing::TempDirTest {
 
 TEST_F(MessagesNameTheFile, ExecInputOfTheWrongShape) {
   // logits.npy is fp16 [1, 8, 128]; the attention layer's input 'hidden' is fp16 [1, 8, 64].
-  const std::string file = kSample + "goldens/logits.npy";
+  const std::string file = kSampleDir + "goldens/logits.npy";
   const sg::CliRun r =
-      run(kGolden + " exec " + kSample + "shards/L0_attn_fp16.mlpackage --input hidden=" + file);
+      sg::run_killed_after(60, kGoldenValidator + " exec " + kSampleDir +
+                                   "shards/L0_attn_fp16.mlpackage --input hidden=" + file);
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("--input hidden=" + file + ": "), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("the file holds shape [1, 8, "), std::string::npos) << r.output;
@@ -42,12 +42,12 @@ TEST_F(MessagesNameTheFile, CompareOfDumpsWhoseShapesDiffer) {
   // A candidate dump whose 'logits' entry holds the embedding (fp16 [1, 8, 64]) instead of the
   // logits; manifest and sha256 are consistent, so only the shape differs from the reference.
   const fs::path cand = dir_ / "cand";
-  fs::copy(kSample + "goldens", cand, fs::copy_options::recursive);
+  fs::copy(kSampleDir + "goldens", cand, fs::copy_options::recursive);
   std::ifstream in(cand / "manifest.json");
   std::string m((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   in.close();
-  const sg::CliRun sums = run("sha256sum " + (cand / "embed.npy").string() + " " +
-                              (cand / "logits.npy").string());
+  const sg::CliRun sums = sg::run_killed_after(
+      60, "sha256sum " + (cand / "embed.npy").string() + " " + (cand / "logits.npy").string());
   ASSERT_EQ(sums.code, 0) << sums.output;
   const std::string embed_sha = sums.output.substr(0, 64);
   const std::string logits_sha = sums.output.substr(sums.output.find('\n') + 1, 64);
@@ -63,10 +63,11 @@ TEST_F(MessagesNameTheFile, CompareOfDumpsWhoseShapesDiffer) {
   m.replace(shape, close + 1 - shape, "\"shape\": [1, 8, 64]");
   std::ofstream(cand / "manifest.json") << m;
 
-  const sg::CliRun r = run(kGolden + " compare --candidate " + cand.string() + " --reference " +
-                           kSample + "goldens");
+  const sg::CliRun r =
+      sg::run_killed_after(60, kGoldenValidator + " compare --candidate " + cand.string() +
+                                   " --reference " + kSampleDir + "goldens");
   EXPECT_EQ(r.code, 2) << r.output;
-  EXPECT_NE(r.output.find(cand.string() + " vs " + kSample + "goldens: checkpoint 'logits"),
+  EXPECT_NE(r.output.find(cand.string() + " vs " + kSampleDir + "goldens: checkpoint 'logits"),
             std::string::npos)
       << r.output;
   EXPECT_NE(r.output.find("shape mismatch"), std::string::npos) << r.output;
@@ -74,8 +75,9 @@ TEST_F(MessagesNameTheFile, CompareOfDumpsWhoseShapesDiffer) {
 
 TEST_F(MessagesNameTheFile, InlineLiteralOverTheMemoryBudget) {
   // A budget of 4 KiB is spent while the program's inline literals are decoded.
-  const std::string shard = kSample + "shards/L0_attn_lut4.mlpackage";
-  const sg::CliRun r = run(kGolden + " exec " + shard + " --seed 1 --max-memory 4K");
+  const std::string shard = kSampleDir + "shards/L0_attn_lut4.mlpackage";
+  const sg::CliRun r =
+      sg::run_killed_after(60, kGoldenValidator + " exec " + shard + " --seed 1 --max-memory 4K");
   EXPECT_EQ(r.code, 2) << r.output;
   EXPECT_NE(r.output.find("memory budget: "), std::string::npos) << r.output;
   EXPECT_NE(r.output.find(shard + "/Data/com.apple.CoreML/model.mlmodel: offset "),

@@ -6,6 +6,7 @@
 #include "shardgate/io.h"
 #include "support/cli_run.h"
 #include "support/temp_dir_test.h"
+#include "support/test_paths.h"
 
 #include <gtest/gtest.h>
 
@@ -16,10 +17,10 @@ namespace {
 
 namespace fs = std::filesystem;
 
-const std::string kAne = SG_BINARY_DIR "/validators/ane-validator";
-const std::string kGolden = SG_BINARY_DIR "/validators/golden-validator";
+using sg::testing::kAneValidator;
+using sg::testing::kGoldenValidator;
 
-std::string slurp(const fs::path& p) {
+std::string bytes_or_unreadable(const fs::path& p) {
   auto r = sg::read_file(p.string());
   return r.is_ok() ? *r : std::string("<unreadable>");
 }
@@ -28,7 +29,8 @@ class OutputsNeverInputs : public sg::testing::TempDirTest {
  protected:
   OutputsNeverInputs() : TempDirTest("sg_outputs_inputs_") {}
   void SetUp() override {
-    ASSERT_TRUE(fs::exists(kAne) && fs::exists(kGolden)) << "build the validators first";
+    ASSERT_TRUE(fs::exists(kAneValidator) && fs::exists(kGoldenValidator))
+        << "build the validators first";
     TempDirTest::SetUp();
     fs::copy(fs::path(SG_SOURCE_DIR) / "goldens/sample", dir_ / "sample",
              fs::copy_options::recursive);
@@ -40,7 +42,7 @@ class OutputsNeverInputs : public sg::testing::TempDirTest {
   // output named with "is an input of this run", and `input` unchanged.
   void expect_refused(const std::string& tool, const std::string& args, const fs::path& input,
                       const std::string& named_output) {
-    const std::string before = slurp(input);
+    const std::string before = bytes_or_unreadable(input);
     const sg::CliRun r =
         sg::run_command("cd " + dir_.string() + " && timeout -s KILL 60 " + tool + " " + args);
     EXPECT_EQ(r.code, 2) << args << "\n" << r.output;
@@ -51,83 +53,88 @@ class OutputsNeverInputs : public sg::testing::TempDirTest {
     // Said once: the error report's write used to refuse the same target a second time.
     EXPECT_EQ(r.output.find("is an input of this run", at + refusal.size()), std::string::npos)
         << r.output;
-    EXPECT_EQ(slurp(input), before) << input << " was changed by: " << args;
+    EXPECT_EQ(bytes_or_unreadable(input), before) << input << " was changed by: " << args;
   }
   fs::path p(const std::string& rel) const { return dir_ / rel; }
 };
 
 const std::string kChain = "sample/chains/chain_lut4.json";
-const std::string kShard = "sample/shards/L0_attn_lut4.mlpackage";
+const std::string kRelShard = "sample/shards/L0_attn_lut4.mlpackage";
 
 TEST_F(OutputsNeverInputs, RunReportOverTheChainManifestAnySpelling) {
-  expect_refused(kGolden, "run " + kChain + " -q --json " + kChain, p(kChain),
+  expect_refused(kGoldenValidator, "run " + kChain + " -q --json " + kChain, p(kChain),
                  "--json " + kChain);
-  expect_refused(kGolden, "run " + kChain + " -q --html sample/shards/../chains/chain_lut4.json",
-                 p(kChain), "--html sample/shards/../chains/chain_lut4.json");
+  expect_refused(kGoldenValidator,
+                 "run " + kChain + " -q --html sample/shards/../chains/chain_lut4.json", p(kChain),
+                 "--html sample/shards/../chains/chain_lut4.json");
   fs::create_symlink(p(kChain), p("link.json"));
-  expect_refused(kGolden, "run " + kChain + " -q --markdown link.json", p(kChain),
+  expect_refused(kGoldenValidator, "run " + kChain + " -q --markdown link.json", p(kChain),
                  "--markdown link.json");
   fs::create_hard_link(p(kChain), p("hard.json"));
-  expect_refused(kGolden, "run " + kChain + " -q --junit hard.json", p(kChain),
+  expect_refused(kGoldenValidator, "run " + kChain + " -q --junit hard.json", p(kChain),
                  "--junit hard.json");
 }
 
 TEST_F(OutputsNeverInputs, RunReportOverGateGoldenOrShardFile) {
   fs::copy(fs::path(SG_SOURCE_DIR) / "gates/fidelity.json", p("fid.json"));
-  expect_refused(kGolden, "run " + kChain + " -q --gate fid.json --json fid.json", p("fid.json"),
-                 "--json fid.json");
-  expect_refused(kGolden, "run " + kChain + " -q --json sample/goldens/manifest.json",
+  expect_refused(kGoldenValidator, "run " + kChain + " -q --gate fid.json --json fid.json",
+                 p("fid.json"), "--json fid.json");
+  expect_refused(kGoldenValidator, "run " + kChain + " -q --json sample/goldens/manifest.json",
                  p("sample/goldens/manifest.json"), "--json sample/goldens/manifest.json");
   const std::string manifest = "sample/shards/L0_attn_lut4.mlpackage/Manifest.json";
-  expect_refused(kGolden, "run " + kChain + " -q --json " + manifest, p(manifest),
+  expect_refused(kGoldenValidator, "run " + kChain + " -q --json " + manifest, p(manifest),
                  "--json " + manifest);
 }
 
 TEST_F(OutputsNeverInputs, RegateDiffMergeReportOverTheReportTheyRead) {
-  const sg::CliRun made = sg::run_command("cd " + dir_.string() + " && " + kGolden + " run " +
-                                          kChain + " -q --json rep.json");
+  const sg::CliRun made = sg::run_command("cd " + dir_.string() + " && " + kGoldenValidator +
+                                          " run " + kChain + " -q --json rep.json");
   ASSERT_TRUE(made.code == 0 || made.code == 1) << made.output;
   fs::copy(p("rep.json"), p("rep2.json"));
-  expect_refused(kGolden, "regate rep.json --json rep.json", p("rep.json"), "--json rep.json");
+  expect_refused(kGoldenValidator, "regate rep.json --json rep.json", p("rep.json"),
+                 "--json rep.json");
   fs::copy(fs::path(SG_SOURCE_DIR) / "gates/regression.json", p("reg.json"));
-  expect_refused(kGolden, "diff rep.json rep2.json --gate reg.json --json rep2.json", p("rep2.json"),
-                 "--json rep2.json");
-  expect_refused(kGolden, "merge rep.json rep2.json --json ./rep.json", p("rep.json"),
+  expect_refused(kGoldenValidator, "diff rep.json rep2.json --gate reg.json --json rep2.json",
+                 p("rep2.json"), "--json rep2.json");
+  expect_refused(kGoldenValidator, "merge rep.json rep2.json --json ./rep.json", p("rep.json"),
                  "--json ./rep.json");
 }
 
 TEST_F(OutputsNeverInputs, AneValidatorReportIntoTheShard) {
-  const std::string manifest = kShard + "/Manifest.json";
-  expect_refused(kAne, kShard + " -q --json " + manifest, p(manifest), "--json " + manifest);
+  const std::string manifest = kRelShard + "/Manifest.json";
+  expect_refused(kAneValidator, kRelShard + " -q --json " + manifest, p(manifest),
+                 "--json " + manifest);
   // A new file inside the shard is refused too: the shard would no longer be what was judged.
-  expect_refused(kAne, kShard + " -q --junit " + kShard + "/r.xml", p(manifest),
-                 "--junit " + kShard + "/r.xml");
-  EXPECT_FALSE(fs::exists(p(kShard + "/r.xml")));
+  expect_refused(kAneValidator, kRelShard + " -q --junit " + kRelShard + "/r.xml", p(manifest),
+                 "--junit " + kRelShard + "/r.xml");
+  EXPECT_FALSE(fs::exists(p(kRelShard + "/r.xml")));
 }
 
 TEST_F(OutputsNeverInputs, WeightsReportOverTheShard) {
-  const std::string manifest = kShard + "/Manifest.json";
-  expect_refused(kGolden, "weights " + kShard + " -q --json " + manifest, p(manifest),
+  const std::string manifest = kRelShard + "/Manifest.json";
+  expect_refused(kGoldenValidator, "weights " + kRelShard + " -q --json " + manifest, p(manifest),
                  "--json " + manifest);
 }
 
 // The other report-writing commands: compare (a golden dump's manifest), culprits and probe
 // (a baseline shard, the candidate's pair), advise (the chain manifest).
 TEST_F(OutputsNeverInputs, CompareCulpritsProbeAdvise) {
-  expect_refused(kGolden,
+  expect_refused(kGoldenValidator,
                  "compare --candidate sample/goldens --reference sample/goldens -q --json "
                  "sample/goldens/manifest.json",
                  p("sample/goldens/manifest.json"), "--json sample/goldens/manifest.json");
   const std::string base = "sample/shards/L0_moe_p0_fp16.mlpackage/Manifest.json";
-  expect_refused(kGolden,
+  expect_refused(kGoldenValidator,
                  "culprits sample/shards/L0_moe_p0_int8.mlpackage --baseline-replace _int8=_fp16 "
-                 "-q --json " + base,
+                 "-q --json " +
+                     base,
                  p(base), "--json " + base);
-  expect_refused(kGolden,
+  expect_refused(kGoldenValidator,
                  "probe sample/shards/L0_moe_p0_int8.mlpackage --baseline-replace _int8=_fp16 -q "
-                 "--markdown " + base,
+                 "--markdown " +
+                     base,
                  p(base), "--markdown " + base);
-  expect_refused(kGolden,
+  expect_refused(kGoldenValidator,
                  "advise sample/chains/chain_int8.json --baseline-replace _int8=_fp16 -q --json "
                  "sample/chains/chain_int8.json",
                  p("sample/chains/chain_int8.json"), "--json sample/chains/chain_int8.json");
@@ -138,15 +145,16 @@ TEST_F(OutputsNeverInputs, CompareCulpritsProbeAdvise) {
 TEST_F(OutputsNeverInputs, ExecOutputOverAnInputTensor) {
   fs::create_directories(p("ex"));
   fs::copy(p("cs/default_shape_x.npy"), p("ex/y.npy"));
-  expect_refused(kGolden, "exec cs/compiled_style.mlmodelc --input x=ex/y.npy --out ex",
+  expect_refused(kGoldenValidator, "exec cs/compiled_style.mlmodelc --input x=ex/y.npy --out ex",
                  p("ex/y.npy"), "ex/y.npy");
   // exec also copies its inputs to DIR/inputs/: an input read from there is refused too.
   fs::create_directories(p("ex2/inputs"));
   fs::copy(p("cs/default_shape_x.npy"), p("ex2/inputs/x.npy"));
-  expect_refused(kGolden, "exec cs/compiled_style.mlmodelc --input x=ex2/inputs/x.npy --out ex2",
+  expect_refused(kGoldenValidator,
+                 "exec cs/compiled_style.mlmodelc --input x=ex2/inputs/x.npy --out ex2",
                  p("ex2/inputs/x.npy"), "ex2/inputs/x.npy");
   // The same command with another --out directory writes y.npy there.
-  const sg::CliRun ok = sg::run_command("cd " + dir_.string() + " && " + kGolden +
+  const sg::CliRun ok = sg::run_command("cd " + dir_.string() + " && " + kGoldenValidator +
                                         " exec cs/compiled_style.mlmodelc --input x=ex/y.npy "
                                         "--out out");
   EXPECT_EQ(ok.code, 0) << ok.output;
@@ -157,8 +165,9 @@ TEST_F(OutputsNeverInputs, ExecOutputOverAnInputTensor) {
 // sequence (--chunk, --calls) and subnormals_keep/ + subnormals_flush/ for --subnormals both.
 TEST_F(OutputsNeverInputs, ExecOutputOverAnInputTensorInEveryLayoutBeforeAnyCallRuns) {
   const auto refused_before_running = [&](const std::string& args, const std::string& input) {
-    expect_refused(kGolden, args, p(input), input);
-    const sg::CliRun r = sg::run_command("cd " + dir_.string() + " && " + kGolden + " " + args);
+    expect_refused(kGoldenValidator, args, p(input), input);
+    const sg::CliRun r =
+        sg::run_command("cd " + dir_.string() + " && " + kGoldenValidator + " " + args);
     EXPECT_EQ(r.output.find("golden-validator exec:"), std::string::npos)
         << "a call ran before the refusal: " << args << "\n" << r.output;
   };
@@ -179,10 +188,10 @@ TEST_F(OutputsNeverInputs, ExecOutputOverAnInputTensorInEveryLayoutBeforeAnyCall
 // the rule) and a directory inside one of the chain's shards.
 TEST_F(OutputsNeverInputs, RecordIntoTheSourceDumpOrAShard) {
   const std::string chain = "sample/chains/chain_fp16.json";
-  expect_refused(kGolden, "record " + chain + " -q --out sample/goldens",
+  expect_refused(kGoldenValidator, "record " + chain + " -q --out sample/goldens",
                  p("sample/goldens/manifest.json"), "--out sample/goldens");
   const std::string shard = "sample/shards/embed_fp16.mlpackage";
-  expect_refused(kGolden, "record " + chain + " -q --out " + shard + "/dump",
+  expect_refused(kGoldenValidator, "record " + chain + " -q --out " + shard + "/dump",
                  p(shard + "/Manifest.json"), "--out " + shard + "/dump");
   EXPECT_FALSE(fs::exists(p(shard + "/dump/manifest.json")));
 }
@@ -191,7 +200,8 @@ TEST_F(OutputsNeverInputs, RecordIntoTheSourceDumpOrAShard) {
 // other reports of the set are not written either (all or none).
 TEST_F(OutputsNeverInputs, ErrorReportIsNotWrittenOverAnInput) {
   fs::copy(fs::path(SG_SOURCE_DIR) / "gates/fidelity.json", p("fid.json"));
-  expect_refused(kGolden, "run " + kChain + " -q --gate fid.json --markdown m.md --json fid.json",
+  expect_refused(kGoldenValidator,
+                 "run " + kChain + " -q --gate fid.json --markdown m.md --json fid.json",
                  p("fid.json"), "--json fid.json");
   EXPECT_FALSE(fs::exists(p("m.md")));
 }

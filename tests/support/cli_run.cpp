@@ -22,4 +22,8 @@ CliRun run_golden_validator(const std::string& args) {
   return run_command(std::string(SG_BINARY_DIR "/validators/golden-validator ") + args);
 }
 
+CliRun run_killed_after(int seconds, const std::string& command) {
+  return run_command("timeout -s KILL " + std::to_string(seconds) + " " + command);
+}
+
 }  // namespace sg

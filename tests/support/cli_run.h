@@ -17,4 +17,8 @@ CliRun run_command(const std::string& command);
 // The built golden-validator with `args` (run_command).
 CliRun run_golden_validator(const std::string& args);
 
+// run_command under `timeout -s KILL seconds`: a run that blocks is killed (code -1 or 137) and
+// fails its test instead of hanging the suite.
+CliRun run_killed_after(int seconds, const std::string& command);
+
 }  // namespace sg

@@ -32,6 +32,7 @@
 namespace sg {
 namespace {
 using sg::testing::doubles;
+using sg::testing::npy_or_fail;
 
 const std::string kCorpus = std::string(SG_TEST_DATA_DIR) + "/corpus/silero-vad/";
 const std::string kOracle = std::string(SG_TEST_DATA_DIR) + "/exec/silero/";
@@ -42,16 +43,10 @@ const std::vector<std::string> kOutputs = {"vad_output", "new_hidden_state", "ne
 const std::map<std::string, Shape> kOutputShapes = {
     {"vad_output", {1, 1, 1}}, {"new_hidden_state", {1, 128}}, {"new_cell_state", {1, 128}}};
 
-Tensor load_npy(const std::string& path) {
-  auto t = read_npy(path);
-  EXPECT_TRUE(t.is_ok()) << t.status().to_string();
-  return t.is_ok() ? *t : Tensor();
-}
-
 std::map<std::string, Tensor> seeded_inputs() {
   std::map<std::string, Tensor> in;
   for (const char* name : {"audio_input", "hidden_state", "cell_state"}) {
-    in[name] = load_npy(kOracle + "input_" + name + ".npy");
+    in[name] = npy_or_fail(kOracle + "input_" + name + ".npy");
   }
   return in;
 }
@@ -83,7 +78,7 @@ TEST_P(CorpusRun, MatchesNumpyForwardPass) {
     for (double v : c) ASSERT_TRUE(std::isfinite(v)) << name << " holds " << v;
     const std::string expected_file =
         kOracle + "expected_" + model + "_" + precision_name(precision) + "_" + name + ".npy";
-    const std::vector<double> r = doubles(load_npy(expected_file));
+    const std::vector<double> r = doubles(npy_or_fail(expected_file));
     ASSERT_EQ(c.size(), r.size()) << name;
     const double cos = cosine_similarity(c, r);
     const double mae = max_abs_error(c, r);

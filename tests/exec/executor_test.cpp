@@ -5,6 +5,7 @@
 #include "../../runtime/core/parallel.h"
 #include "shardgate/executor.h"
 #include "support/op_harness.h"
+#include "support/tensor_values.h"
 
 #include <gtest/gtest.h>
 
@@ -12,7 +13,7 @@
 
 namespace sg {
 namespace {
-
+using sg::testing::doubles;
 using testing::f16s;  // fp16 literal from floats (support/op_harness.h)
 
 ValueType tensor_type(DType dtype, Shape shape) {
@@ -112,12 +113,6 @@ NamedType out(const std::string& name, DType dtype, Shape shape) {
   return {name, tensor_type(dtype, std::move(shape))};
 }
 
-std::vector<double> values(const Tensor& t) {
-  auto v = to_double_vector(t);
-  EXPECT_TRUE(v.is_ok()) << v.status().to_string();
-  return v.is_ok() ? *v : std::vector<double>{};
-}
-
 // x + 1 - 2048 with x = 2048: fp16 storage after the add rounds 2049 to 2048 (ties to even),
 // the fp32 reference keeps 2049.
 std::shared_ptr<Shard> rounding_program() {
@@ -136,14 +131,14 @@ TEST(Executor, Fp16ModeRoundsAfterEveryOpFp32ModeDoesNot) {
   auto r16 = ex.run("main", in, fp16);
   ASSERT_TRUE(r16.is_ok()) << r16.status().to_string();
   EXPECT_EQ(r16->outputs.at("b").dtype(), DType::kF16);
-  EXPECT_EQ(values(r16->outputs.at("b")), (std::vector<double>{0.0, -2046.0}));
+  EXPECT_EQ(doubles(r16->outputs.at("b")), (std::vector<double>{0.0, -2046.0}));
 
   RunOptions fp32;
   fp32.precision = Precision::kFp32;
   auto r32 = ex.run("main", in, fp32);
   ASSERT_TRUE(r32.is_ok()) << r32.status().to_string();
   EXPECT_EQ(r32->outputs.at("b").dtype(), DType::kF32);
-  EXPECT_EQ(values(r32->outputs.at("b")), (std::vector<double>{1.0, -2046.0}));
+  EXPECT_EQ(doubles(r32->outputs.at("b")), (std::vector<double>{1.0, -2046.0}));
   EXPECT_EQ(r32->stats.ops_run, 2);
 }
 
@@ -152,7 +147,7 @@ TEST(Executor, Fp32InputsAreAcceptedForFp16Parameters) {
   // 2048.5 is not representable in fp16: the input conversion rounds it to 2048.
   auto r = ex.run("main", {{"x", Tensor::from_f32({2}, std::vector<float>{2048.5f, 3.0f})}}, {});
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
-  EXPECT_EQ(values(r->outputs.at("b")), (std::vector<double>{0.0, -2044.0}));
+  EXPECT_EQ(doubles(r->outputs.at("b")), (std::vector<double>{0.0, -2044.0}));
 }
 
 // 300 * 300 = 90000 overflows fp16 (max 65504) to inf at flat index 1 of the mul output.
@@ -186,7 +181,7 @@ TEST(Executor, FirstNonFiniteNamesOpOutputAndIndex) {
   auto r32 = ex.run("main", in, fp32);
   ASSERT_TRUE(r32.is_ok()) << r32.status().to_string();
   EXPECT_FALSE(r32->first_nonfinite.has_value());
-  EXPECT_EQ(values(r32->outputs.at("act")), (std::vector<double>{1.0, 90000.0, 0.0}));
+  EXPECT_EQ(doubles(r32->outputs.at("act")), (std::vector<double>{1.0, 90000.0, 0.0}));
 }
 
 // The non-finite scan goes 256 elements at a time: the first inf past several blocks (and a
@@ -253,7 +248,7 @@ TEST(Executor, WeightsAreDecodedLazilyAndReleasedAfterLastUse) {
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   EXPECT_EQ(r->stats.weights_decoded, 3);
   EXPECT_EQ(r->stats.ops_run, 3);
-  EXPECT_EQ(values(r->outputs.at("y3"))[kN - 1], 6.5);
+  EXPECT_EQ(doubles(r->outputs.at("y3"))[kN - 1], 6.5);
   // Peak: previous activation + one weight + new output. Decoding all three weights up front
   // (or keeping them) would need at least 4 buffers.
   EXPECT_GE(r->stats.peak_value_bytes, 2 * kBytes);
@@ -267,7 +262,7 @@ TEST(Executor, WeightWithTwoUsesIsDecodedOnceAndKeptUntilItsLastUse) {
   auto r = ex.run("main", in, {});
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   EXPECT_EQ(r->stats.weights_decoded, 2);  // w1 once, w2; w3 is never read
-  EXPECT_EQ(values(r->outputs.at("y3"))[0], 4.5);
+  EXPECT_EQ(doubles(r->outputs.at("y3"))[0], 4.5);
   // w1 lives from op 1 to op 3: activation + w1 + w2 + output at op 2.
   EXPECT_LE(r->stats.peak_value_bytes, 4 * kBytes);
   EXPECT_GE(r->stats.peak_value_bytes, 3 * kBytes);
@@ -342,7 +337,7 @@ TEST(Executor, CompressedConvWeightIsDecodedOncePerRunNotPerTile) {
     o.stream_weights = false;
     auto dense = Executor(shard).run("main", {{"x", ramp({3, 4, 64})}}, o);
     ASSERT_TRUE(dense.is_ok());
-    EXPECT_EQ(values(r->outputs.at("y")), values(dense->outputs.at("y")));
+    EXPECT_EQ(doubles(r->outputs.at("y")), doubles(dense->outputs.at("y")));
   }
 }
 
@@ -367,7 +362,7 @@ TEST(Executor, AWeightDecodedWholeIsDecodedOncePerSequenceNotPerCall) {
     EXPECT_EQ(w->reused, 1);
     EXPECT_EQ(r->stats.weights_reused, 1);
     EXPECT_EQ(r->stats.reused_weight_bytes, 96u * 4u);  // the fp32 weight
-    EXPECT_EQ(values(r->outputs.at("y")), values(first->outputs.at("y")));
+    EXPECT_EQ(doubles(r->outputs.at("y")), doubles(first->outputs.at("y")));
   }
   // Another precision is another key: decoded once more, then reused.
   RunOptions fp32;
@@ -434,7 +429,7 @@ TEST(Executor, StreamedEmbeddingDecodesARepeatedRowOnce) {
   ASSERT_NE(w, nullptr);
   EXPECT_EQ(w->read, WeightRead::kStream);
   EXPECT_EQ(w->decoded_elements, 16) << "rows 1 and 4, each decoded once";
-  const std::vector<double> y = values(r->outputs.at("y"));
+  const std::vector<double> y = doubles(r->outputs.at("y"));
   for (int c = 0; c < 8; ++c) {
     EXPECT_EQ(y[static_cast<size_t>(8 + c)], y[static_cast<size_t>(c)]);
     EXPECT_EQ(y[static_cast<size_t>(24 + c)], y[static_cast<size_t>(c)]);
@@ -459,7 +454,7 @@ TEST(Executor, ConstexprChainIsFollowed) {
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   EXPECT_EQ(r->stats.weights_decoded, 2);
   EXPECT_EQ(r->stats.ops_run, 1);
-  EXPECT_EQ(values(r->outputs.at("y")), (std::vector<double>{1.5, -0.5}));
+  EXPECT_EQ(doubles(r->outputs.at("y")), (std::vector<double>{1.5, -0.5}));
 }
 
 TEST(Executor, CaptureKeepsNamedValues) {
@@ -469,9 +464,9 @@ TEST(Executor, CaptureKeepsNamedValues) {
   auto r = ex.run("main", {{"x", Tensor::from_f32({kN}, std::vector<float>(kN, 0.5f))}}, opt);
   ASSERT_TRUE(r.is_ok()) << r.status().to_string();
   ASSERT_EQ(r->captured.size(), 3u);
-  EXPECT_EQ(values(r->captured.at("y1"))[7], 1.5);
-  EXPECT_EQ(values(r->captured.at("w2"))[7], 2.0);
-  EXPECT_EQ(values(r->captured.at("x"))[7], 0.5);
+  EXPECT_EQ(doubles(r->captured.at("y1"))[7], 1.5);
+  EXPECT_EQ(doubles(r->captured.at("w2"))[7], 2.0);
+  EXPECT_EQ(doubles(r->captured.at("x"))[7], 0.5);
   EXPECT_FALSE(r->captured.count("y2"));
 
   RunOptions all;
@@ -513,17 +508,17 @@ TEST(Executor, StateIsZeroAtFirstAndCarriedAcrossCalls) {
   const std::map<std::string, Tensor> in = {{"x", f16s({4}, {1.0f, 2.0f, 3.0f, 4.0f})}};
   auto r1 = ex.run("main", in, {}, &states);
   ASSERT_TRUE(r1.is_ok()) << r1.status().to_string();
-  EXPECT_EQ(values(r1->outputs.at("now")), (std::vector<double>{1, 2, 3, 4}));
+  EXPECT_EQ(doubles(r1->outputs.at("now")), (std::vector<double>{1, 2, 3, 4}));
   auto r2 = ex.run("main", in, {}, &states);
   ASSERT_TRUE(r2.is_ok()) << r2.status().to_string();
-  EXPECT_EQ(values(r2->outputs.at("now")), (std::vector<double>{2, 4, 6, 8}));
+  EXPECT_EQ(doubles(r2->outputs.at("now")), (std::vector<double>{2, 4, 6, 8}));
   ASSERT_TRUE(states.values.count("cache"));
-  EXPECT_EQ(values(states.values.at("cache")), (std::vector<double>{2, 4, 6, 8}));
+  EXPECT_EQ(doubles(states.values.at("cache")), (std::vector<double>{2, 4, 6, 8}));
 
   // Without a store each run starts from zeros.
   auto r3 = ex.run("main", in, {});
   ASSERT_TRUE(r3.is_ok()) << r3.status().to_string();
-  EXPECT_EQ(values(r3->outputs.at("now")), (std::vector<double>{1, 2, 3, 4}));
+  EXPECT_EQ(doubles(r3->outputs.at("now")), (std::vector<double>{1, 2, 3, 4}));
 }
 
 TEST(Executor, UnknownOpIsUnsupportedNamingOpFunctionAndStatement) {

@@ -10,6 +10,7 @@
 
 #include "support/npy_bytes.h"
 #include "support/temp_dir_test.h"
+#include "support/file_bytes.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -21,6 +22,8 @@
 
 namespace sg {
 namespace {
+using sg::testing::slurp;
+using sg::testing::spit;
 
 namespace fs = std::filesystem;
 
@@ -28,14 +31,6 @@ const std::string kDimOver = "dimension 68719476737 is out of range [0, 68719476
 const std::string kRankOver = "rank 33 is out of range [0, 32]";
 const std::string kRankOverStreamed = "rank 33 or more is out of range [0, 32]";
 
-void spit(const fs::path& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-}
-std::string slurp(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
 // "1, 1, ..., 1" with `n` ones.
 std::string ones(int n, const std::string& sep = ", ") {
   std::string s = "1";

@@ -22,14 +22,14 @@
 namespace sg {
 namespace {
 
-struct Case {
+struct PanelCase {
   int64_t M, N, K;
   bool f16, streamed;
 };
 
 TEST(GemmPanel, EqualsTheSkinnyKernelAndTheReferenceBitForBitOnAnyThreadCount) {
   if (cpu_level_detected() < CpuLevel::kAvx512) GTEST_SKIP() << "no AVX-512 on this CPU";
-  std::vector<Case> cases;
+  std::vector<PanelCase> cases;
   for (int64_t M : {1, 7, 8, 9, 16, 17, 64, 513}) {
     // K: below one chunk, a partial last chunk (not a multiple of 8 or 16), a multiple of 8 but
     // not 16, and past one K block (512) with and without a partial chunk.
@@ -42,7 +42,7 @@ TEST(GemmPanel, EqualsTheSkinnyKernelAndTheReferenceBitForBitOnAnyThreadCount) {
   std::mt19937 rng(11);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
   const CpuLevel before = cpu_level();
-  for (const Case& c : cases) {
+  for (const PanelCase& c : cases) {
     const int64_t ldx = c.K + 5, ldy = c.N + 3;
     std::vector<float> x(static_cast<size_t>(c.M * ldx));
     for (float& v : x) v = dist(rng);

@@ -14,7 +14,7 @@ namespace sg::testing {
 namespace {
 
 // rand_f16: support/op_harness.h.
-Tensor rand_f32(const Shape& s, uint32_t seed) {
+Tensor rand_f16_as_f32(const Shape& s, uint32_t seed) {
   auto t = to_f32(rand_f16(s, seed));
   return t.is_ok() ? *t : Tensor();
 }
@@ -44,16 +44,16 @@ void expect_same_with_stream(const std::string& op, std::vector<HarnessInput> in
 TEST(StreamedWeightKernels, LinearOverManyRowBlocks) {
   // K = 1024 fp16: 64 rows per 128 KiB block, so 600 rows are 10 blocks (the last partial).
   expect_same_with_stream("linear",
-                          {HarnessInput::tensor("x", rand_f32({2, 5, 1024}, 1)),
-                           HarnessInput::tensor("bias", rand_f32({600}, 2))},
+                          {HarnessInput::tensor("x", rand_f16_as_f32({2, 5, 1024}, 1)),
+                           HarnessInput::tensor("bias", rand_f16_as_f32({600}, 2))},
                           "weight", rand_f16({600, 1024}, 3));
-  expect_same_with_stream("linear", {HarnessInput::tensor("x", rand_f32({3, 40}, 4))}, "weight",
-                          rand_f32({7, 40}, 5));
+  expect_same_with_stream("linear", {HarnessInput::tensor("x", rand_f16_as_f32({3, 40}, 4))},
+                          "weight", rand_f16_as_f32({7, 40}, 5));
 }
 
 TEST(StreamedWeightKernels, LinearShapeErrorsStillNameTheWeight) {
   auto r = run_op("linear",
-                  {HarnessInput::tensor("x", rand_f32({2, 16}, 1)),
+                  {HarnessInput::tensor("x", rand_f16_as_f32({2, 16}, 1)),
                    HarnessInput::streamed("weight", rand_f16({4, 15}, 2))},
                   {DType::kF32}, Precision::kFp32);
   ASSERT_FALSE(r.is_ok());
@@ -64,18 +64,18 @@ TEST(StreamedWeightKernels, LinearShapeErrorsStillNameTheWeight) {
 TEST(StreamedWeightKernels, MatmulWithTransposedConstantWeight) {
   // A tied LM head: hidden [1, 8, 1024] · embeddingᵀ with the table [600, 1024] compressed.
   expect_same_with_stream("matmul",
-                          {HarnessInput::tensor("x", rand_f32({1, 8, 1024}, 20)),
+                          {HarnessInput::tensor("x", rand_f16_as_f32({1, 8, 1024}, 20)),
                            HarnessInput::tensor("transpose_y", bools({}, {1}))},
                           "y", rand_f16({600, 1024}, 21));
   // transpose_x too: x [3, 64, 5] read as [3, 5, 64].
   expect_same_with_stream("matmul",
-                          {HarnessInput::tensor("x", rand_f32({3, 64, 5}, 22)),
+                          {HarnessInput::tensor("x", rand_f16_as_f32({3, 64, 5}, 22)),
                            HarnessInput::tensor("transpose_x", bools({}, {1})),
                            HarnessInput::tensor("transpose_y", bools({}, {1}))},
                           "y", rand_f16({7, 64}, 23));
   // A batched y is decoded whole and broadcast as usual.
   expect_same_with_stream("matmul",
-                          {HarnessInput::tensor("x", rand_f32({2, 4, 16}, 24)),
+                          {HarnessInput::tensor("x", rand_f16_as_f32({2, 4, 16}, 24)),
                            HarnessInput::tensor("transpose_y", bools({}, {1}))},
                           "y", rand_f16({2, 6, 16}, 25));
 }
@@ -84,13 +84,13 @@ TEST(StreamedWeightKernels, ConvGroupsStartAtTheirOwnRows) {
   // Pointwise 2-D conv, 2 groups of 1024 input channels: each group's 100 output rows are
   // rows 0-99 and 100-199 of the weight, each several row blocks long.
   expect_same_with_stream("conv",
-                          {HarnessInput::tensor("x", rand_f32({1, 2048, 1, 4}, 6)),
+                          {HarnessInput::tensor("x", rand_f16_as_f32({1, 2048, 1, 4}, 6)),
                            HarnessInput::tensor("groups", i32s({}, {2})),
-                           HarnessInput::tensor("bias", rand_f32({200}, 7))},
+                           HarnessInput::tensor("bias", rand_f16_as_f32({200}, 7))},
                           "weight", rand_f16({200, 1024, 1, 1}, 8));
   // 1-D conv with a 3-wide kernel, dilation and custom padding, 3 groups.
   expect_same_with_stream("conv",
-                          {HarnessInput::tensor("x", rand_f32({2, 6, 17}, 9)),
+                          {HarnessInput::tensor("x", rand_f16_as_f32({2, 6, 17}, 9)),
                            HarnessInput::tensor("groups", i32s({}, {3})),
                            HarnessInput::tensor("pad_type", str("custom")),
                            HarnessInput::tensor("pad", i32_list({2, 1})),

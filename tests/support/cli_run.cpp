@@ -1,5 +1,7 @@
 #include "support/cli_run.h"
 
+#include "support/test_paths.h"
+
 #include <cstdio>
 #include <sys/wait.h>
 
@@ -19,7 +21,7 @@ CliRun run_command(const std::string& command) {
 }
 
 CliRun run_golden_validator(const std::string& args) {
-  return run_command(std::string(SG_BINARY_DIR "/validators/golden-validator ") + args);
+  return run_command(testing::kGoldenValidator + " " + args);
 }
 
 CliRun run_killed_after(int seconds, const std::string& command) {

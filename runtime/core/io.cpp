@@ -21,8 +21,6 @@
 namespace sg {
 namespace {
 
-std::string errno_text(int err) { return std::strerror(err); }
-
 // Closes a descriptor on every return path.
 struct FdGuard {
   int fd = -1;
@@ -39,11 +37,11 @@ constexpr std::string_view kLfsPointerPrefix = "version https://git-lfs.github.c
 Result<uint64_t> open_regular(const std::string& path, FdGuard& guard) {
   guard.fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
   if (guard.fd < 0) {
-    return make_error(ErrorCode::kIO, "{}: cannot open: {}", path, errno_text(errno));
+    return make_error(ErrorCode::kIO, "{}: cannot open: {}", path, std::strerror(errno));
   }
   struct stat st {};
   if (::fstat(guard.fd, &st) != 0) {
-    return make_error(ErrorCode::kIO, "{}: cannot stat: {}", path, errno_text(errno));
+    return make_error(ErrorCode::kIO, "{}: cannot stat: {}", path, std::strerror(errno));
   }
   SG_CHECK(S_ISREG(st.st_mode), ErrorCode::kIO, "{}: not a regular file ({})", path,
            file_type_phrase(st.st_mode));
@@ -90,7 +88,8 @@ Result<std::shared_ptr<const MappedFile>> MappedFile::open(const std::string& pa
   if (size == 0) return std::shared_ptr<const MappedFile>(std::move(file));
   void* p = ::mmap(nullptr, static_cast<size_t>(size), PROT_READ, MAP_PRIVATE, guard.fd, 0);
   if (p == MAP_FAILED) {
-    return make_error(ErrorCode::kIO, "{}: cannot map {} bytes: {}", path, size, errno_text(errno));
+    return make_error(ErrorCode::kIO, "{}: cannot map {} bytes: {}", path, size,
+                      std::strerror(errno));
   }
   file->map_ = p;
   file->data_ = static_cast<const std::byte*>(p);
@@ -118,7 +117,7 @@ Result<std::string> read_file(const std::string& path, uint64_t max_bytes, std::
     if (n < 0) {
       if (errno == EINTR) continue;
       return make_error(ErrorCode::kIO, "{}: read failed at byte {}: {}", path, done,
-                        errno_text(errno));
+                        std::strerror(errno));
     }
     if (n == 0) break;  // the file shrank while we read it
     done += static_cast<size_t>(n);

@@ -67,6 +67,16 @@ const NamedType* Function::input(std::string_view n) const {
   return nullptr;
 }
 
+const ValueType* Function::value_type(std::string_view n) const {
+  if (const NamedType* in = input(n)) return &in->type;
+  for (const Op& op : block.ops) {
+    for (const NamedType& out : op.outputs) {
+      if (out.name == n) return &out.type;
+    }
+  }
+  return nullptr;
+}
+
 const Function* Program::function(std::string_view n) const {
   for (const auto& f : functions) {
     if (f.name == n) return &f;

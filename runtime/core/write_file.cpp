@@ -22,8 +22,6 @@
 namespace sg {
 namespace {
 
-std::string errno_text(int err) { return std::strerror(err); }
-
 struct Fd {
   int fd = -1;
   ~Fd() {
@@ -38,7 +36,7 @@ Status write_all(int fd, std::string_view contents, const std::string& path) {
     if (n < 0) {
       if (errno == EINTR) continue;
       return make_error(ErrorCode::kIO, "{}: write failed after {} bytes: {}", path, done,
-                        errno_text(errno));
+                        std::strerror(errno));
     }
     done += static_cast<size_t>(n);
   }
@@ -53,7 +51,8 @@ Status write_through(const std::string& path, std::string_view contents) {
     if (errno == ENXIO) {
       return make_error(ErrorCode::kIO, "{}: a FIFO with no reader; nothing was written", path);
     }
-    return make_error(ErrorCode::kIO, "{}: cannot open for writing: {}", path, errno_text(errno));
+    return make_error(ErrorCode::kIO, "{}: cannot open for writing: {}", path,
+                      std::strerror(errno));
   }
   const int flags = ::fcntl(f.fd, F_GETFL);
   if (flags >= 0) ::fcntl(f.fd, F_SETFL, flags & ~O_NONBLOCK);
@@ -117,7 +116,7 @@ Status publish_tmpfile(int fd, const std::string& path) {
   }
   if (errno != EEXIST) {
     return make_error(ErrorCode::kIO, "{}: cannot link the written file: {}", path,
-                      errno_text(errno));
+                      std::strerror(errno));
   }
   // Replacing a file: link under a temporary name, then rename over the old one.
   for (int attempt = 0; attempt < 16; ++attempt) {
@@ -125,12 +124,12 @@ Status publish_tmpfile(int fd, const std::string& path) {
     if (::linkat(AT_FDCWD, proc.c_str(), AT_FDCWD, tmp.c_str(), AT_SYMLINK_FOLLOW) != 0) {
       if (errno == EEXIST) continue;
       return make_error(ErrorCode::kIO, "{}: cannot link the written file: {}", path,
-                        errno_text(errno));
+                        std::strerror(errno));
     }
     if (::rename(tmp.c_str(), path.c_str()) != 0) {
       const int err = errno;
       ::unlink(tmp.c_str());
-      return make_error(ErrorCode::kIO, "{}: rename failed: {}", path, errno_text(err));
+      return make_error(ErrorCode::kIO, "{}: rename failed: {}", path, std::strerror(err));
     }
     return Status::ok();
   }
@@ -144,16 +143,16 @@ Status write_named_temporary(const std::string& path, std::string_view contents)
   Fd f{::mkstemp(name.data())};
   if (f.fd < 0) {
     return make_error(ErrorCode::kIO, "{}: cannot create a temporary file in {}: {}", path,
-                      dir_of(path), errno_text(errno));
+                      dir_of(path), std::strerror(errno));
   }
   tmp.assign(name.data());
   Status s = write_all(f.fd, contents, path);
   ::fchmod(f.fd, 0644);  // mkstemp creates 0600; outputs are ordinary readable files
   if (s.is_ok() && ::fsync(f.fd) != 0) {
-    s = make_error(ErrorCode::kIO, "{}: fsync failed: {}", path, errno_text(errno));
+    s = make_error(ErrorCode::kIO, "{}: fsync failed: {}", path, std::strerror(errno));
   }
   if (s.is_ok() && ::rename(tmp.c_str(), path.c_str()) != 0) {
-    s = make_error(ErrorCode::kIO, "{}: rename failed: {}", path, errno_text(errno));
+    s = make_error(ErrorCode::kIO, "{}: rename failed: {}", path, std::strerror(errno));
   }
   if (!s.is_ok()) ::unlink(tmp.c_str());
   return s;
@@ -191,7 +190,7 @@ Status write_file_atomic(const std::string& path_in, std::string_view contents) 
   SG_TRY(write_all(f.fd, contents, path));
   ::fchmod(f.fd, 0644);
   if (::fsync(f.fd) != 0) {
-    return make_error(ErrorCode::kIO, "{}: fsync failed: {}", path, errno_text(errno));
+    return make_error(ErrorCode::kIO, "{}: fsync failed: {}", path, std::strerror(errno));
   }
   SG_TRY(publish_tmpfile(f.fd, path));
   sync_dir(path);

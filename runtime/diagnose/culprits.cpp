@@ -17,7 +17,9 @@
 namespace sg {
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+// A metric with no number here (shapes differ, an integer output's norms, non-finite values that
+// disagree): NaN in the report; a NaN cosine fails the output.
+constexpr double kNoMetric = std::numeric_limits<double>::quiet_NaN();
 
 bool is_float(DType t) { return t == DType::kF16 || t == DType::kF32; }
 
@@ -230,20 +232,20 @@ void compare(const Tensor& c, const Tensor& b, OpComparison& r) {
   r.dtype = std::string(dtype_name(c.dtype()));
   r.shape = c.shape();
   if (c.shape() != b.shape()) {
-    r.cosine = r.norm_ratio = r.rel_l2 = r.snr_db = kNaN;
+    r.cosine = r.norm_ratio = r.rel_l2 = r.snr_db = kNoMetric;
     return;
   }
   auto cv = to_double_vector(c);
   auto bv = to_double_vector(b);
   if (!cv.is_ok() || !bv.is_ok()) {
-    r.cosine = r.norm_ratio = r.rel_l2 = r.snr_db = kNaN;
+    r.cosine = r.norm_ratio = r.rel_l2 = r.snr_db = kNoMetric;
     return;
   }
   if (!is_float(c.dtype())) {
     int64_t equal = 0;
     for (size_t i = 0; i < cv->size(); ++i) equal += (*cv)[i] == (*bv)[i];
     r.cosine = cv->empty() ? 1.0 : static_cast<double>(equal) / static_cast<double>(cv->size());
-    r.norm_ratio = r.rel_l2 = r.snr_db = kNaN;
+    r.norm_ratio = r.rel_l2 = r.snr_db = kNoMetric;
     return;
   }
   // Non-finite elements: NaN or +-Inf in one output and not the same in the other is error this
@@ -259,7 +261,7 @@ void compare(const Tensor& c, const Tensor& b, OpComparison& r) {
         cf.push_back(x);
         bf.push_back(y);
       } else if (!(x == y || (std::isnan(x) && std::isnan(y)))) {
-        r.cosine = r.norm_ratio = r.rel_l2 = r.snr_db = kNaN;
+        r.cosine = r.norm_ratio = r.rel_l2 = r.snr_db = kNoMetric;
         return;
       }
     }

@@ -6,7 +6,7 @@
 namespace sg {
 namespace {
 
-struct Reader {
+struct WeightConsumer {
   const Op* op;
   std::string param;  // the parameter that names the weight; "" for a nested block's read
 };
@@ -35,7 +35,7 @@ std::optional<double> literal_scalar(const Op& op, std::string_view name, double
 
 // The kernels that take a weight as a stream (OpContext::get_streamed) and the parameter
 // values under which they ask for one (linear.cpp, gather.cpp).
-bool streams_into(const Reader& r, const Producers& producers) {
+bool streams_into(const WeightConsumer& r, const Producers& producers) {
   const Op& op = *r.op;
   if (op.type == "linear") return r.param == "weight";
   if (op.type == "matmul") {
@@ -49,7 +49,7 @@ bool streams_into(const Reader& r, const Producers& producers) {
 }
 
 void collect_block_reads(const Block& block, const Op& holder,
-                         std::unordered_map<std::string, std::vector<Reader>>& readers) {
+                         std::unordered_map<std::string, std::vector<WeightConsumer>>& readers) {
   for (const Op& op : block.ops) {
     for (const auto& [key, arg] : op.inputs) {
       for (const Binding& b : arg.bindings) {
@@ -66,8 +66,9 @@ void collect_block_reads(const Block& block, const Op& holder,
   }
 }
 
-WeightReadDecision decide(const Function& fn, const Op& producer, const std::vector<Reader>& readers,
-                          bool kept, const WeightReadOptions& o, const Producers& producers) {
+WeightReadDecision decide(const Function& fn, const Op& producer,
+                          const std::vector<WeightConsumer>& readers, bool kept,
+                          const WeightReadOptions& o, const Producers& producers) {
   WeightReadDecision d;
   d.format = find_weight_format(ParamTypes(fn, producer));
   auto decode_once = [&](std::string why) {
@@ -86,7 +87,7 @@ WeightReadDecision decide(const Function& fn, const Op& producer, const std::vec
   if (!o.stream) return decode_once("streaming off");
   if (kept) return decode_once("kept (function output or capture)");
   if (readers.size() != 1) return decode_once(fmt::format("{} reads", readers.size()));
-  const Reader& r = readers[0];
+  const WeightConsumer& r = readers[0];
   if (r.param.empty()) return decode_once(fmt::format("read inside the blocks of {}", r.op->type));
   if (r.op->is_compile_time()) return decode_once(fmt::format("read by {}", r.op->type));
   if (!streams_into(r, producers)) return decode_once(fmt::format("read by {}", r.op->type));
@@ -102,7 +103,7 @@ std::map<std::string, WeightReadDecision> plan_weight_reads(const Function& fn,
   // Only constexpr outputs need a decision: a const is always viewed in place. Dense programs
   // (no constexpr op) are done here, so preparing a run costs them nothing.
   Producers producer;
-  std::unordered_map<std::string, std::vector<Reader>> readers;
+  std::unordered_map<std::string, std::vector<WeightConsumer>> readers;
   for (const Op& op : fn.block.ops) {
     if (!op.is_constexpr()) continue;
     for (const NamedType& out : op.outputs) {

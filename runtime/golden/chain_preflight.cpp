@@ -33,17 +33,6 @@ bool same_class(DType a, DType b) {
   return a == DType::kInvalid || b == DType::kInvalid || dtype_is_float(a) == dtype_is_float(b);
 }
 
-// The declared type of a value of `fn`'s block (an op output or a function input).
-const ValueType* value_type(const Function& fn, const std::string& name) {
-  for (const auto& op : fn.block.ops) {
-    for (const NamedType& o : op.outputs) {
-      if (o.name == name) return &o.type;
-    }
-  }
-  if (const NamedType* in = fn.input(name)) return &in->type;
-  return nullptr;
-}
-
 std::string names(const std::vector<NamedType>& list, bool states) {
   std::vector<std::string> out;
   for (const NamedType& n : list) {
@@ -195,7 +184,7 @@ Status preflight_chain(const ChainManifest& chain, const GoldenSource* goldens,
     for (const auto& [output, tensor] : step.outputs) {
       bool declared = false;
       for (const std::string& o : fn->block.outputs) declared = declared || o == output;
-      const ValueType* type = declared ? value_type(*fn, output) : nullptr;
+      const ValueType* type = declared ? fn->value_type(output) : nullptr;
       if (!declared) {
         problems.push_back(fmt::format("{}: shard '{}' function '{}' has no output '{}' (outputs: {})",
                                        place, step.shard_written, step.function, output,

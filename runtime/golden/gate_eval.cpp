@@ -13,8 +13,6 @@
 namespace sg {
 namespace {
 
-constexpr double kInf = std::numeric_limits<double>::infinity();
-
 // Percentile that stays defined next to infinite values (an identical row has SNR +inf): with
 // an infinite neighbour the nearest rank is taken instead of interpolating inf − x.
 double robust_percentile(const std::vector<double>& values, double p) {
@@ -74,7 +72,8 @@ std::string bound_text(double v) {
 
 std::string threshold_text(Metric m, const Threshold& t) {
   if (m == Metric::kNormRatio) {
-    return fmt::format("within [{}, {}]", bound_text(t.bound.value_or(0)), bound_text(t.upper.value_or(kInf)));
+    return fmt::format("within [{}, {}]", bound_text(t.bound.value_or(0)),
+                       bound_text(t.upper.value_or(std::numeric_limits<double>::infinity())));
   }
   return fmt::format("{} {}", is_lower_bounded(m) ? ">=" : "<=", bound_text(t.bound.value_or(0)));
 }
@@ -200,8 +199,9 @@ CheckVerdict evaluate_check(const CheckResult& check, const ResolvedThresholds& 
     // Worst row: lowest / highest value; for the norm ratio the furthest from 1 in log scale.
     size_t worst = 0;
     auto badness = [&](double v) {
-      if (std::isnan(v)) return kInf;
-      if (m == Metric::kNormRatio) return v <= 0 ? kInf : std::fabs(std::log(v));
+      if (std::isnan(v)) return std::numeric_limits<double>::infinity();
+      if (m == Metric::kNormRatio)
+        return v <= 0 ? std::numeric_limits<double>::infinity() : std::fabs(std::log(v));
       return is_lower_bounded(m) ? -v : v;
     };
     for (size_t k = 1; k < values.size(); ++k) {

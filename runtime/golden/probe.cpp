@@ -65,19 +65,6 @@ void scale_all(float* data, size_t n, double factor) {
   for (size_t k = 0; k < n; ++k) data[k] = static_cast<float>(data[k] * factor);
 }
 
-// The shape of a value of the function: a function input or the output of an op of its block.
-const ValueType* value_type(const Function& fn, const std::string& name) {
-  for (const NamedType& in : fn.inputs) {
-    if (in.name == name) return &in.type;
-  }
-  for (const Op& op : fn.block.ops) {
-    for (const NamedType& out : op.outputs) {
-      if (out.name == name) return &out.type;
-    }
-  }
-  return nullptr;
-}
-
 std::optional<int64_t> literal_int(const Op& op, std::string_view key) {
   const Argument* arg = op.input(key);
   if (arg == nullptr || arg->bindings.size() != 1) return std::nullopt;
@@ -100,7 +87,7 @@ std::optional<int64_t> index_range(const Function& fn, const std::string& input)
       if (idx == nullptr || x == nullptr || idx->bindings.size() != 1 || x->bindings.size() != 1) continue;
       if (!idx->bindings[0].is_reference() || !derived.count(idx->bindings[0].name)) continue;
       if (!x->bindings[0].is_reference()) continue;
-      const ValueType* table = value_type(fn, x->bindings[0].name);
+      const ValueType* table = fn.value_type(x->bindings[0].name);
       if (table == nullptr || !table->is_tensor() || table->shape.empty()) continue;
       int64_t axis = literal_int(op, "axis").value_or(0);
       const int64_t rank = static_cast<int64_t>(table->shape.size());

@@ -27,7 +27,7 @@
 // flags on the file: the rest of the file (and every inline function it shares with other
 // files) stays baseline x86-64, so nothing outside these functions can use an instruction the
 // CPU lacks. Which variant runs is decided per call from cpu_level().
-#define SG_TARGET_AVX2 __attribute__((target("avx2,fma,f16c")))
+#define SG_TARGET_AVX2_FMA __attribute__((target("avx2,fma,f16c")))
 #define SG_TARGET_AVX512 __attribute__((target("avx512f,avx512vl,avx2,fma,f16c")))
 #endif
 
@@ -93,13 +93,13 @@ void dot_tokens(const float* xp, int64_t K, const WT* w, float* out) {
 // avx2: one weight row at a time, 8 fp32 lanes, FMA, F16C widening.
 namespace avx2 {
 
-SG_TARGET_AVX2 inline __m256 load8(const uint16_t* p) {
+SG_TARGET_AVX2_FMA inline __m256 load8(const uint16_t* p) {
   return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)));
 }
-SG_TARGET_AVX2 inline __m256 load8(const float* p) { return _mm256_loadu_ps(p); }
+SG_TARGET_AVX2_FMA inline __m256 load8(const float* p) { return _mm256_loadu_ps(p); }
 
 // (a0+a4) + (a2+a6) + ((a1+a5) + (a3+a7)): the fixed reduction tree shared with scalar.
-SG_TARGET_AVX2 inline float hsum8(__m256 v) {
+SG_TARGET_AVX2_FMA inline float hsum8(__m256 v) {
   const __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
   const __m128 t = _mm_add_ps(s, _mm_movehl_ps(s, s));
   return _mm_cvtss_f32(_mm_add_ss(t, _mm_shuffle_ps(t, t, 1)));
@@ -107,7 +107,7 @@ SG_TARGET_AVX2 inline float hsum8(__m256 v) {
 
 // out[t] = Σ_k xp[t, k] · w[k] for the mb tokens packed in xp.
 template <int MB, typename WT>
-SG_TARGET_AVX2 void dot_tokens(const float* xp, int64_t K, const WT* w, float* out) {
+SG_TARGET_AVX2_FMA void dot_tokens(const float* xp, int64_t K, const WT* w, float* out) {
   __m256 acc[MB];
   for (int t = 0; t < MB; ++t) acc[t] = _mm256_setzero_ps();
   const int64_t full = K / kLanes;

@@ -15,7 +15,7 @@ namespace {
 enum class Kind { kSum, kMean, kMax, kMin, kProd, kL1, kL2, kSumSquare, kLogSum, kLogSumExp };
 
 // Where each input element lands in the output, given the reduced axes.
-struct Plan {
+struct ReducePlan {
   Shape out_shape;
   std::vector<int64_t> out_index;  // per input element
   int64_t out_count = 0;
@@ -23,9 +23,9 @@ struct Plan {
 };
 
 // with_index: fill out_index (the fast path of trailing axes does not need it).
-Result<Plan> plan(OpContext& ctx, const Shape& in, const std::vector<bool>& reduced, bool keep_dims,
-                  bool with_index = true) {
-  Plan p;
+Result<ReducePlan> plan(OpContext& ctx, const Shape& in, const std::vector<bool>& reduced,
+                        bool keep_dims, bool with_index = true) {
+  ReducePlan p;
   const size_t rank = in.size();
   Shape kept_shape;
   for (size_t d = 0; d < rank; ++d) {
@@ -95,7 +95,7 @@ Status reduce(OpContext& ctx, Kind kind) {
   // copy of x (~2% of a 512-token MoE layer). Same values, same order, same double arithmetic.
   bool trailing = kind != Kind::kLogSumExp && kern::float_rows_dtype(x.dtype());
   for (size_t d = 1; trailing && d < reduced.size(); ++d) trailing = !reduced[d - 1] || reduced[d];
-  SG_ASSIGN_OR_RETURN(Plan p, plan(ctx, x.shape(), reduced, keep_dims, !trailing));
+  SG_ASSIGN_OR_RETURN(ReducePlan p, plan(ctx, x.shape(), reduced, keep_dims, !trailing));
   if ((kind == Kind::kMax || kind == Kind::kMin) && p.group == 0 && p.out_count > 0) {
     return ctx.error(ErrorCode::kShape, fmt::format("cannot take the {} of an empty axis of {}",
                                                     kind == Kind::kMax ? "max" : "min",

@@ -44,7 +44,7 @@ double combine(Mode m, double old, double u) {
   return u;
 }
 
-struct Operands {
+struct ScatterOperands {
   Tensor data, updates;
   std::vector<int64_t> indices;
   Shape indices_shape;
@@ -52,8 +52,8 @@ struct Operands {
   Mode mode = Mode::kAdd;
 };
 
-Result<Operands> read_operands(OpContext& ctx) {
-  Operands o;
+Result<ScatterOperands> read_operands(OpContext& ctx) {
+  ScatterOperands o;
   SG_ASSIGN_OR_RETURN(o.data, ctx.get("data"));
   SG_ASSIGN_OR_RETURN(o.updates, ctx.get("updates"));
   SG_ASSIGN_OR_RETURN(Tensor idx, ctx.get("indices"));
@@ -80,7 +80,7 @@ Result<int64_t> resolve_index(const OpContext& ctx, int64_t i, int64_t size, siz
   return k;
 }
 
-Status finish(OpContext& ctx, const Operands& o) {
+Status finish(OpContext& ctx, const ScatterOperands& o) {
   if (kern::is_float(o.data)) {
     SG_ASSIGN_OR_RETURN(Tensor out, kern::new_tensor(ctx, DType::kF32, o.data.shape()));
     float* p = out.mutable_data<float>();
@@ -98,7 +98,7 @@ Status finish(OpContext& ctx, const Operands& o) {
 }  // namespace
 
 Status op_scatter(OpContext& ctx) {
-  SG_ASSIGN_OR_RETURN(Operands o, read_operands(ctx));
+  SG_ASSIGN_OR_RETURN(ScatterOperands o, read_operands(ctx));
   SG_ASSIGN_OR_RETURN(int64_t axis_in, ctx.get_int_or("axis", 0));
   SG_ASSIGN_OR_RETURN(int64_t axis, kern::normalize_axis(ctx, axis_in, o.data.rank(), "axis"));
   SG_OP_CHECK(ctx, o.indices_shape.size() == 1, ErrorCode::kShape, "indices has shape {}, expected 1-D",
@@ -127,7 +127,7 @@ Status op_scatter(OpContext& ctx) {
 }
 
 Status op_scatter_along_axis(OpContext& ctx) {
-  SG_ASSIGN_OR_RETURN(Operands o, read_operands(ctx));
+  SG_ASSIGN_OR_RETURN(ScatterOperands o, read_operands(ctx));
   SG_ASSIGN_OR_RETURN(int64_t axis_in, ctx.get_int_or("axis", 0));
   SG_ASSIGN_OR_RETURN(int64_t axis, kern::normalize_axis(ctx, axis_in, o.data.rank(), "axis"));
   SG_OP_CHECK(ctx, o.updates.shape() == o.indices_shape, ErrorCode::kShape,
@@ -160,7 +160,7 @@ Status op_scatter_along_axis(OpContext& ctx) {
 }
 
 Status op_scatter_nd(OpContext& ctx) {
-  SG_ASSIGN_OR_RETURN(Operands o, read_operands(ctx));
+  SG_ASSIGN_OR_RETURN(ScatterOperands o, read_operands(ctx));
   SG_OP_CHECK(ctx, !o.indices_shape.empty(), ErrorCode::kShape, "indices is a scalar: needs [..., K]");
   const int64_t depth = o.indices_shape.back();
   SG_OP_CHECK(ctx, depth >= 1 && depth <= o.data.rank(), ErrorCode::kShape,

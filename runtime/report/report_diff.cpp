@@ -45,7 +45,7 @@ std::string quantity_list() {
   return out + "residency_pct, placement";
 }
 
-std::string num(double v) {
+std::string num_text(double v) {
   if (std::isnan(v)) return "nan";
   return fmt::format("{:.6g}", v);
 }
@@ -66,7 +66,7 @@ void compare_value(ReportDiff& d, const RegressionPolicy& p, const std::string& 
                    double worse_by) {
   ++d.compared;
   if (old_v == new_v || (std::isnan(old_v) && std::isnan(new_v))) return;
-  DiffRow r{item, what, num(old_v), num(new_v), worse_by, false, ""};
+  DiffRow r{item, what, num_text(old_v), num_text(new_v), worse_by, false, ""};
   auto t = p.tolerances.find(metric);
   if (worse_by > 0 && t != p.tolerances.end() && worse_by > t->second.value) {
     r.regression = true;

@@ -396,6 +396,32 @@ TEST(MilText, TupleArgumentAndSortedInputs) {
   EXPECT_EQ(op.line, 6);
 }
 
+// Function::value_type finds a function input's type and an op output's type by name (probe's
+// index ranges and the chain preflight's output shapes read it), and nothing for other names.
+TEST(MilText, ValueTypeOfInputsAndOpOutputs) {
+  const Program q = parse_ok(program_text(
+      "tensor<fp16, [1, 2]> a, tensor<int32, [4]> b",
+      "            int32 axis = const()[name = string(\"axis\"), val = int32(1)];\n"
+      "            bool il = const()[name = string(\"il\"), val = bool(false)];\n"
+      "            tensor<fp16, [1, 4]> c = ios17.concat(values = (a, a), interleave = il, "
+      "axis = axis)[name = string(\"c\")];\n",
+      "c"));
+  const Function& fn = q.functions.at(0);
+  const ValueType* b = fn.value_type("b");
+  ASSERT_NE(b, nullptr);
+  EXPECT_EQ(b->dtype, DType::kI32);
+  EXPECT_EQ(b->shape, (Shape{4}));
+  const ValueType* c = fn.value_type("c");
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->dtype, DType::kF16);
+  EXPECT_EQ(c->shape, (Shape{1, 4}));
+  const ValueType* axis = fn.value_type("axis");
+  ASSERT_NE(axis, nullptr);
+  EXPECT_TRUE(axis->is_scalar());
+  EXPECT_EQ(fn.value_type("d"), nullptr);
+  EXPECT_EQ(fn.value_type(""), nullptr);
+}
+
 TEST(MilText, InlineLiteralBindingsOfIos18Constexpr) {
   const std::string text =
       "program(1.3)\n{\n"

@@ -121,6 +121,9 @@ struct Function {
   std::vector<std::pair<std::string, Value>> attributes;  // e.g. FlexibleShapeInformation
 
   const NamedType* input(std::string_view name) const;
+  // The declared type of a value of the function's top-level block: a function input or an op's
+  // output; nullptr when none has that name.
+  const ValueType* value_type(std::string_view name) const;
 };
 
 enum class SourceFormat : uint8_t { kMilText, kProtobuf };

@@ -81,15 +81,7 @@ const char* weight_cost_name(WeightCost c) {
 }
 
 ParamTypes::ParamTypes(const Function& fn, const Op& op)
-    : op_(op), lookup_([&fn](const std::string& name) -> const ValueType* {
-        if (const NamedType* in = fn.input(name)) return &in->type;
-        for (const Op& o : fn.block.ops) {
-          for (const NamedType& out : o.outputs) {
-            if (out.name == name) return &out.type;
-          }
-        }
-        return nullptr;
-      }) {}
+    : op_(op), lookup_([&fn](const std::string& name) { return fn.value_type(name); }) {}
 
 bool ParamTypes::has(std::string_view name) const {
   return op_.input(name) != nullptr || op_.attribute(name) != nullptr;

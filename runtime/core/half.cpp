@@ -51,15 +51,9 @@ __attribute__((target("avx,f16c"))) void round_f16c(float* data, size_t n) {
   }
   round_scalar(data + i, n - i);
 }
-#endif
 
-bool use_f16c() {
-#if SG_HALF_X86
-  return cpu_level() >= CpuLevel::kAvx2;  // every level above scalar has F16C
-#else
-  return false;
+bool use_f16c() { return cpu_level() >= CpuLevel::kAvx2; }  // every level above scalar has F16C
 #endif
-}
 
 }  // namespace
 

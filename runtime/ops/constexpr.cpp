@@ -855,8 +855,6 @@ void decode_shift_scale_rows(const ShiftScale& ss, const Tensor& data, int64_t r
 #if SG_DECODE_X86
   const bool row_vector = integer && cpu_level() >= CpuLevel::kAvx2 && col_block % 8 == 0 &&
                           (bits == 8 || cols % 2 == 0);
-#else
-  const bool row_vector = false;
 #endif
   for (int64_t r = r0; r < r1; ++r) {
     int64_t base = 0;

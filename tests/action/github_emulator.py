@@ -162,7 +162,9 @@ if [ "$1" = update ] && [ $# = 1 ]; then touch '{root}/apt-lists'; exit 0; fi
 if [ "$1" = install ] && [ "$2" = -y ]; then
   shift 2
   for pkg in "$@"; do
-    dpkg -s "$pkg" > /dev/null 2>&1 || {{ echo "apt-get shim: $pkg is not installed on this machine" >&2; exit 100; }}
+    # dpkg-query -W, not dpkg -s: on a multiarch machine (arm64 libraries for the cross build of
+    # README "Other CPUs") dpkg -s refuses a name installed for two architectures as ambiguous.
+    dpkg-query -W -f='${{db:Status-Status}}\n' "$pkg" 2>/dev/null | grep -qx installed || {{ echo "apt-get shim: $pkg is not installed on this machine" >&2; exit 100; }}
   done
   exit 0
 fi

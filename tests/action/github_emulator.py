@@ -137,7 +137,7 @@ def apt_get_shim(directory, root):
     Like apt on a fresh machine or container, it has no package lists until `update`: before
     one, a .deb that depends on anything cannot be installed ("Unable to locate package").
     `update` only records that it ran, and `install -y PACKAGE...` (the toolchain install=build asks for)
-    succeeds only when every package is already installed on this machine (dpkg -s), so the
+    succeeds only when every package is already installed on this machine (dpkg-query), so the
     test runs offline and installs nothing on the machine.
     Anything else it is asked fails, so the test notices when the action needs the network."""
     directory, root = Path(directory), Path(root)
